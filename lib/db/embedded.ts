@@ -34,7 +34,7 @@ export async function startEmbeddedPostgres(options: {
   persistent?: boolean;
   database?: string;
   extraFlags?: string[];
-  log?: (message: string) => void;
+  log?: (message: unknown) => void;
 }): Promise<EmbeddedDb> {
   const persistent = options.persistent ?? true;
   const dataDir = options.dataDir ?? join(tmpdir(), `bridge-pg-${process.pid}-${Date.now()}`);

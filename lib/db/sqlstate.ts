@@ -1,0 +1,32 @@
+/**
+ * Postgres reports one error under different Prisma codes depending on the query kind (raw → P2010, model query
+ * deadlock → P2034, a 40001 at COMMIT as a bare DriverAdapterError), so we branch on the SQLSTATE only.
+ */
+export const SQLSTATE = {
+  deadlock: '40P01',
+  serializationFailure: '40001',
+  lockNotAvailable: '55P03',
+  queryCanceled: '57014',
+  uniqueViolation: '23505',
+  invalidTextRepresentation: '22P02',
+} as const;
+
+type WithCause = { code?: unknown; cause?: unknown; meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } };
+
+export function sqlState(err: unknown): string | undefined {
+  let current: unknown = err;
+  for (let depth = 0; depth < 5 && current && typeof current === 'object'; depth++) {
+    const e = current as WithCause & { originalCode?: unknown };
+    const fromMeta = e.meta?.driverAdapterError?.cause?.originalCode;
+    if (typeof fromMeta === 'string') return fromMeta;
+    if (typeof e.originalCode === 'string') return e.originalCode;
+    // A plain `pg` error carries the SQLSTATE in `code` (five characters, never a Prisma "P…" code).
+    if (typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code) && !/^P\d{4}$/.test(e.code)) return e.code;
+    current = e.cause;
+  }
+  return undefined;
+}
+
+export function isSqlState(err: unknown, state: string): boolean {
+  return sqlState(err) === state;
+}

@@ -1,0 +1,39 @@
+import { db } from '@/lib/db/client';
+import { withPgErrorCapture } from '@/lib/db/pg-capture';
+import { SQLSTATE, sqlState } from '@/lib/db/sqlstate';
+import { concurrencySettings } from '@/lib/env';
+import { DeadlockError } from './errors';
+import { recordOutcome } from './outcomes';
+import { insertDeadlockEvent } from './repository';
+import { backoffDelayMs, sleep } from './retry';
+
+/**
+ * Runs a transaction, retrying it when Postgres chose it as a deadlock victim (40P01), with the configured backoff.
+ * Each deadlock is recorded with Postgres' own DETAIL (who waited on whom) and the intents involved.
+ */
+export async function withDeadlockRetry<T>(operation: string, intentIds: string[], transaction: (attempt: number) => Promise<T>): Promise<T> {
+  const settings = concurrencySettings();
+  const maxAttempts = settings.deadlockMaxAttempts;
+  for (let attempt = 1; ; attempt++) {
+    const captured = withPgErrorCapture(() => transaction(attempt));
+    try {
+      return await captured.run();
+    } catch (err) {
+      if (sqlState(err) !== SQLSTATE.deadlock) throw err;
+      const last = captured.lastError();
+      const detail = last?.code === SQLSTATE.deadlock ? [last.message, last.detail].filter(Boolean).join('\n') : 'deadlock detected';
+      const retried = attempt < maxAttempts;
+      recordOutcome(operation, 'deadlock_detected');
+      recordOutcome(operation, retried ? 'deadlock_retried' : 'deadlock_exhausted');
+      await db().$transaction((tx) => insertDeadlockEvent(tx, { operation, intentIds, detail, attempt, retried }));
+      if (!retried) {
+        throw new DeadlockError(`A deadlock on intents ${intentIds.join(', ')} persisted through ${maxAttempts} attempts; try again.`, {
+          intentIds,
+          attempts: maxAttempts,
+          detail,
+        });
+      }
+      await sleep(backoffDelayMs(attempt, settings.retry));
+    }
+  }
+}

@@ -1,0 +1,118 @@
+/**
+ * Domain errors: every expected failure is a type with a stable code and the HTTP status the API answers with.
+ * They are created from SQLSTATEs and codes (lib/db/sqlstate.ts), never from message text.
+ */
+export type ErrorBody = { code: string; message: string; details?: unknown };
+
+export abstract class DomainError extends Error {
+  abstract readonly code: string;
+  abstract readonly httpStatus: number;
+  readonly details?: unknown;
+
+  constructor(message: string, details?: unknown) {
+    super(message);
+    this.name = new.target.name;
+    this.details = details;
+  }
+
+  toBody(): ErrorBody {
+    return this.details === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, details: this.details };
+  }
+}
+
+export type FieldIssue = { field: string; message: string };
+
+export class ValidationError extends DomainError {
+  readonly code = 'invalid_request';
+  readonly httpStatus = 400;
+  constructor(readonly issues: FieldIssue[]) {
+    super(
+      issues.length === 1
+        ? `${issues[0].field}: ${issues[0].message}`
+        : `Invalid request: ${issues.map((i) => `${i.field}: ${i.message}`).join('; ')}`,
+      { fields: issues },
+    );
+  }
+}
+
+export class NotFoundError extends DomainError {
+  readonly code = 'not_found';
+  readonly httpStatus = 404;
+  constructor(what: string, details?: unknown) {
+    super(`${what} was not found`, details);
+  }
+}
+
+export class InvalidTransitionError extends DomainError {
+  readonly code = 'invalid_transition';
+  readonly httpStatus = 409;
+}
+
+export class VersionConflictError extends DomainError {
+  readonly code = 'version_conflict';
+  readonly httpStatus = 409;
+  constructor(
+    readonly intentId: string,
+    readonly expectedVersion: number,
+    readonly currentVersion: number,
+  ) {
+    super(
+      `Intent ${intentId} is at version ${currentVersion}, not the expected ${expectedVersion}: someone changed it first. Reload it, review the changes and try again.`,
+      { intentId, expectedVersion, currentVersion },
+    );
+  }
+}
+
+export type LockHolder = { pid: number; applicationName: string | null; state: string | null; transactionStartedAt: string | null; query: string | null };
+
+export class LockTimeoutError extends DomainError {
+  readonly code = 'lock_timeout';
+  readonly httpStatus = 423;
+  constructor(message: string, details?: { intentIds: string[]; nowait: boolean; lockTimeoutMs?: number; holders?: LockHolder[] }) {
+    super(message, details);
+  }
+}
+
+export class DeadlockError extends DomainError {
+  readonly code = 'deadlock';
+  readonly httpStatus = 503;
+}
+
+export class RetriesExhaustedError extends DomainError {
+  readonly code = 'retries_exhausted';
+  readonly httpStatus = 503;
+}
+
+export class IdempotencyKeyReusedError extends DomainError {
+  readonly code = 'idempotency_key_reused';
+  readonly httpStatus = 422;
+  constructor(key: string) {
+    super(`Idempotency key "${key}" was already used with a different request body; use a new key for a different request.`, { idempotencyKey: key });
+  }
+}
+
+export class IdempotencyInProgressError extends DomainError {
+  readonly code = 'idempotency_in_progress';
+  readonly httpStatus = 409;
+  constructor(key: string) {
+    super(`A request with idempotency key "${key}" is still being processed; retry shortly to get its result.`, { idempotencyKey: key });
+  }
+}
+
+/** A stored outcome replayed from an idempotency record: same code, status and body as the first answer. */
+export class ReplayedError extends DomainError {
+  readonly code: string;
+  readonly httpStatus: number;
+  constructor(body: ErrorBody, httpStatus: number) {
+    super(body.message, body.details);
+    this.code = body.code;
+    this.httpStatus = httpStatus;
+  }
+}
+
+export class OperationCancelledError extends DomainError {
+  readonly code = 'cancelled';
+  readonly httpStatus = 503;
+}

@@ -1,0 +1,111 @@
+import { db, type Tx } from '@/lib/db/client';
+import { concurrencySettings } from '@/lib/env';
+import { DomainError, IdempotencyInProgressError, IdempotencyKeyReusedError, ReplayedError, type ErrorBody } from './errors';
+import { canonicalJson, sha256Hex } from './json';
+import { recordOutcome } from './outcomes';
+import { sleep } from './retry';
+
+/**
+ * Idempotency keys (brief §4): a repeat with the same key and body gets the first result — conflicts included —
+ * without the work being done again, even when repeats arrive concurrently; the same key with another body is
+ * refused. The first request claims the key (a row in Postgres, so every console instance agrees), and its
+ * outcome is stored in the same transaction that commits the work.
+ */
+export type StoredOutcome<T> = { ok: true; value: T } | { ok: false; status: number; error: ErrorBody };
+
+export type IdempotencyHandle = {
+  /** Store the outcome inside the transaction that commits the work. */
+  completeIn: (tx: Tx, outcome: StoredOutcome<unknown>) => Promise<void>;
+};
+
+const CLAIM_LEASE_MS = 120_000;
+const MAX_WAIT_MS = 30_000;
+
+type Claimed = { claimed: true } | { claimed: false; record: { requestHash: string; operation: string; state: string; responseStatus: number | null; responseBody: unknown; lockedUntil: Date } };
+
+/** Deterministic answers are kept; transient ones (lock timeout, deadlock, exhausted retries) free the key for a retry. */
+function isStorable(err: unknown): err is DomainError {
+  return err instanceof DomainError && err.httpStatus < 500 && err.httpStatus !== 423 && err.code !== 'idempotency_in_progress';
+}
+
+async function claim(key: string, operation: string, requestHash: string): Promise<Claimed> {
+  const ttlHours = concurrencySettings().idempotencyTtlHours;
+  // Take the key if it is free, expired, or abandoned by a request whose lease ran out.
+  const taken = await db().$queryRaw<unknown[]>`
+    INSERT INTO idempotency_records (key, operation, request_hash, state, locked_until, expires_at)
+    VALUES (${key}, ${operation}, ${requestHash}, 'in_progress', now() + ${`${CLAIM_LEASE_MS} milliseconds`}::interval, now() + ${`${ttlHours} hours`}::interval)
+    ON CONFLICT (key) DO UPDATE SET operation = EXCLUDED.operation, request_hash = EXCLUDED.request_hash, state = 'in_progress',
+      response_status = NULL, response_body = NULL, locked_until = EXCLUDED.locked_until, created_at = now(), expires_at = EXCLUDED.expires_at
+    WHERE idempotency_records.expires_at < now()
+       OR (idempotency_records.state = 'in_progress' AND idempotency_records.locked_until < now()
+           AND idempotency_records.request_hash = EXCLUDED.request_hash)
+    RETURNING key`;
+  if (taken.length) return { claimed: true };
+  const rows = await db().$queryRaw<{ requestHash: string; operation: string; state: string; responseStatus: number | null; responseBody: unknown; lockedUntil: Date }[]>`
+    SELECT request_hash AS "requestHash", operation, state, response_status AS "responseStatus", response_body AS "responseBody", locked_until AS "lockedUntil"
+    FROM idempotency_records WHERE key = ${key}`;
+  // Deleted between the two statements (a transient failure released it): try again.
+  if (!rows[0]) return claim(key, operation, requestHash);
+  return { claimed: false, record: rows[0] };
+}
+
+async function store(client: Tx, key: string, outcome: StoredOutcome<unknown>) {
+  const status = outcome.ok ? 200 : outcome.status;
+  const body = outcome.ok ? { ok: true, value: outcome.value } : { ok: false, error: outcome.error };
+  await client.$executeRaw`
+    UPDATE idempotency_records SET state = 'completed', response_status = ${status}, response_body = ${JSON.stringify(body)}::jsonb
+    WHERE key = ${key} AND state = 'in_progress'`;
+}
+
+export async function runIdempotent<T>(
+  args: { key: string | undefined; operation: string; request: unknown },
+  work: (handle: IdempotencyHandle | undefined) => Promise<T>,
+): Promise<T> {
+  const { key, operation } = args;
+  if (key === undefined) return work(undefined);
+  const requestHash = sha256Hex(`${operation}\n${canonicalJson(args.request)}`);
+  const started = Date.now();
+  for (let poll = 0; ; poll++) {
+    const result = await claim(key, operation, requestHash);
+    if (result.claimed) break;
+    const { record } = result;
+    if (record.requestHash !== requestHash || record.operation !== operation) throw new IdempotencyKeyReusedError(key);
+    if (record.state === 'completed') {
+      recordOutcome(operation, 'idempotent_replay');
+      const body = record.responseBody as StoredOutcome<T>;
+      if (body.ok) return body.value;
+      throw new ReplayedError(body.error, record.responseStatus ?? 409);
+    }
+    // Another request with this key is at work: wait for its answer rather than do the work twice.
+    if (Date.now() - started > MAX_WAIT_MS) throw new IdempotencyInProgressError(key);
+    await sleep(Math.min(200, 10 * 2 ** Math.min(poll, 5)));
+  }
+
+  let completed = false;
+  const handle: IdempotencyHandle = {
+    completeIn: async (tx, outcome) => {
+      await store(tx, key, outcome);
+      completed = true;
+    },
+  };
+  try {
+    const value = await work(handle);
+    // JSON round trip: the first caller sees exactly what a replay will see.
+    const normalized = JSON.parse(JSON.stringify(value)) as T;
+    if (!completed) await store(db() as unknown as Tx, key, { ok: true, value: normalized });
+    return normalized;
+  } catch (err) {
+    if (completed) throw err;
+    if (isStorable(err)) {
+      await store(db() as unknown as Tx, key, { ok: false, status: err.httpStatus, error: err.toBody() });
+    } else {
+      await db().$executeRaw`DELETE FROM idempotency_records WHERE key = ${key} AND state = 'in_progress'`;
+    }
+    throw err;
+  }
+}
+
+/** Drops records past their retention (at least 24 h). */
+export async function pruneIdempotencyRecords(): Promise<number> {
+  return db().$executeRaw`DELETE FROM idempotency_records WHERE expires_at < now()`;
+}

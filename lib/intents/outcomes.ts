@@ -1,0 +1,105 @@
+import { db } from '@/lib/db/client';
+
+/**
+ * Concurrency outcome counts, persisted per minute so every console instance sees the same rates.
+ * Counts are gathered in memory and flushed within a second by one upsert; flushOutcomes() forces it
+ * (tests, shutdown). Lock waits go into a histogram with these upper bounds (ms).
+ */
+export const OUTCOMES = [
+  'success',
+  'already_applied',
+  'version_conflict',
+  'retry',
+  'stale_expected_version',
+  'invalid_transition',
+  'not_found',
+  'lock_timeout',
+  'deadlock_detected',
+  'deadlock_retried',
+  'deadlock_exhausted',
+  'retries_exhausted',
+  'pessimistic_fallback',
+  'idempotent_replay',
+] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+
+export const LOCK_WAIT_BOUNDS_MS = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000] as const;
+
+type CountKey = string;
+const counts = new Map<CountKey, number>();
+const waits = new Map<CountKey, number>();
+let timer: NodeJS.Timeout | undefined;
+let flushing: Promise<void> | undefined;
+
+function minuteOf(date = new Date()): string {
+  const d = new Date(date);
+  d.setUTCSeconds(0, 0);
+  return d.toISOString();
+}
+
+function schedule() {
+  if (!timer) {
+    timer = setTimeout(() => {
+      timer = undefined;
+      void flushOutcomes().catch((err) => console.error('[outcomes] flush failed:', err));
+    }, 1000);
+    timer.unref?.();
+  }
+}
+
+export function recordOutcome(operation: string, outcome: Outcome, transition = '', n = 1): void {
+  if (n <= 0) return;
+  const key = JSON.stringify([minuteOf(), operation, transition, outcome]);
+  counts.set(key, (counts.get(key) ?? 0) + n);
+  schedule();
+}
+
+export function lockWaitBucket(ms: number): number {
+  return LOCK_WAIT_BOUNDS_MS.find((bound) => ms <= bound) ?? -1;
+}
+
+export function recordLockWait(operation: string, ms: number): void {
+  const key = JSON.stringify([minuteOf(), operation, lockWaitBucket(ms)]);
+  waits.set(key, (waits.get(key) ?? 0) + 1);
+  schedule();
+}
+
+async function writeBatch(countRows: [string, number][], waitRows: [string, number][]) {
+  if (countRows.length) {
+    const parsed = countRows.map(([k, n]) => [...(JSON.parse(k) as [string, string, string, string]), n] as const);
+    await db().$executeRaw`
+      INSERT INTO outcome_counts (minute, operation, transition, outcome, count)
+      SELECT * FROM unnest(${parsed.map((r) => r[0])}::timestamptz[], ${parsed.map((r) => r[1])}::text[],
+                           ${parsed.map((r) => r[2])}::text[], ${parsed.map((r) => r[3])}::text[], ${parsed.map((r) => r[4])}::bigint[])
+      ON CONFLICT (minute, operation, transition, outcome) DO UPDATE SET count = outcome_counts.count + EXCLUDED.count`;
+  }
+  if (waitRows.length) {
+    const parsed = waitRows.map(([k, n]) => [...(JSON.parse(k) as [string, string, number]), n] as const);
+    await db().$executeRaw`
+      INSERT INTO lock_wait_buckets (minute, operation, le_ms, count)
+      SELECT * FROM unnest(${parsed.map((r) => r[0])}::timestamptz[], ${parsed.map((r) => r[1])}::text[],
+                           ${parsed.map((r) => r[2])}::int[], ${parsed.map((r) => r[3])}::bigint[])
+      ON CONFLICT (minute, operation, le_ms) DO UPDATE SET count = lock_wait_buckets.count + EXCLUDED.count`;
+  }
+}
+
+export async function flushOutcomes(): Promise<void> {
+  if (flushing) await flushing;
+  const countRows = [...counts.entries()];
+  const waitRows = [...waits.entries()];
+  counts.clear();
+  waits.clear();
+  if (!countRows.length && !waitRows.length) return;
+  flushing = writeBatch(countRows, waitRows).catch((err) => {
+    // Keep the counts for the next flush rather than lose them.
+    for (const [k, n] of countRows) counts.set(k, (counts.get(k) ?? 0) + n);
+    for (const [k, n] of waitRows) waits.set(k, (waits.get(k) ?? 0) + n);
+    schedule();
+    throw err;
+  });
+  try {
+    await flushing;
+  } finally {
+    flushing = undefined;
+  }
+}

@@ -1,0 +1,98 @@
+import { Prisma } from '@/generated/prisma/client';
+import { db } from '@/lib/db/client';
+import { ValidationError } from './errors';
+import { NotFoundError } from './errors';
+import { INTENT_COLUMNS, selectAuditEvents, selectConflictEvents, selectCorrections, selectIntent, toIntent, type IntentRow } from './repository';
+import { intentIdSchema, listIntentsSchema, parseInput, type ListIntentsInput } from './schemas';
+import { INTENT_STATUSES, type IntentStatus } from './state-machine';
+import type { AuditEvent, ConflictEvent, Intent, IntentWithCorrections } from './types';
+
+/** Keyset cursor over (updated_at desc, id desc): opaque to callers, stable under concurrent inserts. */
+type Cursor = { u: string; i: string };
+
+export function encodeCursor(intent: Pick<Intent, 'updatedAt' | 'id'>): string {
+  return Buffer.from(JSON.stringify({ u: intent.updatedAt, i: intent.id } satisfies Cursor)).toString('base64url');
+}
+
+export function decodeCursor(cursor: string): Cursor {
+  try {
+    const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Cursor;
+    if (typeof value.u !== 'string' || Number.isNaN(Date.parse(value.u)) || !intentIdSchema.safeParse(value.i).success) throw new Error();
+    return value;
+  } catch {
+    throw new ValidationError([{ field: 'cursor', message: 'is not a cursor this API issued' }]);
+  }
+}
+
+/** Escapes LIKE wildcards so a search for "50%" means the text "50%". */
+function likePattern(q: string): string {
+  return `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+function filters(status: IntentStatus | undefined, q: string | undefined, includeReplay: boolean) {
+  const parts: Prisma.Sql[] = [];
+  if (!includeReplay) parts.push(Prisma.sql`is_replay = false`);
+  if (status) parts.push(Prisma.sql`status = ${status}::"IntentStatus"`);
+  if (q) parts.push(Prisma.sql`payload::text ILIKE ${likePattern(q)}`);
+  return parts;
+}
+
+export type IntentList = { items: Intent[]; nextCursor: string | null };
+
+export async function listIntents(input: ListIntentsInput): Promise<IntentList> {
+  const { status, q, limit, cursor, includeReplay } = parseInput(listIntentsSchema, input);
+  const where = filters(status, q || undefined, includeReplay === 'true');
+  if (cursor) {
+    const c = decodeCursor(cursor);
+    where.push(Prisma.sql`(updated_at, id) < (${new Date(c.u)}::timestamptz, ${c.i}::uuid)`);
+  }
+  const clause = where.length ? Prisma.sql`WHERE ${Prisma.join(where, ' AND ')}` : Prisma.empty;
+  const rows = await db().$queryRaw<IntentRow[]>`
+    SELECT ${INTENT_COLUMNS} FROM intents ${clause} ORDER BY updated_at DESC, id DESC LIMIT ${limit + 1}`;
+  const items = rows.slice(0, limit).map(toIntent);
+  return { items, nextCursor: rows.length > limit ? encodeCursor(items[items.length - 1]) : null };
+}
+
+/** Counts per status for the filter bar, under the same search (not the status filter itself). */
+export async function countIntentsByStatus(input: { q?: string; includeReplay?: boolean } = {}): Promise<Record<IntentStatus, number>> {
+  const where = filters(undefined, input.q?.trim() || undefined, input.includeReplay ?? false);
+  const clause = where.length ? Prisma.sql`WHERE ${Prisma.join(where, ' AND ')}` : Prisma.empty;
+  const rows = await db().$queryRaw<{ status: IntentStatus; n: bigint }[]>`
+    SELECT status::text AS status, count(*) AS n FROM intents ${clause} GROUP BY status`;
+  const counts = Object.fromEntries(INTENT_STATUSES.map((s) => [s, 0])) as Record<IntentStatus, number>;
+  for (const r of rows) counts[r.status] = Number(r.n);
+  return counts;
+}
+
+function idOrThrow(id: unknown): string {
+  return parseInput(intentIdSchema, id, 'id');
+}
+
+export async function getIntent(idInput: string): Promise<IntentWithCorrections> {
+  const id = idOrThrow(idInput);
+  // One snapshot for the intent and its history, so the version always matches the corrections shown.
+  return db().$transaction(
+    async (tx) => {
+      const row = await selectIntent(tx, id);
+      if (!row) throw new NotFoundError(`Intent ${id}`, { id });
+      return { ...toIntent(row), corrections: await selectCorrections(tx, id) };
+    },
+    { isolationLevel: 'RepeatableRead' },
+  );
+}
+
+export async function getIntentAudit(idInput: string): Promise<AuditEvent[]> {
+  const id = idOrThrow(idInput);
+  return db().$transaction(
+    async (tx) => {
+      if (!(await selectIntent(tx, id))) throw new NotFoundError(`Intent ${id}`, { id });
+      return selectAuditEvents(tx, id);
+    },
+    { isolationLevel: 'RepeatableRead' },
+  );
+}
+
+export async function getIntentConflicts(idInput: string): Promise<ConflictEvent[]> {
+  const id = idOrThrow(idInput);
+  return db().$transaction((tx) => selectConflictEvents(tx, id));
+}

@@ -1,0 +1,188 @@
+import { Prisma } from '@/generated/prisma/client';
+import type { Tx } from '@/lib/db/client';
+import type { IntentStatus } from './state-machine';
+import type { JsonObject } from './json';
+import type { AuditEvent, ConflictEvent, Correction, Intent } from './types';
+
+/**
+ * Raw SQL for what the ORM cannot say (FOR UPDATE [NOWAIT], set_config, conditional updates with their audit in
+ * one round trip). Always Prisma's tagged templates: parameters are bound, never spliced.
+ */
+export const INTENT_COLUMNS = Prisma.raw(
+  `id::text AS id, status::text AS status, payload, source, version, is_replay AS "isReplay", created_at AS "createdAt", updated_at AS "updatedAt"`,
+);
+
+export type IntentRow = Omit<Intent, 'createdAt' | 'updatedAt'> & { createdAt: Date; updatedAt: Date };
+
+export function toIntent(row: IntentRow): Intent {
+  return { ...row, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() };
+}
+
+/** Labels the backend for the Locks page (which intent it is about) and sets this transaction's lock timeout. */
+export async function labelTransaction(tx: Tx, label: string, lockTimeoutMs: number): Promise<void> {
+  await tx.$queryRaw`SELECT set_config('application_name', ${label.slice(0, 63)}, true), set_config('lock_timeout', ${`${lockTimeoutMs}ms`}, true)`;
+}
+
+export async function selectIntentForUpdate(tx: Tx, id: string, nowait: boolean): Promise<IntentRow | undefined> {
+  const rows = nowait
+    ? await tx.$queryRaw<IntentRow[]>`SELECT ${INTENT_COLUMNS} FROM intents WHERE id = ${id}::uuid FOR UPDATE NOWAIT`
+    : await tx.$queryRaw<IntentRow[]>`SELECT ${INTENT_COLUMNS} FROM intents WHERE id = ${id}::uuid FOR UPDATE`;
+  return rows[0];
+}
+
+export async function selectIntent(tx: Tx, id: string): Promise<IntentRow | undefined> {
+  const rows = await tx.$queryRaw<IntentRow[]>`SELECT ${INTENT_COLUMNS} FROM intents WHERE id = ${id}::uuid`;
+  return rows[0];
+}
+
+/** Locks in id order, so two bulk updates over overlapping sets can never deadlock each other. */
+export async function selectIntentsForUpdateSorted(tx: Tx, ids: string[]): Promise<IntentRow[]> {
+  return tx.$queryRaw<IntentRow[]>`SELECT ${INTENT_COLUMNS} FROM intents WHERE id = ANY(${ids}::uuid[]) ORDER BY id FOR UPDATE`;
+}
+
+/**
+ * Moves the intent to `to` if it is still at `fromVersion`, writing its audit event in the same statement.
+ * No row back means the version moved on (optimistic) — under a row lock it cannot happen.
+ */
+export async function updateStatusWithAudit(
+  tx: Tx,
+  args: { id: string; fromVersion: number; from: IntentStatus; to: IntentStatus; actor: string; action: string; details?: JsonObject },
+): Promise<IntentRow | undefined> {
+  const rows = await tx.$queryRaw<IntentRow[]>`
+    WITH updated AS (
+      UPDATE intents SET status = ${args.to}::"IntentStatus", version = version + 1, updated_at = now()
+      WHERE id = ${args.id}::uuid AND version = ${args.fromVersion}
+      RETURNING *
+    ), audit AS (
+      INSERT INTO audit_events (intent_id, action, actor, from_status, to_status, version_before, version_after, details)
+      SELECT id, ${args.action}, ${args.actor}, ${args.from}::"IntentStatus", status, version - 1, version, ${JSON.stringify(args.details ?? null)}::jsonb
+      FROM updated
+    )
+    SELECT ${INTENT_COLUMNS} FROM updated`;
+  return rows[0];
+}
+
+/** Applies a correction if the intent is still at `fromVersion`: payload, status, version, correction row and audit together. */
+export async function applyCorrection(
+  tx: Tx,
+  args: {
+    id: string;
+    fromVersion: number;
+    from: IntentStatus;
+    to: IntentStatus;
+    payload: JsonObject;
+    correctionId: string;
+    diff: JsonObject;
+    source: string;
+    reason: string;
+    metadata: JsonObject | null;
+    actor: string;
+  },
+): Promise<(IntentRow & { correctionCount: number }) | undefined> {
+  const rows = await tx.$queryRaw<(IntentRow & { correctionCount: bigint })[]>`
+    WITH updated AS (
+      UPDATE intents SET payload = ${JSON.stringify(args.payload)}::jsonb, status = ${args.to}::"IntentStatus",
+             version = version + 1, updated_at = now()
+      WHERE id = ${args.id}::uuid AND version = ${args.fromVersion}
+      RETURNING *
+    ), correction AS (
+      INSERT INTO corrections (intent_id, correction_id, diff, source, reason, metadata, actor,
+                               version_before, version_after, status_before, status_after)
+      SELECT id, ${args.correctionId}, ${JSON.stringify(args.diff)}::jsonb, ${args.source}, ${args.reason},
+             ${args.metadata === null ? null : JSON.stringify(args.metadata)}::jsonb, ${args.actor},
+             version - 1, version, ${args.from}::"IntentStatus", status
+      FROM updated
+    ), audit AS (
+      INSERT INTO audit_events (intent_id, action, actor, from_status, to_status, version_before, version_after, details)
+      SELECT id, 'correction', ${args.actor}, ${args.from}::"IntentStatus", status, version - 1, version,
+             jsonb_build_object('correctionId', ${args.correctionId}::text, 'reason', ${args.reason}::text, 'source', ${args.source}::text)
+      FROM updated
+    )
+    SELECT ${INTENT_COLUMNS}, (SELECT count(*) FROM corrections c WHERE c.intent_id = updated.id) + 1 AS "correctionCount"
+    FROM updated`;
+  const row = rows[0];
+  return row && { ...row, correctionCount: Number(row.correctionCount) };
+}
+
+export async function countCorrections(tx: Tx, intentId: string): Promise<number> {
+  const rows = await tx.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM corrections WHERE intent_id = ${intentId}::uuid`;
+  return Number(rows[0]?.n ?? 0);
+}
+
+export async function correctionExists(tx: Tx, intentId: string, correctionId: string): Promise<boolean> {
+  const rows = await tx.$queryRaw<unknown[]>`SELECT 1 FROM corrections WHERE intent_id = ${intentId}::uuid AND correction_id = ${correctionId}`;
+  return rows.length > 0;
+}
+
+export async function insertConflictEvent(
+  tx: Tx,
+  args: { intentId: string; operation: string; expectedVersion: number; currentVersion: number; reason: string; actor: string },
+): Promise<void> {
+  await tx.$executeRaw`
+    INSERT INTO conflict_events (intent_id, operation, expected_version, current_version, reason, actor)
+    VALUES (${args.intentId}::uuid, ${args.operation}, ${args.expectedVersion}, ${args.currentVersion}, ${args.reason}, ${args.actor})`;
+}
+
+export async function insertIntentWithAudit(
+  tx: Tx,
+  args: { payload: JsonObject; source: string; actor: string; isReplay: boolean; status?: IntentStatus },
+): Promise<IntentRow> {
+  const rows = await tx.$queryRaw<IntentRow[]>`
+    WITH created AS (
+      INSERT INTO intents (id, status, payload, source, is_replay)
+      VALUES (gen_random_uuid(), ${args.status ?? 'RECEIVED'}::"IntentStatus", ${JSON.stringify(args.payload)}::jsonb, ${args.source}, ${args.isReplay})
+      RETURNING *
+    ), audit AS (
+      INSERT INTO audit_events (intent_id, action, actor, to_status, version_after, details)
+      SELECT id, 'created', ${args.actor}, status, version, jsonb_build_object('source', source) FROM created
+    )
+    SELECT ${INTENT_COLUMNS} FROM created`;
+  return rows[0];
+}
+
+type CorrectionRow = Omit<Correction, 'createdAt' | 'id'> & { id: bigint; createdAt: Date };
+export async function selectCorrections(tx: Tx, intentId: string): Promise<Correction[]> {
+  const rows = await tx.$queryRaw<CorrectionRow[]>`
+    SELECT id, intent_id::text AS "intentId", correction_id AS "correctionId", diff, source, reason, metadata, actor,
+           version_before AS "versionBefore", version_after AS "versionAfter",
+           status_before::text AS "statusBefore", status_after::text AS "statusAfter", created_at AS "createdAt"
+    FROM corrections WHERE intent_id = ${intentId}::uuid ORDER BY id`;
+  return rows.map((r) => ({ ...r, id: String(r.id), createdAt: r.createdAt.toISOString() }));
+}
+
+type AuditRow = Omit<AuditEvent, 'id' | 'at'> & { id: bigint; at: Date };
+export async function selectAuditEvents(tx: Tx, intentId: string): Promise<AuditEvent[]> {
+  const rows = await tx.$queryRaw<AuditRow[]>`
+    SELECT id, intent_id::text AS "intentId", action, actor, from_status::text AS "fromStatus", to_status::text AS "toStatus",
+           version_before AS "versionBefore", version_after AS "versionAfter", details, at
+    FROM audit_events WHERE intent_id = ${intentId}::uuid ORDER BY id`;
+  return rows.map((r) => ({ ...r, id: String(r.id), at: r.at.toISOString() }));
+}
+
+type ConflictRow = Omit<ConflictEvent, 'id' | 'at'> & { id: bigint; at: Date };
+export async function selectConflictEvents(tx: Tx, intentId: string): Promise<ConflictEvent[]> {
+  const rows = await tx.$queryRaw<ConflictRow[]>`
+    SELECT id, intent_id::text AS "intentId", operation, expected_version AS "expectedVersion",
+           current_version AS "currentVersion", reason, actor, at
+    FROM conflict_events WHERE intent_id = ${intentId}::uuid ORDER BY id`;
+  return rows.map((r) => ({ ...r, id: String(r.id), at: r.at.toISOString() }));
+}
+
+export async function insertDeadlockEvent(
+  tx: Tx,
+  args: { operation: string; intentIds: string[]; detail: string; attempt: number; retried: boolean },
+): Promise<void> {
+  await tx.$executeRaw`
+    INSERT INTO deadlock_events (operation, intent_ids, detail, attempt, retried)
+    VALUES (${args.operation}, ${args.intentIds}::uuid[], ${args.detail}, ${args.attempt}, ${args.retried})`;
+}
+
+/** Backends labelled as working on these intents, other than ourselves: who holds the lock, when known. */
+export async function selectLabelledBackends(tx: Tx, intentIds: string[]) {
+  return tx.$queryRaw<{ pid: number; applicationName: string; state: string | null; transactionStartedAt: Date | null; query: string | null }[]>`
+    SELECT pid, application_name AS "applicationName", state, xact_start AS "transactionStartedAt", left(query, 200) AS query
+    FROM pg_stat_activity
+    WHERE pid <> pg_backend_pid() AND application_name LIKE 'bridge:%'
+      AND split_part(application_name, ':', 3) = ANY(${intentIds}::text[])
+    LIMIT 5`;
+}

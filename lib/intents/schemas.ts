@@ -1,0 +1,79 @@
+import { z } from 'zod';
+import { INTENT_STATUSES } from './state-machine';
+import { ValidationError, type FieldIssue } from './errors';
+
+/** Zod at every boundary: the API and the server actions validate with these, and so do the domain functions. */
+export const intentIdSchema = z.uuid({ error: 'must be a UUID' });
+export const statusSchema = z.enum(INTENT_STATUSES, { error: `must be one of ${INTENT_STATUSES.join(', ')}` });
+const jsonObject = z.record(z.string(), z.unknown(), { error: 'must be a JSON object' });
+const versionSchema = z.number({ error: 'must be an integer' }).int({ error: 'must be an integer' }).min(0, { error: 'must be 0 or more' });
+const idempotencyKeySchema = z
+  .string({ error: 'must be a string' })
+  .min(1, { error: 'must not be empty' })
+  .max(255, { error: 'must be at most 255 characters' });
+const nonEmpty = (max: number) =>
+  z.string({ error: 'must be a string' }).trim().min(1, { error: 'must not be empty' }).max(max, { error: `must be at most ${max} characters` });
+
+export const createIntentSchema = z.strictObject(
+  {
+    payload: jsonObject,
+    source: nonEmpty(255),
+  },
+  { error: (issue) => (issue.code === 'unrecognized_keys' ? `unknown field` : 'must be a JSON object') },
+);
+
+export const updateStatusSchema = z.strictObject({
+  status: statusSchema,
+  expectedVersion: versionSchema.optional(),
+  idempotencyKey: idempotencyKeySchema.optional(),
+  nowait: z.boolean({ error: 'must be true or false' }).optional(),
+});
+
+export const bulkStatusSchema = z.strictObject({
+  ids: z
+    .array(intentIdSchema, { error: 'must be an array of intent ids' })
+    .min(1, { error: 'must name at least one intent' })
+    .max(1000, { error: 'must name at most 1000 intents' }),
+  status: statusSchema,
+});
+
+export const reevaluateSchema = z.strictObject({
+  diff: jsonObject.refine((d) => Object.keys(d).length > 0, { error: 'must change at least one field' }),
+  source: nonEmpty(255),
+  reason: nonEmpty(2000),
+  metadata: jsonObject.optional(),
+  expectedVersion: versionSchema.optional(),
+  idempotencyKey: idempotencyKeySchema.optional(),
+});
+
+export const listIntentsSchema = z.strictObject({
+  status: statusSchema.optional(),
+  q: z.string().trim().max(200, { error: 'must be at most 200 characters' }).optional(),
+  limit: z.coerce.number({ error: 'must be a number' }).int({ error: 'must be an integer' }).min(1, { error: 'must be at least 1' }).max(200, { error: 'must be at most 200' }).default(50),
+  cursor: z.string().max(500, { error: 'is not a cursor this API issued' }).optional(),
+  includeReplay: z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),
+});
+
+export type CreateIntentInput = z.infer<typeof createIntentSchema>;
+export type UpdateStatusInput = z.infer<typeof updateStatusSchema> & { id: string };
+export type BulkStatusInput = z.infer<typeof bulkStatusSchema>;
+export type ReevaluateInput = z.infer<typeof reevaluateSchema> & { id: string };
+export type ListIntentsInput = z.input<typeof listIntentsSchema>;
+
+export function fieldIssues(error: z.ZodError): FieldIssue[] {
+  return error.issues.flatMap((issue) => {
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((key) => ({ field: [...issue.path, key].join('.'), message: 'is not a known field' }));
+    }
+    return [{ field: issue.path.length ? issue.path.join('.') : 'body', message: issue.message }];
+  });
+}
+
+/** Parses or throws a ValidationError naming each bad field. */
+export function parseInput<S extends z.ZodType>(schema: S, input: unknown, prefix?: string): z.infer<S> {
+  const parsed = schema.safeParse(input);
+  if (!parsed.success) {
+    throw new ValidationError(fieldIssues(parsed.error).map((i) => (prefix ? { ...i, field: `${prefix}.${i.field}` } : i)));
+  }
+  return parsed.data;
+}
