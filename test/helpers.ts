@@ -1,0 +1,53 @@
+import pg from 'pg';
+import { db } from '@/lib/db/client';
+import { createIntent, updateIntentStatus } from '@/lib/intents/commands';
+import type { IntentStatus } from '@/lib/intents/state-machine';
+import type { Actor, Intent } from '@/lib/intents/types';
+
+export const tester: Actor = { name: 'test-runner' };
+
+/** Empties every table the engine writes (TRUNCATE fires no row triggers, so the append-only audit log allows it). */
+export async function resetDatabase(): Promise<void> {
+  await db().$executeRaw`TRUNCATE intents, corrections, audit_events, conflict_events, idempotency_records, deadlock_events, outcome_counts, lock_wait_buckets RESTART IDENTITY CASCADE`;
+}
+
+const PATH_TO: Record<IntentStatus, IntentStatus[]> = {
+  RECEIVED: [],
+  NORMALIZED: ['NORMALIZED'],
+  PROCESSED: ['NORMALIZED', 'PROCESSED'],
+  CORRECTED: ['NORMALIZED', 'PROCESSED', 'CORRECTED'],
+  COMPLETED: ['NORMALIZED', 'PROCESSED', 'COMPLETED'],
+  FAILED: ['FAILED'],
+};
+
+/** Creates an intent and walks it through the state machine to `status`, through the engine itself. */
+export async function makeIntent(status: IntentStatus = 'RECEIVED', payload: Record<string, unknown> = { order: 'A-1', amount: 10 }): Promise<Intent> {
+  let intent = await createIntent({ payload, source: 'test' }, tester);
+  for (const step of PATH_TO[status]) intent = (await updateIntentStatus({ id: intent.id, status: step }, tester)).intent;
+  return intent;
+}
+
+/** A separate plain connection, for holding locks and transactions open at known points. */
+export async function rawClient(applicationName = 'bridge-test:holder'): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: process.env.DATABASE_URL, application_name: applicationName });
+  await client.connect();
+  return client;
+}
+
+/** Resolves once `count` backends are waiting for a lock: the barrier that orders interleavings without sleeps. */
+export async function waitForLockWaiters(count: number, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const rows = await db().$queryRaw<{ n: bigint }[]>`
+      SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`;
+    if (Number(rows[0].n) >= count) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${count} lock waiters (have ${rows[0].n})`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+export async function intentRow(id: string) {
+  const rows = await db().$queryRaw<{ status: IntentStatus; version: number; payload: Record<string, unknown> }[]>`
+    SELECT status::text AS status, version, payload FROM intents WHERE id = ${id}::uuid`;
+  return rows[0];
+}
