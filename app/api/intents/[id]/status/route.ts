@@ -1,0 +1,12 @@
+import { NextResponse } from 'next/server';
+import { requestActor } from '@/lib/http/actor';
+import { handler, readJsonBody } from '@/lib/http/respond';
+import { updateIntentStatus } from '@/lib/intents/commands';
+import { parseInput, updateStatusSchema } from '@/lib/intents/schemas';
+
+export const dynamic = 'force-dynamic';
+
+export const POST = handler(async (request, { params }: { params: Promise<{ id: string }> }) => {
+  const body = parseInput(updateStatusSchema, await readJsonBody(request));
+  return NextResponse.json(await updateIntentStatus({ ...body, id: (await params).id }, await requestActor(request)));
+});

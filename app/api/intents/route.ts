@@ -1,0 +1,17 @@
+import { NextResponse } from 'next/server';
+import { requestActor } from '@/lib/http/actor';
+import { handler, readJsonBody } from '@/lib/http/respond';
+import { createIntent } from '@/lib/intents/commands';
+import { listIntents } from '@/lib/intents/queries';
+
+export const dynamic = 'force-dynamic';
+
+export const POST = handler(async (request) => {
+  const intent = await createIntent((await readJsonBody(request)) as never, await requestActor(request));
+  return NextResponse.json(intent, { status: 201, headers: { Location: `/api/intents/${intent.id}` } });
+});
+
+export const GET = handler(async (request) => {
+  const params = Object.fromEntries(new URL(request.url).searchParams);
+  return NextResponse.json(await listIntents(params));
+});

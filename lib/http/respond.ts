@@ -1,0 +1,44 @@
+import { NextResponse } from 'next/server';
+import { DomainError, ValidationError, type ErrorBody } from '@/lib/intents/errors';
+
+/** The API's error envelope (brief §5): `{ error: { code, message, details? } }`. */
+export function errorJson(status: number, body: ErrorBody, headers?: HeadersInit): NextResponse {
+  return NextResponse.json({ error: body }, { status, headers });
+}
+
+export function domainErrorResponse(err: DomainError): NextResponse {
+  return errorJson(err.httpStatus, err.toBody());
+}
+
+/** Maps anything thrown by a door to a response; unexpected failures are logged and answered generically. */
+export function toErrorResponse(err: unknown): NextResponse {
+  if (err instanceof DomainError) return domainErrorResponse(err);
+  console.error('[api] unexpected error:', err);
+  return errorJson(500, { code: 'internal_error', message: 'The server failed to handle this request; nothing was applied by it. Try again, and report it if it persists.' });
+}
+
+/** Reads a JSON body, answering a malformed or missing one with a 400 that says so. */
+export async function readJsonBody(request: Request): Promise<unknown> {
+  const type = request.headers.get('content-type') ?? '';
+  if (type && !/^application\/(.+\+)?json\b/i.test(type)) {
+    throw new ValidationError([{ field: 'body', message: `must be JSON (Content-Type: application/json), not ${type.split(';')[0]}` }]);
+  }
+  const text = await request.text();
+  if (!text.trim()) throw new ValidationError([{ field: 'body', message: 'is required (a JSON object)' }]);
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ValidationError([{ field: 'body', message: 'is not valid JSON' }]);
+  }
+}
+
+/** Route handler wrapper: runs the door, turns domain errors into the envelope. */
+export function handler<C>(fn: (request: Request, context: C) => Promise<Response>) {
+  return async (request: Request, context: C): Promise<Response> => {
+    try {
+      return await fn(request, context);
+    } catch (err) {
+      return toErrorResponse(err);
+    }
+  };
+}
