@@ -1,0 +1,129 @@
+/**
+ * `npm start`: the whole console with one command.
+ * - No DATABASE_URL: starts an embedded PostgreSQL (data kept in .data/postgres across runs), migrates, seeds demo
+ *   data on first run. With DATABASE_URL: uses that database (migrates; seeds only with SEED_DEMO_DATA=true).
+ * - Builds the app when there is no build or the sources are newer, then serves it with `next start` on PORT.
+ * - Ctrl-C stops the server and the embedded database cleanly.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { startEmbeddedPostgres, type EmbeddedDb } from '../lib/db/embedded';
+import { migrate } from '../lib/db/migrate';
+
+const root = resolve(import.meta.dirname, '..');
+const say = (line: string) => console.log(`[bridge] ${line}`);
+
+function newestMtime(path: string): number {
+  if (!existsSync(path)) return 0;
+  const info = statSync(path);
+  if (!info.isDirectory()) return info.mtimeMs;
+  let newest = info.mtimeMs;
+  for (const entry of readdirSync(path)) newest = Math.max(newest, newestMtime(join(path, entry)));
+  return newest;
+}
+
+function buildIsStale(): boolean {
+  const stamp = join(root, '.next', 'BUILD_ID');
+  if (!existsSync(stamp)) return true;
+  const built = statSync(stamp).mtimeMs;
+  const sources = ['app', 'components', 'lib', 'generated', 'next.config.js', 'package-lock.json', 'proxy.ts'].map((p) => join(root, p));
+  return sources.some((p) => newestMtime(p) > built);
+}
+
+async function waitForHealth(url: string, child: ChildProcess): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    if (child.exitCode !== null) throw new Error(`next start exited with code ${child.exitCode}`);
+    try {
+      const res = await fetch(`${url}/api/health`);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the console did not answer /api/health within 60 s');
+}
+
+async function main() {
+  const { env } = await import('../lib/env');
+  const config = env();
+  let embedded: EmbeddedDb | undefined;
+  let databaseUrl = config.DATABASE_URL;
+  let seedAllowed = process.env.SEED_DEMO_DATA === 'true';
+
+  if (!databaseUrl) {
+    const dataDir = resolve(root, process.env.BRIDGE_DATA_DIR ?? '.data/postgres');
+    const port = process.env.EMBEDDED_PG_PORT ? Number(process.env.EMBEDDED_PG_PORT) : undefined;
+    say(`no DATABASE_URL: starting the embedded PostgreSQL (data in ${dataDir})`);
+    embedded = await startEmbeddedPostgres({ dataDir, port, persistent: true, log: process.env.BRIDGE_PG_LOG ? (m) => process.stderr.write(String(m)) : undefined });
+    databaseUrl = embedded.url;
+    seedAllowed = process.env.SEED_DEMO_DATA !== 'false';
+    say(`embedded PostgreSQL is up on 127.0.0.1:${embedded.port}`);
+  }
+  process.env.DATABASE_URL = databaseUrl;
+
+  let server: ChildProcess | undefined;
+  let stopping = false;
+  const stop = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    say('stopping…');
+    if (server && server.exitCode === null) {
+      server.kill('SIGTERM');
+      await new Promise((r) => server!.once('exit', r));
+    }
+    const { disconnectDb } = await import('../lib/db/client');
+    await disconnectDb().catch(() => undefined);
+    if (embedded) {
+      await embedded.stop().catch((err) => console.error('[bridge] embedded PostgreSQL did not stop cleanly:', err));
+      say('embedded PostgreSQL stopped');
+    }
+    process.exit(code);
+  };
+  process.on('SIGINT', () => void stop(0));
+  process.on('SIGTERM', () => void stop(0));
+
+  try {
+    const { applied, alreadyApplied } = await migrate(databaseUrl);
+    say(`migrations: ${applied.length} applied${applied.length ? ` (${applied.join(', ')})` : ''}, ${alreadyApplied} already in place`);
+
+    const { isFreshDatabase, seedDemoData } = await import('../lib/seed/demo');
+    const { flushOutcomes } = await import('../lib/intents/outcomes');
+    if (seedAllowed && (await isFreshDatabase())) {
+      say('first run: seeding demo intents…');
+      const n = await seedDemoData(300, say);
+      await flushOutcomes();
+      say(`seeded ${n} demo intents in every status, with corrections`);
+    }
+
+    if (buildIsStale()) {
+      say('building the console (next build)…');
+      const build = spawnSync('npx', ['next', 'build'], { cwd: root, stdio: 'inherit', env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' } });
+      if (build.status !== 0) throw new Error('next build failed');
+    }
+
+    const port = String(config.PORT);
+    const url = `http://localhost:${port}`;
+    server = spawn('npx', ['next', 'start', '-p', port, '-H', process.env.HOST ?? '0.0.0.0'], {
+      cwd: root,
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, DATABASE_URL: databaseUrl, NEXT_TELEMETRY_DISABLED: '1' },
+    });
+    server.on('exit', (code) => {
+      if (!stopping) {
+        console.error(`[bridge] the console server exited (code ${code})`);
+        void stop(code ?? 1);
+      }
+    });
+    await waitForHealth(url, server);
+    say(`Bridge Console is ready: ${url}  (environment: ${config.BRIDGE_ENV})`);
+    if (embedded) say(`database: embedded PostgreSQL, data in ${embedded.dataDir} — Ctrl-C stops both`);
+    else say('database: DATABASE_URL');
+  } catch (err) {
+    console.error(`[bridge] ${(err as Error).message}`);
+    await stop(1);
+  }
+}
+
+void main();
