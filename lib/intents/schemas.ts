@@ -60,20 +60,30 @@ export type BulkStatusInput = z.infer<typeof bulkStatusSchema>;
 export type ReevaluateInput = z.infer<typeof reevaluateSchema> & { id: string };
 export type ListIntentsInput = z.input<typeof listIntentsSchema>;
 
-export function fieldIssues(error: z.ZodError): FieldIssue[] {
+function valueAt(input: unknown, path: PropertyKey[]): unknown {
+  let current = input;
+  for (const key of path) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<PropertyKey, unknown>)[key];
+  }
+  return current;
+}
+
+/** One issue per bad field, named by its path (`root` when the value itself is wrong); a missing field "is required". */
+export function fieldIssues(error: z.ZodError, input?: unknown, root = 'body'): FieldIssue[] {
+  const name = (path: PropertyKey[]) => (path.length ? [root === 'body' ? undefined : root, ...path].filter((p) => p !== undefined).join('.') : root);
   return error.issues.flatMap((issue) => {
     if (issue.code === 'unrecognized_keys') {
-      return issue.keys.map((key) => ({ field: [...issue.path, key].join('.'), message: 'is not a known field' }));
+      return issue.keys.map((key) => ({ field: name([...issue.path, key]), message: 'is not a known field' }));
     }
-    return [{ field: issue.path.length ? issue.path.join('.') : 'body', message: issue.message }];
+    const missing = issue.code === 'invalid_type' && issue.path.length > 0 && valueAt(input, issue.path) === undefined;
+    return [{ field: name(issue.path), message: missing ? 'is required' : issue.message }];
   });
 }
 
-/** Parses or throws a ValidationError naming each bad field. */
-export function parseInput<S extends z.ZodType>(schema: S, input: unknown, prefix?: string): z.infer<S> {
+/** Parses or throws a ValidationError naming each bad field. `root` names the value itself (default: the body). */
+export function parseInput<S extends z.ZodType>(schema: S, input: unknown, root?: string): z.infer<S> {
   const parsed = schema.safeParse(input);
-  if (!parsed.success) {
-    throw new ValidationError(fieldIssues(parsed.error).map((i) => (prefix ? { ...i, field: `${prefix}.${i.field}` } : i)));
-  }
+  if (!parsed.success) throw new ValidationError(fieldIssues(parsed.error, input, root));
   return parsed.data;
 }
