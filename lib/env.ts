@@ -24,6 +24,25 @@ export const envSchema = z.object({
   RETRY_MAX_DELAY_MS: intFrom(2000, 0, 600_000),
   DEADLOCK_MAX_ATTEMPTS: intFrom(3, 1, 20),
   IDEMPOTENCY_TTL_HOURS: intFrom(24, 24, 24 * 90),
+  // ── Sign-in and API access (issue 5; see lib/auth) ──
+  /** First run on an empty user table: the admin's name and password (else `admin` with a printed one-time password). */
+  CONSOLE_ADMIN_USER: z.string().trim().toLowerCase().regex(/^[a-z0-9][a-z0-9._-]{1,63}$/, 'letters, digits, . _ - (2 to 64)').optional(),
+  CONSOLE_ADMIN_PASSWORD: z.string().min(12, 'at least 12 characters').max(256).optional(),
+  /** Provisioned at start as an admin API token (for automation); generate with `node -e "console.log('bc_'+require('crypto').randomBytes(32).toString('base64url'))"`. */
+  CONSOLE_BOOTSTRAP_TOKEN: z.string().regex(/^bc_[A-Za-z0-9_-]{32,200}$/, 'bc_ followed by at least 32 of A-Z a-z 0-9 _ -').optional(),
+  /** When set, GET /api/metrics wants `Authorization: Bearer <METRICS_TOKEN>`. */
+  METRICS_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
+  /** Idle lifetime of a console session; each use slides it forward, up to SESSION_MAX_HOURS after sign-in. */
+  SESSION_TTL_HOURS: intFrom(8, 1, 24 * 30),
+  SESSION_MAX_HOURS: intFrom(72, 1, 24 * 90),
+  /** Failed sign-ins per username (and per client address, when known) within the window before refusing. */
+  SIGNIN_MAX_FAILURES: intFrom(5, 1, 1000),
+  SIGNIN_MAX_FAILURES_PER_IP: intFrom(50, 1, 100_000),
+  SIGNIN_WINDOW_MINUTES: intFrom(15, 1, 24 * 60),
+  /** Behind a reverse proxy that sets X-Forwarded-For / X-Forwarded-Host: trust them (else they are client-controlled). */
+  TRUST_PROXY: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
+  /** Extra origins (comma-separated, e.g. https://console.example.com) allowed to send cookie-authenticated writes. */
+  AUTH_TRUSTED_ORIGINS: z.string().default('').transform((v) => v.split(',').map((o) => o.trim()).filter(Boolean)),
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -1,0 +1,62 @@
+import { cookies, headers } from 'next/headers';
+import { redirect } from 'next/navigation';
+import { cache } from 'react';
+import { clientInfoFromHeaders } from './client-info';
+import { sessionCookieName, sessionCookieOptions } from './cookies';
+import { UnauthenticatedError } from './errors';
+import type { Permission } from './permissions';
+import { authorize } from './request';
+import { validateSession } from './sessions';
+import type { AuthActor, ClientInfo } from './types';
+
+/**
+ * The doors for pages, layouts and server actions, which read the session cookie through Next's `cookies()`.
+ * Server actions need no CSRF token of ours: Next refuses an action whose Origin is not the page's host.
+ */
+
+/** The signed-in user, or null. Memoised per request, so a layout and its page validate the session once. */
+export const currentUser = cache(async (): Promise<AuthActor | null> => {
+  const jar = await cookies();
+  const valid = await validateSession(jar.get(sessionCookieName())?.value);
+  return valid?.actor ?? null;
+});
+
+/** For server actions: the signed-in user if they hold `permission`; throws 401/403 domain errors otherwise. */
+export async function requireActionActor(permission: Permission): Promise<AuthActor> {
+  const actor = await currentUser();
+  if (!actor) throw new UnauthenticatedError('Your session has ended; sign in again.');
+  return authorize(actor, permission);
+}
+
+/**
+ * For pages: the signed-in user, or a redirect to the sign-in page (coming back here afterwards). A user who
+ * still has a one-time password is sent to change it first.
+ */
+export async function requirePageUser(returnTo: string, options: { allowPasswordChange?: boolean } = {}): Promise<AuthActor> {
+  const actor = await currentUser();
+  if (!actor) redirect(`/sign-in?next=${encodeURIComponent(safeReturnPath(returnTo))}`);
+  if (actor.mustChangePassword && !options.allowPasswordChange) redirect('/account/password');
+  return actor;
+}
+
+/** Only same-site paths: `next=https://evil.example` or `//evil.example` must not turn sign-in into a redirector. */
+export function safeReturnPath(path: string | null | undefined): string {
+  if (!path || !path.startsWith('/') || path.startsWith('//') || path.startsWith('/\\')) return '/';
+  return path;
+}
+
+export async function requestClientInfo(): Promise<ClientInfo> {
+  return clientInfoFromHeaders(await headers());
+}
+
+export async function readSessionSecret(): Promise<string | undefined> {
+  return (await cookies()).get(sessionCookieName())?.value;
+}
+
+export async function setSessionCookie(secret: string, expires: Date): Promise<void> {
+  (await cookies()).set(sessionCookieName(), secret, sessionCookieOptions(expires));
+}
+
+export async function clearSessionCookie(): Promise<void> {
+  (await cookies()).set(sessionCookieName(), '', { ...sessionCookieOptions(new Date(0)), maxAge: 0 });
+}

@@ -1,0 +1,200 @@
+import { db, type Tx } from '@/lib/db/client';
+import { isSqlState, SQLSTATE } from '@/lib/db/sqlstate';
+import { NotFoundError, ValidationError } from '@/lib/intents/errors';
+import { parseInput } from '@/lib/intents/schemas';
+import { recordAuthEvent } from './events';
+import { AccountDisabledError, ForbiddenError, InvalidCredentialsError, RateLimitedError, UserConflictError } from './errors';
+import { generatePassword, hashPassword, verifyAgainstDummy, verifyPassword } from './password';
+import { can, type Permission, type Role } from './permissions';
+import { lockSignInKeys, recordSignInAttempt, signInLimits, signInRetryAfter, type SignInLimits } from './rate-limit';
+import { createUserSchema, newPasswordSchema, rolesSchema, signInSchema, userIdSchema } from './schemas';
+import { createSession, revokeUserSessions, type SessionInfo, type SessionPolicy, sessionPolicy } from './sessions';
+import type { AuthActor, ClientInfo, UserView } from './types';
+
+/**
+ * Console users: sign-in, and the admin operations of the users page. Every command takes the acting user and
+ * checks its permission itself, so a door that forgot to cannot do more than the table allows.
+ */
+type UserRow = { id: string; username: string; roles: string[]; disabled: boolean; mustChangePassword: boolean; createdAt: Date; createdBy: string | null; lastSignInAt: Date | null };
+
+function view(row: UserRow): UserView {
+  return {
+    id: row.id,
+    username: row.username,
+    roles: row.roles as Role[],
+    disabled: row.disabled,
+    mustChangePassword: row.mustChangePassword,
+    createdAt: row.createdAt.toISOString(),
+    createdBy: row.createdBy,
+    lastSignInAt: row.lastSignInAt?.toISOString() ?? null,
+  };
+}
+
+const userSelect = { id: true, username: true, roles: true, disabled: true, mustChangePassword: true, createdAt: true, createdBy: true, lastSignInAt: true } as const;
+
+function assertCan(actor: AuthActor, permission: Permission) {
+  if (!can(actor, permission)) throw new ForbiddenError(permission);
+}
+
+// ── sign-in ─────────────────────────────────────────────────────────────────────────────────────────────────────
+
+export type SignInResult = { secret: string; session: SessionInfo; user: UserView };
+
+/**
+ * Checks a username and password under the rate limit and opens a session. Unknown names, wrong passwords and
+ * (before the password is checked) disabled accounts all fail the same way and take the same time.
+ */
+export async function signIn(
+  input: unknown,
+  client: ClientInfo = {},
+  options: { now?: Date; limits?: SignInLimits; policy?: SessionPolicy } = {},
+): Promise<SignInResult> {
+  const { username, password } = parseInput(signInSchema, input);
+  const now = options.now ?? new Date();
+  const limits = options.limits ?? signInLimits();
+  const ip = client.ip ?? null;
+
+  const outcome = await db().$transaction(async (tx) => {
+    await lockSignInKeys(tx, username, ip);
+    const retryAfter = await signInRetryAfter(tx, username, ip, now, limits);
+    if (retryAfter > 0) return { kind: 'limited' as const, retryAfter };
+    const user = await tx.user.findUnique({ where: { username }, select: { ...userSelect, passwordHash: true } });
+    const ok = user ? await verifyPassword(user.passwordHash, password) : await verifyAgainstDummy(password);
+    await recordSignInAttempt(tx, { username, ip, succeeded: ok, at: now });
+    if (!ok || !user) return { kind: 'invalid' as const };
+    if (user.disabled) return { kind: 'disabled' as const };
+    await tx.user.update({ where: { id: user.id }, data: { lastSignInAt: now } });
+    return { kind: 'ok' as const, user };
+  });
+
+  if (outcome.kind === 'limited') throw new RateLimitedError(outcome.retryAfter);
+  if (outcome.kind === 'invalid') {
+    await recordAuthEvent({ action: 'auth.sign_in_failed', actor: username, subject: username, ip });
+    throw new InvalidCredentialsError();
+  }
+  if (outcome.kind === 'disabled') {
+    await recordAuthEvent({ action: 'auth.sign_in_failed', actor: username, subject: username, ip, details: { reason: 'disabled' } });
+    throw new AccountDisabledError();
+  }
+  const { secret, session } = await createSession(outcome.user.id, client, now, options.policy ?? sessionPolicy());
+  await recordAuthEvent({ action: 'auth.sign_in', actor: username, subject: username, ip });
+  return { secret, session, user: view({ ...outcome.user, lastSignInAt: now }) };
+}
+
+// ── own password ────────────────────────────────────────────────────────────────────────────────────────────────
+
+/** Replaces the actor's password (the current one is required) and signs out their other sessions. */
+export async function changeOwnPassword(input: { currentPassword: unknown; newPassword: unknown }, actor: AuthActor): Promise<void> {
+  const newPassword = parseInput(newPasswordSchema, input.newPassword, 'newPassword');
+  const currentPassword = typeof input.currentPassword === 'string' ? input.currentPassword : '';
+  const user = await db().user.findUnique({ where: { id: actor.userId }, select: { passwordHash: true, disabled: true } });
+  if (!user || user.disabled) throw new NotFoundError('Your account');
+  if (!(await verifyPassword(user.passwordHash, currentPassword))) {
+    throw new ValidationError([{ field: 'currentPassword', message: 'is not your current password' }]);
+  }
+  if (currentPassword === newPassword) throw new ValidationError([{ field: 'newPassword', message: 'must differ from the current password' }]);
+  await db().user.update({ where: { id: actor.userId }, data: { passwordHash: await hashPassword(newPassword), mustChangePassword: false, passwordChangedAt: new Date() } });
+  await revokeUserSessions(actor.userId, actor.via === 'session' ? actor.credentialId : undefined);
+  await recordAuthEvent({ action: 'auth.password_changed', actor: actor.name, subject: actor.name });
+}
+
+// ── administration (users.manage) ───────────────────────────────────────────────────────────────────────────────
+
+export async function listUsers(actor: AuthActor): Promise<UserView[]> {
+  assertCan(actor, 'users.manage');
+  const rows = await db().user.findMany({ select: userSelect, orderBy: { username: 'asc' } });
+  return rows.map(view);
+}
+
+/**
+ * Creates a user with a generated one-time password (returned once; they must change it at first sign-in).
+ * Creating internal users in code (bootstrap, tests) goes through `insertUser` instead.
+ */
+export async function createUser(input: unknown, actor: AuthActor): Promise<{ user: UserView; oneTimePassword: string }> {
+  assertCan(actor, 'users.manage');
+  const { username, roles } = parseInput(createUserSchema, input);
+  const oneTimePassword = generatePassword();
+  const user = await insertUser({ username, roles, password: oneTimePassword, mustChangePassword: true, createdBy: actor.name });
+  await recordAuthEvent({ action: 'user.created', actor: actor.name, subject: username, details: { roles } });
+  return { user, oneTimePassword };
+}
+
+/** Inserts a user row; the caller has already decided who may. A taken username is a 409. */
+export async function insertUser(
+  input: { username: string; roles: Role[]; password: string; mustChangePassword: boolean; createdBy: string },
+  client: Tx | ReturnType<typeof db> = db(),
+): Promise<UserView> {
+  try {
+    const row = await client.user.create({
+      data: { username: input.username, roles: input.roles, passwordHash: await hashPassword(input.password), mustChangePassword: input.mustChangePassword, createdBy: input.createdBy },
+      select: userSelect,
+    });
+    return view(row);
+  } catch (err) {
+    if (isSqlState(err, SQLSTATE.uniqueViolation) || (err as { code?: string }).code === 'P2002') {
+      throw new UserConflictError(`A user named "${input.username}" already exists.`, { username: input.username });
+    }
+    throw err;
+  }
+}
+
+export async function setUserRoles(userId: unknown, roles: unknown, actor: AuthActor): Promise<UserView> {
+  assertCan(actor, 'users.manage');
+  const id = parseInput(userIdSchema, userId, 'userId');
+  const nextRoles = parseInput(rolesSchema, roles, 'roles');
+  const { before, after } = await changeUserGuarded(id, (user) => ({ roles: nextRoles, disabled: user.disabled }), { roles: nextRoles });
+  await recordAuthEvent({ action: 'user.roles_changed', actor: actor.name, subject: after.username, details: { from: before.roles, to: after.roles } });
+  return after;
+}
+
+/** Disables (signing the user out everywhere; their tokens stop working) or enables a user. Not yourself. */
+export async function setUserDisabled(userId: unknown, disabled: unknown, actor: AuthActor): Promise<UserView> {
+  assertCan(actor, 'users.manage');
+  const id = parseInput(userIdSchema, userId, 'userId');
+  if (typeof disabled !== 'boolean') throw new ValidationError([{ field: 'disabled', message: 'must be true or false' }]);
+  if (disabled && id === actor.userId) throw new UserConflictError('You cannot disable your own account; ask another admin.');
+  const { after } = await changeUserGuarded(id, (user) => ({ roles: user.roles, disabled }), { disabled });
+  if (disabled) await revokeUserSessions(id);
+  await recordAuthEvent({ action: disabled ? 'user.disabled' : 'user.enabled', actor: actor.name, subject: after.username });
+  return after;
+}
+
+/** Issues a new one-time password (shown once) and signs the user out everywhere. */
+export async function resetUserPassword(userId: unknown, actor: AuthActor): Promise<{ user: UserView; oneTimePassword: string }> {
+  assertCan(actor, 'users.manage');
+  const id = parseInput(userIdSchema, userId, 'userId');
+  const oneTimePassword = generatePassword();
+  const passwordHash = await hashPassword(oneTimePassword);
+  const row = await db().user.update({ where: { id }, data: { passwordHash, mustChangePassword: true, passwordChangedAt: new Date() }, select: userSelect }).catch((err: unknown) => {
+    if ((err as { code?: string }).code === 'P2025') throw new NotFoundError(`User ${id}`);
+    throw err;
+  });
+  await revokeUserSessions(id);
+  await recordAuthEvent({ action: 'user.password_reset', actor: actor.name, subject: row.username });
+  return { user: view(row), oneTimePassword };
+}
+
+/**
+ * Applies a change to a user unless it would leave no enabled admin. The check and the write are serialised
+ * under one advisory lock, so two admins demoting each other at the same moment cannot both succeed.
+ */
+async function changeUserGuarded(
+  id: string,
+  next: (user: { roles: string[]; disabled: boolean }) => { roles: string[]; disabled: boolean },
+  data: { roles?: Role[]; disabled?: boolean },
+): Promise<{ before: UserView; after: UserView }> {
+  return db().$transaction(async (tx) => {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended('bridge:users:admins', 0))`;
+    const before = await tx.user.findUnique({ where: { id }, select: userSelect });
+    if (!before) throw new NotFoundError(`User ${id}`);
+    const wasActiveAdmin = before.roles.includes('admin') && !before.disabled;
+    const planned = next(before);
+    const staysActiveAdmin = planned.roles.includes('admin') && !planned.disabled;
+    if (wasActiveAdmin && !staysActiveAdmin) {
+      const others = await tx.user.count({ where: { id: { not: id }, disabled: false, roles: { has: 'admin' } } });
+      if (others === 0) throw new UserConflictError('This is the only enabled admin: make someone else an admin first.');
+    }
+    const after = await tx.user.update({ where: { id }, data, select: userSelect });
+    return { before: view(before), after: view(after) };
+  });
+}

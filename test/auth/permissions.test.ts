@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { can, PERMISSIONS, permissionsOf, ROLES, type Permission, type Role } from '@/lib/auth/permissions';
+
+/** The issue's role table, written out permission by permission: the code's table must match it exactly. */
+const READS: Permission[] = ['intents.read', 'locks.read', 'contention.read', 'replay.read', 'tokens.own'];
+const EXPECTED: Record<Role, Permission[]> = {
+  viewer: READS,
+  operator: [...READS, 'intents.create', 'intents.status', 'intents.bulk', 'pipeline.run'],
+  reviewer: [...READS, 'intents.correct'],
+  oncall: [...READS, 'locks.cancel', 'locks.terminate'],
+  admin: [...READS, 'users.manage', 'tokens.manage', 'replay.run'],
+};
+
+describe('permission table', () => {
+  for (const role of ROLES) {
+    for (const permission of PERMISSIONS) {
+      const allowed = EXPECTED[role].includes(permission);
+      it(`${role} ${allowed ? 'may' : 'may not'} ${permission}`, () => {
+        expect(can({ roles: [role] }, permission)).toBe(allowed);
+      });
+    }
+  }
+
+  it('gives a user with several roles the union', () => {
+    const roles: Role[] = ['reviewer', 'oncall'];
+    expect([...permissionsOf(roles)].sort()).toEqual([...new Set([...EXPECTED.reviewer, ...EXPECTED.oncall])].sort());
+    expect(can({ roles }, 'intents.correct')).toBe(true);
+    expect(can({ roles }, 'locks.terminate')).toBe(true);
+    expect(can({ roles }, 'intents.status')).toBe(false);
+  });
+
+  it('denies everything to nobody and to a user with no roles', () => {
+    for (const permission of PERMISSIONS) {
+      expect(can(null, permission)).toBe(false);
+      expect(can(undefined, permission)).toBe(false);
+      expect(can({ roles: [] }, permission)).toBe(false);
+    }
+  });
+
+  it('ignores role names it does not know', () => {
+    expect(can({ roles: ['superuser' as Role] }, 'intents.read')).toBe(false);
+  });
+});
