@@ -11,11 +11,12 @@ import { ValidationError } from '@/lib/intents/errors';
 /** Sign-in form: rate-limited in lib/auth/users.ts; on success sets the session cookie and goes where it was asked. */
 export async function signInAction(_prev: FormState, form: FormData): Promise<FormState> {
   const client = await requestClientInfo();
+  const username = field(form, 'username');
   let result;
   try {
-    result = await signIn({ username: field(form, 'username'), password: field(form, 'password') }, client);
+    result = await signIn({ username, password: field(form, 'password') }, client);
   } catch (err) {
-    return failure(err, 'sign-in');
+    return { ...failure(err, 'sign-in'), values: { username: username.slice(0, 64) } };
   }
   await setSessionCookie(result.secret, result.session.absoluteExpiresAt);
   redirect(result.user.mustChangePassword ? '/account/password' : safeReturnPath(field(form, 'next')));

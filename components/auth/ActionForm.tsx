@@ -1,6 +1,6 @@
 'use client';
 
-import { useActionState, type ReactNode } from 'react';
+import { startTransition, useActionState, useEffect, useRef, type ReactNode } from 'react';
 import { idleState, type FormState } from '@/lib/auth/form-state';
 import { Reveal } from './Reveal';
 import styles from './auth.module.css';
@@ -27,13 +27,22 @@ export function ActionForm({
   testId?: string;
 }) {
   const [state, formAction, pending] = useActionState(action, idleState);
+  const formRef = useRef<HTMLFormElement>(null);
+  // Submitted by hand rather than through `action=`, because React resets an action form afterwards and a
+  // refused form should keep what was typed; a stand-alone form is cleared only once it succeeded.
+  useEffect(() => {
+    if (state.status === 'ok' && !inline) formRef.current?.reset();
+  }, [state, inline]);
   return (
     <form
-      action={formAction}
+      ref={formRef}
       className={inline ? styles.inline : styles.form}
       data-testid={testId}
       onSubmit={(event) => {
-        if (confirm && !window.confirm(confirm)) event.preventDefault();
+        event.preventDefault();
+        if (confirm && !window.confirm(confirm)) return;
+        const data = new FormData(event.currentTarget);
+        startTransition(() => formAction(data));
       }}
     >
       {children}

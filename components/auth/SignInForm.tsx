@@ -12,7 +12,7 @@ export function SignInForm({ next }: { next: string }) {
       <input type="hidden" name="next" value={next} />
       <label className={styles.label}>
         Username
-        <input className={styles.input} name="username" autoComplete="username" required autoFocus maxLength={64} />
+        <input className={styles.input} name="username" autoComplete="username" required autoFocus maxLength={64} defaultValue={state.values?.username} />
       </label>
       <label className={styles.label}>
         Password

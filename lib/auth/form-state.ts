@@ -10,6 +10,8 @@ export type FormState = {
   message?: string;
   fieldErrors?: Record<string, string>;
   reveal?: { label: string; value: string };
+  /** Non-secret field values to put back: React resets a form after its action, and a failed form should keep them. */
+  values?: Record<string, string>;
 };
 
 export const idleState: FormState = { status: 'idle' };
