@@ -12,6 +12,7 @@ import { startEmbeddedPostgres, type EmbeddedDb } from '../lib/db/embedded';
 import { migrate } from '../lib/db/migrate';
 
 const root = resolve(import.meta.dirname, '..');
+const nextBin = join(root, 'node_modules', 'next', 'dist', 'bin', 'next');
 const say = (line: string) => console.log(`[bridge] ${line}`);
 
 function newestMtime(path: string): number {
@@ -99,13 +100,14 @@ async function main() {
 
     if (buildIsStale()) {
       say('building the console (next build)…');
-      const build = spawnSync('npx', ['next', 'build'], { cwd: root, stdio: 'inherit', env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' } });
+      const build = spawnSync(process.execPath, [nextBin, 'build'], { cwd: root, stdio: 'inherit', env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' } });
       if (build.status !== 0) throw new Error('next build failed');
     }
 
     const port = String(config.PORT);
     const url = `http://localhost:${port}`;
-    server = spawn('npx', ['next', 'start', '-p', port, '-H', process.env.HOST ?? '0.0.0.0'], {
+    // Node runs Next directly (no npx shell in between), so the signal we send reaches the server itself.
+    server = spawn(process.execPath, [nextBin, 'start', '-p', port, '-H', process.env.HOST ?? '0.0.0.0'], {
       cwd: root,
       stdio: ['ignore', 'inherit', 'inherit'],
       env: { ...process.env, DATABASE_URL: databaseUrl, NEXT_TELEMETRY_DISABLED: '1' },
