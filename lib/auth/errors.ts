@@ -2,13 +2,16 @@ import { DomainError } from '@/lib/intents/errors';
 
 /**
  * Authentication and authorisation failures as domain errors, so `lib/http/respond.ts` answers them in the API's
- * envelope (brief §5) and server actions can show their messages. Messages never echo a secret back.
+ * envelope (brief §5) and server actions can show their messages. Messages never echo a secret back. `headers`,
+ * where present, are response headers HTTP asks for (WWW-Authenticate on 401, Retry-After on 429).
  */
 
 /** No credentials, or credentials that are not (or no longer) valid: 401. */
 export class UnauthenticatedError extends DomainError {
   readonly code = 'unauthenticated';
   readonly httpStatus = 401;
+  /** HTTP wants a 401 to name the scheme it accepts. */
+  readonly headers: Record<string, string> = { 'WWW-Authenticate': 'Bearer realm="bridge-console"' };
   constructor(message = 'Sign in, or send `Authorization: Bearer <token>` with a valid API token.') {
     super(message);
   }
@@ -60,8 +63,10 @@ export class AccountDisabledError extends DomainError {
 export class RateLimitedError extends DomainError {
   readonly code = 'rate_limited';
   readonly httpStatus = 429;
+  readonly headers: Record<string, string>;
   constructor(readonly retryAfterSeconds: number) {
     super(`Too many failed sign-in attempts. Try again in ${formatWait(retryAfterSeconds)}.`, { retryAfterSeconds });
+    this.headers = { 'Retry-After': String(retryAfterSeconds) };
   }
 }
 
