@@ -6,9 +6,14 @@ export async function register() {
   if (process.env.NEXT_RUNTIME !== 'nodejs') return;
   const { pruneIdempotencyRecords } = await import('@/lib/intents/idempotency');
   const { flushOutcomes } = await import('@/lib/intents/outcomes');
+  const { pruneExpiredSessions } = await import('@/lib/auth/sessions');
+  const { pruneSignInAttempts } = await import('@/lib/auth/rate-limit');
+  const { db } = await import('@/lib/db/client');
 
   const prune = () =>
-    pruneIdempotencyRecords().catch((err: unknown) => console.error('[housekeeping] pruning idempotency records failed:', err));
+    Promise.all([pruneIdempotencyRecords(), pruneExpiredSessions(), pruneSignInAttempts(db())]).catch((err: unknown) =>
+      console.error('[housekeeping] pruning expired keys, sessions or sign-in attempts failed:', err),
+    );
   setInterval(prune, 10 * 60_000).unref();
 
   // Counts are buffered for up to a second: write them before the process goes.

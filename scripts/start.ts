@@ -98,6 +98,10 @@ async function main() {
       say(`seeded ${n} demo intents in every status, with corrections`);
     }
 
+    const { bootstrapAuth } = await import('../lib/auth/bootstrap');
+    const auth = await bootstrapAuth();
+    for (const line of auth.lines) say(line);
+
     if (buildIsStale()) {
       say('building the console (next build)…');
       const build = spawnSync(process.execPath, [nextBin, 'build'], { cwd: root, stdio: 'inherit', env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' } });
@@ -120,6 +124,11 @@ async function main() {
     });
     await waitForHealth(url, server);
     say(`Bridge Console is ready: ${url}  (environment: ${config.BRIDGE_ENV})`);
+    say(
+      auth.admin.created
+        ? `sign in at ${url}/sign-in as "${auth.admin.username}"${auth.admin.passwordSource === 'generated' ? ' with the one-time password above' : ''}`
+        : `sign in at ${url}/sign-in (users are managed on /admin/users)`,
+    );
     if (embedded) say(`database: embedded PostgreSQL, data in ${embedded.dataDir} — Ctrl-C stops both`);
     else say('database: DATABASE_URL');
   } catch (err) {

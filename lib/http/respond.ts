@@ -7,7 +7,9 @@ export function errorJson(status: number, body: ErrorBody, headers?: HeadersInit
 }
 
 export function domainErrorResponse(err: DomainError): NextResponse {
-  return errorJson(err.httpStatus, err.toBody());
+  // Auth errors carry the headers HTTP asks for (WWW-Authenticate on 401, Retry-After on 429).
+  const headers = (err as { headers?: Record<string, string> }).headers;
+  return errorJson(err.httpStatus, err.toBody(), headers);
 }
 
 /** Maps anything thrown by a door to a response; unexpected failures are logged and answered generically. */
