@@ -7,11 +7,13 @@ import { listIntents } from '@/lib/intents/queries';
 export const dynamic = 'force-dynamic';
 
 export const POST = handler(async (request) => {
-  const intent = await createIntent((await readJsonBody(request)) as never, await requestActor(request));
+  const actor = await requestActor(request, 'intents.create');
+  const intent = await createIntent((await readJsonBody(request)) as never, actor);
   return NextResponse.json(intent, { status: 201, headers: { Location: `/api/intents/${intent.id}` } });
 });
 
 export const GET = handler(async (request) => {
+  await requestActor(request, 'intents.read');
   const params = Object.fromEntries(new URL(request.url).searchParams);
   return NextResponse.json(await listIntents(params));
 });

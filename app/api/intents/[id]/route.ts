@@ -1,9 +1,11 @@
 import { NextResponse } from 'next/server';
+import { requestActor } from '@/lib/http/actor';
 import { handler } from '@/lib/http/respond';
 import { getIntent } from '@/lib/intents/queries';
 
 export const dynamic = 'force-dynamic';
 
-export const GET = handler(async (_request, { params }: { params: Promise<{ id: string }> }) => {
+export const GET = handler(async (request, { params }: { params: Promise<{ id: string }> }) => {
+  await requestActor(request, 'intents.read');
   return NextResponse.json(await getIntent((await params).id));
 });

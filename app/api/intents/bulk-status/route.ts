@@ -6,6 +6,7 @@ import { bulkUpdateStatus } from '@/lib/intents/commands';
 export const dynamic = 'force-dynamic';
 
 export const POST = handler(async (request) => {
-  const { intents } = await bulkUpdateStatus((await readJsonBody(request)) as never, await requestActor(request));
+  const actor = await requestActor(request, 'intents.bulk');
+  const { intents } = await bulkUpdateStatus((await readJsonBody(request)) as never, actor);
   return NextResponse.json({ intents });
 });

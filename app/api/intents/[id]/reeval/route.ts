@@ -7,6 +7,7 @@ import { parseInput, reevaluateSchema } from '@/lib/intents/schemas';
 export const dynamic = 'force-dynamic';
 
 export const POST = handler(async (request, { params }: { params: Promise<{ id: string }> }) => {
+  const actor = await requestActor(request, 'intents.correct');
   const body = parseInput(reevaluateSchema, await readJsonBody(request));
-  return NextResponse.json(await reevaluateIntent({ ...body, id: (await params).id }, await requestActor(request)));
+  return NextResponse.json(await reevaluateIntent({ ...body, id: (await params).id }, actor));
 });
