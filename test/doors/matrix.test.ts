@@ -1,0 +1,73 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Role } from '@/lib/auth/permissions';
+import { apiRequest, resetAuth, userWithSession, userWithToken } from '../auth-helpers';
+import { makeIntent, resetDatabase } from '../helpers';
+import { DOORS } from './routes';
+
+/**
+ * The authorization matrix of issue 5 for the JSON API: every door × every role × signed out, by API token and by
+ * session cookie. The expectation is written from the issue's role list, not read from the permission table:
+ * viewer reads everything; operator changes statuses (single, bulk) and creates; reviewer corrects.
+ */
+const MAY: Record<Role, (permission: string) => boolean> = {
+  viewer: (p) => p === 'intents.read',
+  operator: (p) => ['intents.read', 'intents.create', 'intents.status', 'intents.bulk'].includes(p),
+  reviewer: (p) => ['intents.read', 'intents.correct'].includes(p),
+  oncall: (p) => p === 'intents.read',
+  admin: (p) => p === 'intents.read',
+};
+const ROLES = Object.keys(MAY) as Role[];
+
+let credentials: Record<Role, { token: string; cookie: string }>;
+
+beforeAll(async () => {
+  await resetDatabase();
+  await resetAuth();
+  credentials = {} as typeof credentials;
+  for (const role of ROLES) {
+    const { token } = await userWithToken([role]);
+    const { cookie } = await userWithSession([role]);
+    credentials[role] = { token, cookie };
+  }
+});
+
+describe.each(DOORS)('$name', (door) => {
+  it('refuses a signed-out caller with 401 and changes nothing', async () => {
+    const intent = await makeIntent('NORMALIZED');
+    const res = await door.call(apiRequest(door.path(intent.id), { method: door.method, body: door.validBody?.(intent.id) }), intent.id);
+    expect(res.status).toBe(401);
+    expect((await res.json()).error.code).toBe('unauthenticated');
+  });
+
+  describe.each(ROLES)('as %s', (role) => {
+    it.each(['token', 'cookie'] as const)('by %s', async (via) => {
+      const intent = await makeIntent('NORMALIZED');
+      const cred = via === 'token' ? { token: credentials[role].token } : { cookie: credentials[role].cookie };
+      const res = await door.call(apiRequest(door.path(intent.id), { method: door.method, body: door.validBody?.(intent.id), ...cred }), intent.id);
+      if (MAY[role](door.permission)) {
+        expect(res.status, await res.clone().text()).toBeLessThan(300);
+      } else {
+        expect(res.status).toBe(403);
+        expect((await res.json()).error.code).toBe('forbidden');
+      }
+    });
+  });
+});
+
+describe('cookie-authenticated writes', () => {
+  it.each(DOORS.filter((d) => d.method === 'POST'))('$name refuses a cross-site request (CSRF) with 403', async (door) => {
+    const intent = await makeIntent('NORMALIZED');
+    const res = await door.call(
+      apiRequest(door.path(intent.id), {
+        method: 'POST',
+        body: door.validBody?.(intent.id),
+        cookie: credentials.admin.cookie,
+        sameOrigin: false,
+        headers: { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
+      }),
+      intent.id,
+    );
+    expect(res.status).toBe(403);
+    expect((await res.json()).error.code).toBe('csrf_rejected');
+  });
+});

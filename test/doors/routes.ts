@@ -1,0 +1,61 @@
+/**
+ * Every JSON API door, with the permission it needs and how to call it, for the authorization matrix and the
+ * fuzz test. `call` takes a ready Request; `path` builds the URL for an intent.
+ */
+import { GET as listIntents, POST as createIntent } from '@/app/api/intents/route';
+import { GET as getIntent } from '@/app/api/intents/[id]/route';
+import { GET as getAudit } from '@/app/api/intents/[id]/audit/route';
+import { POST as postStatus } from '@/app/api/intents/[id]/status/route';
+import { POST as postReeval } from '@/app/api/intents/[id]/reeval/route';
+import { POST as postBulk } from '@/app/api/intents/bulk-status/route';
+import type { Permission } from '@/lib/auth/permissions';
+
+export type Door = {
+  name: string;
+  method: 'GET' | 'POST';
+  permission: Permission;
+  path: (intentId: string) => string;
+  call: (request: Request, intentId: string) => Promise<Response>;
+  /** A body the door accepts for an intent in status NORMALIZED (so an allowed call succeeds). */
+  validBody?: (intentId: string) => unknown;
+};
+
+const params = (id: string) => ({ params: Promise.resolve({ id }) });
+
+export const DOORS: Door[] = [
+  { name: 'GET /api/intents', method: 'GET', permission: 'intents.read', path: () => '/api/intents', call: (r) => listIntents(r, undefined as never) },
+  {
+    name: 'POST /api/intents',
+    method: 'POST',
+    permission: 'intents.create',
+    path: () => '/api/intents',
+    call: (r) => createIntent(r, undefined as never),
+    validBody: () => ({ payload: { order: 'M-1' }, source: 'matrix' }),
+  },
+  { name: 'GET /api/intents/:id', method: 'GET', permission: 'intents.read', path: (id) => `/api/intents/${id}`, call: (r, id) => getIntent(r, params(id)) },
+  { name: 'GET /api/intents/:id/audit', method: 'GET', permission: 'intents.read', path: (id) => `/api/intents/${id}/audit`, call: (r, id) => getAudit(r, params(id)) },
+  {
+    name: 'POST /api/intents/:id/status',
+    method: 'POST',
+    permission: 'intents.status',
+    path: (id) => `/api/intents/${id}/status`,
+    call: (r, id) => postStatus(r, params(id)),
+    validBody: () => ({ status: 'PROCESSED' }),
+  },
+  {
+    name: 'POST /api/intents/:id/reeval',
+    method: 'POST',
+    permission: 'intents.correct',
+    path: (id) => `/api/intents/${id}/reeval`,
+    call: (r, id) => postReeval(r, params(id)),
+    validBody: () => ({ diff: { checked: true }, source: 'matrix', reason: 'authorization matrix' }),
+  },
+  {
+    name: 'POST /api/intents/bulk-status',
+    method: 'POST',
+    permission: 'intents.bulk',
+    path: () => '/api/intents/bulk-status',
+    call: (r) => postBulk(r, undefined as never),
+    validBody: (id) => ({ ids: [id], status: 'PROCESSED' }),
+  },
+];
