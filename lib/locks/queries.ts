@@ -1,0 +1,278 @@
+import { z } from 'zod';
+import { db, type Tx } from '@/lib/db/client';
+import { SQLSTATE, sqlState } from '@/lib/db/sqlstate';
+import { ValidationError } from '@/lib/intents/errors';
+import { DatabaseUnderPressureError } from './errors';
+import { buildBlockingTree, DEFAULT_TREE_CAPS, resolveIntents } from './tree';
+import type { Backend, LockRow, LocksSnapshot } from './types';
+
+/**
+ * The Locks page's view of the database: every lock from pg_locks joined with pg_stat_activity, the blocking
+ * tree from pg_blocking_pids, and the intent each backend is about. It runs while the database may be in
+ * trouble, so it protects itself: one short transaction under `lock_timeout = 100ms` and
+ * `statement_timeout = 1s`, a short wait for a pooled connection, and results capped at the top N plus a summary
+ * of what was left out. When it times out it raises DatabaseUnderPressureError and the page backs off.
+ */
+
+export const LOCK_SNAPSHOT_LIMITS = { lockTimeoutMs: 100, statementTimeoutMs: 1000, maxWaitMs: 1000, transactionMs: 3000 } as const;
+/** Above this the snapshot counts as slow, and the page refreshes less often. */
+export const SLOW_SNAPSHOT_MS = 300;
+/** Backends fetched at most (waiters and blockers first): the tree and the impact are computed over these. */
+const MAX_BACKENDS = 1000;
+
+export const snapshotOptionsSchema = z.object({
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+export type SnapshotOptions = z.input<typeof snapshotOptionsSchema>;
+
+type BackendRow = {
+  pid: number;
+  applicationName: string | null;
+  user: string | null;
+  clientAddr: string | null;
+  backendType: string | null;
+  state: string | null;
+  query: string | null;
+  xactStart: Date | null;
+  queryStart: Date | null;
+  backendStart: Date | null;
+  waitEventType: string | null;
+  waitEvent: string | null;
+  waitingSince: Date | null;
+  blockedBy: number[] | null;
+  total: bigint;
+};
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+async function setSnapshotLimits(tx: Tx): Promise<void> {
+  // SET LOCAL: gone at commit, so the pooled connection goes back as it came.
+  await tx.$executeRaw`SET LOCAL lock_timeout = '100ms'`;
+  await tx.$executeRaw`SET LOCAL statement_timeout = '1s'`;
+  await tx.$queryRaw`SELECT set_config('application_name', 'bridge:locks-snapshot', true)`;
+}
+
+/**
+ * Client backends of this database that wait, block, or are in a transaction (the console's own snapshot
+ * excluded): waiters and blockers first, then the oldest transactions. pg_blocking_pids is asked only for backends
+ * that wait for a lock, since it takes the lock manager's partition locks.
+ */
+async function readBackends(tx: Tx): Promise<{ backends: Omit<Backend, 'operation' | 'intents'>[]; total: number }> {
+  const rows = await tx.$queryRaw<BackendRow[]>`
+    WITH a AS MATERIALIZED (
+      SELECT a.*, CASE WHEN a.wait_event_type = 'Lock' THEN pg_blocking_pids(a.pid) ELSE '{}'::int[] END AS blocked_by
+      FROM pg_stat_activity a
+      WHERE a.datname = current_database() AND a.pid <> pg_backend_pid()
+    ), blockers AS (SELECT DISTINCT unnest(blocked_by) AS pid FROM a),
+    relevant AS (
+      SELECT a.*, (a.pid IN (SELECT pid FROM blockers)) AS is_blocker FROM a
+      WHERE a.xact_start IS NOT NULL OR cardinality(a.blocked_by) > 0 OR a.pid IN (SELECT pid FROM blockers)
+    )
+    SELECT r.pid, r.application_name AS "applicationName", r.usename::text AS "user", r.client_addr::text AS "clientAddr",
+           r.backend_type AS "backendType", r.state, left(r.query, 1000) AS query, r.xact_start AS "xactStart",
+           r.query_start AS "queryStart", r.backend_start AS "backendStart", r.wait_event_type AS "waitEventType",
+           r.wait_event AS "waitEvent",
+           (SELECT min(l.waitstart) FROM pg_locks l WHERE l.pid = r.pid AND NOT l.granted) AS "waitingSince",
+           r.blocked_by AS "blockedBy", count(*) OVER () AS total
+    FROM relevant r
+    ORDER BY (cardinality(r.blocked_by) > 0 OR r.is_blocker) DESC, r.xact_start ASC NULLS LAST, r.pid
+    LIMIT ${MAX_BACKENDS}`;
+  return {
+    total: rows.length ? Number(rows[0].total) : 0,
+    backends: rows.map((r) => ({
+      pid: r.pid,
+      applicationName: r.applicationName,
+      user: r.user,
+      clientAddr: r.clientAddr,
+      backendType: r.backendType,
+      state: r.state,
+      query: r.query,
+      xactStart: iso(r.xactStart),
+      queryStart: iso(r.queryStart),
+      backendStart: iso(r.backendStart),
+      waitEventType: r.waitEventType,
+      waitEvent: r.waitEvent,
+      waitingSince: iso(r.waitingSince),
+      blockedBy: [...new Set(r.blockedBy ?? [])],
+    })),
+  };
+}
+
+/**
+ * Tuple locks on `intents` name a row by page and item; `ctid = '(page,item)'` finds it (a TID scan, no table
+ * scan). That is how a backend the engine did not label — a person's psql session — is tied to an intent.
+ */
+async function readIntentRowLocks(tx: Tx): Promise<{ pid: number; page: number; tuple: number; intentId: string }[]> {
+  const locks = await tx.$queryRaw<{ pid: number; page: number; tuple: number }[]>`
+    SELECT l.pid, l.page, l.tuple::int AS tuple
+    FROM pg_locks l
+    WHERE l.locktype = 'tuple' AND l.pid IS NOT NULL AND l.pid <> pg_backend_pid()
+      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+      AND l.relation = to_regclass('public.intents')
+    LIMIT ${MAX_BACKENDS}`;
+  if (!locks.length) return [];
+  const tids = [...new Set(locks.map((l) => `(${l.page},${l.tuple})`))];
+  const rows = await tx.$queryRaw<{ ctid: string; id: string }[]>`
+    SELECT ctid::text AS ctid, id::text AS id FROM intents WHERE ctid = ANY(${tids}::text[]::tid[])`;
+  const byTid = new Map(rows.map((r) => [r.ctid, r.id]));
+  return locks.flatMap((l) => {
+    const intentId = byTid.get(`(${l.page},${l.tuple})`);
+    return intentId ? [{ ...l, intentId }] : [];
+  });
+}
+
+const lockJson = z.object({
+  pid: z.number().int(),
+  lockType: z.string(),
+  mode: z.string(),
+  granted: z.boolean(),
+  fastpath: z.boolean(),
+  relation: z.string().nullable(),
+  page: z.number().int().nullable(),
+  tuple: z.number().int().nullable(),
+  transactionId: z.string().nullable(),
+  virtualXid: z.string().nullable(),
+  objectId: z.string().nullable(),
+  waitingSince: z.string().nullable(),
+  applicationName: z.string().nullable(),
+  state: z.string().nullable(),
+  query: z.string().nullable(),
+  xactStart: z.string().nullable(),
+});
+const locksResult = z.object({
+  total: z.number().int(),
+  waiting: z.number().int(),
+  shown: z.array(lockJson),
+  hidden: z.array(z.object({ lockType: z.string(), granted: z.boolean(), count: z.number().int() })),
+});
+
+const toIso = (s: string | null) => (s ? new Date(s).toISOString() : null);
+
+/**
+ * Every lock of this database's backends (and transaction-id locks, which belong to no database), from one read
+ * of pg_locks: the top `limit` — waits first, then the blockers' locks, then row and transaction locks before
+ * relation locks, oldest transaction first — and a count per lock type of the rest.
+ */
+async function readLocks(tx: Tx, blockers: number[], limit: number) {
+  const [row] = await tx.$queryRaw<{ result: unknown }[]>`
+    WITH l AS MATERIALIZED (
+      SELECT l.pid, l.locktype, l.mode, l.granted, l.fastpath, l.waitstart, l.page, l.tuple,
+             CASE WHEN l.relation IS NOT NULL THEN l.relation::regclass::text END AS relation,
+             l.transactionid::text AS xid, l.virtualxid,
+             CASE WHEN l.objid IS NOT NULL THEN concat_ws(':', l.classid, l.objid, l.objsubid) END AS object_id,
+             a.application_name, a.state, left(a.query, 500) AS query, a.xact_start
+      FROM pg_locks l
+      LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+      WHERE l.pid IS NOT NULL AND l.pid <> pg_backend_pid()
+        AND (l.database IS NULL OR l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))
+        AND (a.datname IS NULL OR a.datname = current_database())
+    ), ranked AS (
+      SELECT l.*, row_number() OVER (
+        ORDER BY l.granted,
+                 (l.pid = ANY(${blockers}::int[])) DESC,
+                 CASE l.locktype WHEN 'transactionid' THEN 0 WHEN 'tuple' THEN 1 WHEN 'advisory' THEN 2 WHEN 'relation' THEN 3
+                                 WHEN 'virtualxid' THEN 5 ELSE 4 END,
+                 l.xact_start NULLS LAST, l.pid, l.relation NULLS LAST, l.mode) AS rn
+      FROM l
+    )
+    SELECT json_build_object(
+      'total', (SELECT count(*) FROM ranked),
+      'waiting', (SELECT count(*) FROM ranked WHERE NOT granted),
+      'shown', (SELECT coalesce(json_agg(json_build_object(
+                  'pid', pid, 'lockType', locktype, 'mode', mode, 'granted', granted, 'fastpath', fastpath,
+                  'relation', relation, 'page', page, 'tuple', tuple, 'transactionId', xid, 'virtualXid', virtualxid,
+                  'objectId', object_id, 'waitingSince', waitstart, 'applicationName', application_name, 'state', state,
+                  'query', query, 'xactStart', xact_start) ORDER BY rn), '[]'::json)
+                FROM ranked WHERE rn <= ${limit}),
+      'hidden', (SELECT coalesce(json_agg(json_build_object('lockType', locktype, 'granted', granted, 'count', n)
+                                  ORDER BY granted, n DESC), '[]'::json)
+                 FROM (SELECT locktype, granted, count(*)::int AS n FROM ranked WHERE rn > ${limit} GROUP BY 1, 2) h)
+    ) AS result`;
+  const parsed = locksResult.parse(row.result);
+  return {
+    ...parsed,
+    shown: parsed.shown.map((l) => ({ ...l, waitingSince: toIso(l.waitingSince), xactStart: toIso(l.xactStart) })),
+  };
+}
+
+function classify(err: unknown): never {
+  const state = sqlState(err);
+  if (state === SQLSTATE.lockNotAvailable) throw new DatabaseUnderPressureError('lock_timeout');
+  if (state === SQLSTATE.queryCanceled) throw new DatabaseUnderPressureError('statement_timeout');
+  // Prisma's "could not start a transaction in time" (maxWait): every pooled connection was busy.
+  if ((err as { code?: unknown })?.code === 'P2028') throw new DatabaseUnderPressureError('pool_busy');
+  throw err;
+}
+
+/** Runs `fn` in a short, self-limiting transaction for reading lock state; timeouts become DatabaseUnderPressureError. */
+export async function withSnapshotTransaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+  try {
+    return await db().$transaction(
+      async (tx) => {
+        await setSnapshotLimits(tx);
+        return fn(tx);
+      },
+      { maxWait: LOCK_SNAPSHOT_LIMITS.maxWaitMs, timeout: LOCK_SNAPSHOT_LIMITS.transactionMs },
+    );
+  } catch (err) {
+    classify(err);
+  }
+}
+
+/** Backends with their blocking pids and resolved intents, and the database clock: shared by the page and unblocking. */
+export async function readResolvedBackends(tx: Tx) {
+  const [{ now }] = await tx.$queryRaw<{ now: Date }[]>`SELECT clock_timestamp() AS now`;
+  const { backends, total } = await readBackends(tx);
+  const rowLocks = await readIntentRowLocks(tx);
+  return { backends: resolveIntents(backends, rowLocks) as Backend[], total, now, rowLocks };
+}
+
+export async function takeLocksSnapshot(options: SnapshotOptions = {}): Promise<LocksSnapshot> {
+  const parsedOptions = snapshotOptionsSchema.safeParse(options);
+  if (!parsedOptions.success) {
+    throw new ValidationError(parsedOptions.error.issues.map((i) => ({ field: i.path.join('.') || 'query', message: i.message })));
+  }
+  const { limit } = parsedOptions.data;
+  const started = performance.now();
+  const { resolved, locks } = await withSnapshotTransaction(async (tx) => {
+    const resolved = await readResolvedBackends(tx);
+    const blockers = [...new Set(resolved.backends.flatMap((b) => b.blockedBy))];
+    return { resolved, locks: await readLocks(tx, blockers, limit) };
+  });
+  const rowLocks = resolved.rowLocks;
+  const tookMs = Math.round(performance.now() - started);
+
+  const rowIntent = new Map(rowLocks.map((r) => [`${r.page},${r.tuple}`, r.intentId]));
+  const lockRows: LockRow[] = locks.shown.map((l) => ({
+    ...l,
+    intentId: l.lockType === 'tuple' && l.relation === 'intents' ? (rowIntent.get(`${l.page},${l.tuple}`) ?? null) : null,
+  }));
+
+  // The tree is computed over every backend read; what is shown is capped.
+  const { tree, hiddenRoots } = buildBlockingTree(resolved.backends, DEFAULT_TREE_CAPS);
+  const inTree = new Set<number>();
+  const walk = (nodes: LocksSnapshot['tree']) => nodes.forEach((n) => (inTree.add(n.pid), walk(n.children)));
+  walk(tree);
+  const lockPids = new Set(lockRows.map((l) => l.pid));
+  const relevant = resolved.backends.filter((b) => inTree.has(b.pid) || lockPids.has(b.pid));
+  const others = resolved.backends.filter((b) => !inTree.has(b.pid) && !lockPids.has(b.pid)).slice(0, Math.max(0, limit - relevant.length));
+  const backends = [...relevant, ...others];
+
+  return {
+    takenAt: resolved.now.toISOString(),
+    tookMs,
+    limit,
+    locks: lockRows,
+    summary: {
+      total: locks.total,
+      waiting: locks.waiting,
+      shown: lockRows.length,
+      hidden: locks.total - lockRows.length,
+      hiddenByType: locks.hidden,
+    },
+    backends,
+    backendsHidden: resolved.total - backends.length,
+    tree,
+    treeHidden: hiddenRoots,
+  };
+}

@@ -1,0 +1,209 @@
+import { z } from 'zod';
+import { ForbiddenError } from '@/lib/auth/errors';
+import { can, type Permission } from '@/lib/auth/permissions';
+import type { AuthActor } from '@/lib/auth/types';
+import { db, type Tx } from '@/lib/db/client';
+import { NotFoundError, ValidationError } from '@/lib/intents/errors';
+import { CancelFirstError, DatabaseUnderPressureError, NotBlockingError, NotSignallableError } from './errors';
+import { readResolvedBackends, withSnapshotTransaction } from './queries';
+import { impactOf, waitersIndex, waitingBehind } from './tree';
+import type { UnblockImpact } from './types';
+
+/**
+ * Guarded unblocking (brief §6). Before anything is signalled the impact is computed from a fresh snapshot: how
+ * many sessions wait behind the backend, how old its transaction is, which intents it is about. Cancel comes
+ * first; terminate is refused unless a cancel of that same backend (pid and start time, so a reused pid does not
+ * count) was tried within CANCEL_BEFORE_TERMINATE_MS and it still blocks someone. A reason is required; each
+ * action is written to audit_events (`backend_cancel` / `backend_terminate`) in the statement that sends the
+ * signal, one row per intent the backend is about (one row with no intent when it is about none).
+ */
+
+export const CANCEL_BEFORE_TERMINATE_MS = 10 * 60_000;
+/** After signalling, how long we watch for the waiters to be let through before reporting. */
+const SETTLE_MS = 1500;
+
+export const unblockInputSchema = z.object({
+  pid: z.coerce.number({ error: 'must be a backend pid (a whole number)' }).int('must be a whole number').positive('must be a positive number'),
+  reason: z
+    .string({ error: 'is required: say why this backend is being stopped' })
+    .trim()
+    .min(5, 'is required: say why this backend is being stopped (at least 5 characters)')
+    .max(500, 'must be at most 500 characters'),
+});
+export type UnblockInput = z.input<typeof unblockInputSchema>;
+
+export type UnblockAction = 'cancel' | 'terminate';
+
+export type UnblockResult = {
+  action: UnblockAction;
+  pid: number;
+  /** What pg_cancel_backend / pg_terminate_backend answered (false: the backend was gone or not signalled). */
+  signalled: boolean;
+  impact: UnblockImpact;
+  /** Right after: is the backend still there, and how many still wait behind it (null if that could not be read). */
+  after: { alive: boolean; waitingBehind: number } | null;
+  auditIds: string[];
+};
+
+function parseInput(input: UnblockInput): { pid: number; reason: string } {
+  const parsed = unblockInputSchema.safeParse(input);
+  if (!parsed.success) {
+    throw new ValidationError(parsed.error.issues.map((i) => ({ field: i.path.join('.') || 'body', message: i.message })));
+  }
+  return parsed.data;
+}
+
+function requirePermission(actor: AuthActor, permission: Permission): void {
+  if (!can(actor, permission)) throw new ForbiddenError(permission);
+}
+
+/** The impact of stopping `pid`, from a fresh self-limiting snapshot; 404 when no such backend is in this database. */
+export async function unblockImpact(pid: number): Promise<UnblockImpact> {
+  const impact = await withSnapshotTransaction(async (tx) => {
+    const { backends, now } = await readResolvedBackends(tx);
+    if (!backends.some((b) => b.pid === pid)) {
+      // Not waiting, blocking or in a transaction: still a backend of ours? Then its impact is nil but real.
+      const idle = await tx.$queryRaw<{ n: bigint }[]>`
+        SELECT count(*) AS n FROM pg_stat_activity WHERE pid = ${pid}::int AND datname = current_database() AND pid <> pg_backend_pid()`;
+      if (Number(idle[0].n) === 0) return null;
+      const { backends: all } = await readResolvedBackendsIncluding(tx, pid);
+      return impactOf(all, pid, now);
+    }
+    return impactOf(backends, pid, now);
+  });
+  if (!impact) throw new NotFoundError(`Backend ${pid}`, { pid, hint: 'It may have finished already; refresh the Locks page.' });
+  return impact;
+}
+
+/** One backend that is neither waiting, blocking nor in a transaction (the general read leaves those out). */
+async function readResolvedBackendsIncluding(tx: Tx, pid: number) {
+  const rows = await tx.$queryRaw<
+    { pid: number; applicationName: string | null; user: string | null; clientAddr: string | null; backendType: string | null; state: string | null; query: string | null; backendStart: Date | null; queryStart: Date | null }[]
+  >`SELECT pid, application_name AS "applicationName", usename::text AS "user", client_addr::text AS "clientAddr",
+           backend_type AS "backendType", state, left(query, 1000) AS query, backend_start AS "backendStart", query_start AS "queryStart"
+    FROM pg_stat_activity WHERE pid = ${pid}::int`;
+  return {
+    backends: rows.map((r) => ({
+      ...r,
+      backendStart: r.backendStart?.toISOString() ?? null,
+      queryStart: r.queryStart?.toISOString() ?? null,
+      xactStart: null,
+      waitEventType: null,
+      waitEvent: null,
+      waitingSince: null,
+      blockedBy: [],
+      operation: null,
+      intents: [],
+    })),
+  };
+}
+
+async function recentCancelExists(pid: number, backendStart: string | null): Promise<boolean> {
+  const since = new Date(Date.now() - CANCEL_BEFORE_TERMINATE_MS);
+  const rows = await db().$queryRaw<{ n: bigint }[]>`
+    SELECT count(*) AS n FROM audit_events
+    WHERE action = 'backend_cancel' AND at >= ${since}
+      AND details->>'pid' = ${String(pid)} AND details->>'backendStart' IS NOT DISTINCT FROM ${backendStart}`;
+  return Number(rows[0].n) > 0;
+}
+
+/** Sends the signal and writes the audit rows in one statement; the signal goes only to the same process (pid + start). */
+async function signalAndAudit(action: UnblockAction, actor: AuthActor, reason: string, impact: UnblockImpact) {
+  const details = JSON.stringify({
+    pid: impact.pid,
+    backendStart: impact.backendStart,
+    reason,
+    applicationName: impact.applicationName,
+    user: impact.user,
+    state: impact.state,
+    query: impact.query?.slice(0, 300) ?? null,
+    xactStart: impact.xactStart,
+    transactionAgeMs: impact.transactionAgeMs,
+    waitingBehind: impact.waitingBehind,
+    directWaiters: impact.directWaiters,
+    intents: impact.intents.map((i) => i.id),
+    waiterIntents: impact.waiterIntents,
+  });
+  const intentIds = impact.intents.map((i) => i.id);
+  const backendStart = impact.backendStart ? new Date(impact.backendStart) : null;
+  const rows =
+    action === 'cancel'
+      ? await db().$queryRaw<{ id: bigint; signalled: boolean }[]>`
+          WITH s AS (
+            SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = ${impact.pid}::int AND backend_start IS NOT DISTINCT FROM ${backendStart}::timestamptz)
+                        THEN pg_cancel_backend(${impact.pid}::int) ELSE false END AS ok
+          )
+          INSERT INTO audit_events (intent_id, action, actor, details)
+          SELECT i::uuid, 'backend_cancel', ${actor.name}, ${details}::jsonb || jsonb_build_object('signalled', s.ok)
+          FROM s, unnest(CASE WHEN cardinality(${intentIds}::text[]) = 0 THEN ARRAY[NULL]::text[] ELSE ${intentIds}::text[] END) AS i
+          RETURNING id, (details->>'signalled')::boolean AS signalled`
+      : await db().$queryRaw<{ id: bigint; signalled: boolean }[]>`
+          WITH s AS (
+            SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = ${impact.pid}::int AND backend_start IS NOT DISTINCT FROM ${backendStart}::timestamptz)
+                        THEN pg_terminate_backend(${impact.pid}::int, 2000) ELSE false END AS ok
+          )
+          INSERT INTO audit_events (intent_id, action, actor, details)
+          SELECT i::uuid, 'backend_terminate', ${actor.name}, ${details}::jsonb || jsonb_build_object('signalled', s.ok)
+          FROM s, unnest(CASE WHEN cardinality(${intentIds}::text[]) = 0 THEN ARRAY[NULL]::text[] ELSE ${intentIds}::text[] END) AS i
+          RETURNING id, (details->>'signalled')::boolean AS signalled`;
+  return { signalled: rows.some((r) => r.signalled), auditIds: rows.map((r) => String(r.id)) };
+}
+
+/** Watches briefly for the waiters to be let through (or the backend to go), for an honest report. */
+async function settle(pid: number, backendStart: string | null): Promise<UnblockResult['after']> {
+  const deadline = Date.now() + SETTLE_MS;
+  for (;;) {
+    let after: UnblockResult['after'];
+    try {
+      after = await withSnapshotTransaction(async (tx) => {
+        const { backends } = await readResolvedBackends(tx);
+        const alive = await tx.$queryRaw<{ n: bigint }[]>`
+          SELECT count(*) AS n FROM pg_stat_activity WHERE pid = ${pid}::int AND backend_start IS NOT DISTINCT FROM ${backendStart ? new Date(backendStart) : null}::timestamptz`;
+        return { alive: Number(alive[0].n) > 0, waitingBehind: waitingBehind(waitersIndex(backends), pid).size };
+      });
+    } catch (err) {
+      if (err instanceof DatabaseUnderPressureError) return null;
+      throw err;
+    }
+    if (!after.alive || after.waitingBehind === 0 || Date.now() > deadline) return after;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function prepare(actor: AuthActor, permission: Permission, input: UnblockInput) {
+  requirePermission(actor, permission);
+  const { pid, reason } = parseInput(input);
+  const impact = await unblockImpact(pid);
+  if (impact.backendType !== 'client backend') {
+    throw new NotSignallableError(`Backend ${pid} is a ${impact.backendType ?? 'system'} process, not a client session; the console does not signal it.`, { pid, backendType: impact.backendType });
+  }
+  return { pid, reason, impact };
+}
+
+/** pg_cancel_backend: stops the backend's current query (its transaction then aborts and releases its locks). */
+export async function cancelBackend(actor: AuthActor, input: UnblockInput): Promise<UnblockResult> {
+  const { pid, reason, impact } = await prepare(actor, 'locks.cancel', input);
+  const { signalled, auditIds } = await signalAndAudit('cancel', actor, reason, impact);
+  const after = signalled ? await settle(pid, impact.backendStart) : null;
+  return { action: 'cancel', pid, signalled, impact, after, auditIds };
+}
+
+/**
+ * pg_terminate_backend: ends the session. Only after a cancel of this very backend was tried in the last
+ * CANCEL_BEFORE_TERMINATE_MS, and only while it still blocks someone (an idle-in-transaction holder ignores a cancel).
+ */
+export async function terminateBackend(actor: AuthActor, input: UnblockInput): Promise<UnblockResult> {
+  const { pid, reason, impact } = await prepare(actor, 'locks.terminate', input);
+  if (!(await recentCancelExists(pid, impact.backendStart))) {
+    throw new CancelFirstError(
+      `Cancel backend ${pid} first: terminate is allowed only after a cancel of the same backend was tried in the last ${CANCEL_BEFORE_TERMINATE_MS / 60_000} minutes and it still blocks others.`,
+      { pid, windowMs: CANCEL_BEFORE_TERMINATE_MS },
+    );
+  }
+  if (impact.waitingBehind === 0) {
+    throw new NotBlockingError(`Backend ${pid} no longer blocks anyone, so there is nothing to terminate it for.`, { pid });
+  }
+  const { signalled, auditIds } = await signalAndAudit('terminate', actor, reason, impact);
+  const after = signalled ? await settle(pid, impact.backendStart) : null;
+  return { action: 'terminate', pid, signalled, impact, after, auditIds };
+}
