@@ -19,13 +19,26 @@ export function toErrorResponse(err: unknown): NextResponse {
   return errorJson(500, { code: 'internal_error', message: 'The server failed to handle this request; nothing was applied by it. Try again, and report it if it persists.' });
 }
 
+const MAX_BODY_BYTES = 1024 * 1024;
+
+class PayloadTooLargeError extends DomainError {
+  readonly code = 'payload_too_large';
+  readonly httpStatus = 413;
+  constructor() {
+    super(`The request body is larger than ${MAX_BODY_BYTES / 1024} KiB.`, { field: 'body', maxBytes: MAX_BODY_BYTES });
+  }
+}
+
 /** Reads a JSON body, answering a malformed or missing one with a 400 that says so. */
 export async function readJsonBody(request: Request): Promise<unknown> {
   const type = request.headers.get('content-type') ?? '';
   if (type && !/^application\/(.+\+)?json\b/i.test(type)) {
     throw new ValidationError([{ field: 'body', message: `must be JSON (Content-Type: application/json), not ${type.split(';')[0]}` }]);
   }
+  const declared = Number(request.headers.get('content-length') ?? 0);
+  if (declared > MAX_BODY_BYTES) throw new PayloadTooLargeError();
   const text = await request.text();
+  if (Buffer.byteLength(text) > MAX_BODY_BYTES) throw new PayloadTooLargeError();
   if (!text.trim()) throw new ValidationError([{ field: 'body', message: 'is required (a JSON object)' }]);
   try {
     return JSON.parse(text);

@@ -5,14 +5,50 @@ import { ValidationError, type FieldIssue } from './errors';
 /** Zod at every boundary: the API and the server actions validate with these, and so do the domain functions. */
 export const intentIdSchema = z.uuid({ error: 'must be a UUID' });
 export const statusSchema = z.enum(INTENT_STATUSES, { error: `must be one of ${INTENT_STATUSES.join(', ')}` });
-const jsonObject = z.record(z.string(), z.unknown(), { error: 'must be a JSON object' });
+/**
+ * What PostgreSQL cannot store: text with NUL characters or unpaired UTF-16 surrogates (jsonb and text refuse
+ * them), and JSON nested deeper than anyone means to. Refused here as bad input, never as a database error.
+ */
+const MAX_JSON_DEPTH = 32;
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+export function unstorableJsonProblem(value: unknown, depth = 0): string | undefined {
+  if (depth > MAX_JSON_DEPTH) return `must not be nested deeper than ${MAX_JSON_DEPTH} levels`;
+  if (typeof value === 'string') return UNSTORABLE.test(value) ? 'must not contain NUL characters or unpaired surrogates' : undefined;
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      const problem = unstorableJsonProblem(item, depth + 1);
+      if (problem) return problem;
+    }
+    return undefined;
+  }
+  if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      if (UNSTORABLE.test(key)) return 'must not contain NUL characters or unpaired surrogates in keys';
+      const problem = unstorableJsonProblem(item, depth + 1);
+      if (problem) return problem;
+    }
+  }
+  return undefined;
+}
+
+const jsonObject = z.record(z.string(), z.unknown(), { error: 'must be a JSON object' }).superRefine((value, ctx) => {
+  const problem = unstorableJsonProblem(value);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
 const versionSchema = z.number({ error: 'must be an integer' }).int({ error: 'must be an integer' }).min(0, { error: 'must be 0 or more' });
 const idempotencyKeySchema = z
   .string({ error: 'must be a string' })
   .min(1, { error: 'must not be empty' })
-  .max(255, { error: 'must be at most 255 characters' });
+  .max(255, { error: 'must be at most 255 characters' })
+  .refine((v) => !UNSTORABLE.test(v), { error: 'must not contain NUL characters or unpaired surrogates' });
 const nonEmpty = (max: number) =>
-  z.string({ error: 'must be a string' }).trim().min(1, { error: 'must not be empty' }).max(max, { error: `must be at most ${max} characters` });
+  z
+    .string({ error: 'must be a string' })
+    .trim()
+    .min(1, { error: 'must not be empty' })
+    .max(max, { error: `must be at most ${max} characters` })
+    .refine((v) => !UNSTORABLE.test(v), { error: 'must not contain NUL characters or unpaired surrogates' });
 
 export const createIntentSchema = z.strictObject(
   {
@@ -48,7 +84,12 @@ export const reevaluateSchema = z.strictObject({
 
 export const listIntentsSchema = z.strictObject({
   status: statusSchema.optional(),
-  q: z.string().trim().max(200, { error: 'must be at most 200 characters' }).optional(),
+  q: z
+    .string({ error: 'must be a string' })
+    .trim()
+    .max(200, { error: 'must be at most 200 characters' })
+    .refine((v) => !UNSTORABLE.test(v), { error: 'must not contain NUL characters or unpaired surrogates' })
+    .optional(),
   limit: z.coerce.number({ error: 'must be a number' }).int({ error: 'must be an integer' }).min(1, { error: 'must be at least 1' }).max(200, { error: 'must be at most 200' }).default(50),
   cursor: z.string().max(500, { error: 'is not a cursor this API issued' }).optional(),
   includeReplay: z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),
