@@ -130,7 +130,7 @@ async function signalAndAudit(action: UnblockAction, actor: AuthActor, reason: s
     action === 'cancel'
       ? await db().$queryRaw<{ id: bigint; signalled: boolean }[]>`
           WITH s AS (
-            SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = ${impact.pid}::int AND backend_start IS NOT DISTINCT FROM ${backendStart}::timestamptz)
+            SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = ${impact.pid}::int AND date_trunc('milliseconds', backend_start) IS NOT DISTINCT FROM ${backendStart}::timestamptz)
                         THEN pg_cancel_backend(${impact.pid}::int) ELSE false END AS ok
           )
           INSERT INTO audit_events (intent_id, action, actor, details)
@@ -139,7 +139,7 @@ async function signalAndAudit(action: UnblockAction, actor: AuthActor, reason: s
           RETURNING id, (details->>'signalled')::boolean AS signalled`
       : await db().$queryRaw<{ id: bigint; signalled: boolean }[]>`
           WITH s AS (
-            SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = ${impact.pid}::int AND backend_start IS NOT DISTINCT FROM ${backendStart}::timestamptz)
+            SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = ${impact.pid}::int AND date_trunc('milliseconds', backend_start) IS NOT DISTINCT FROM ${backendStart}::timestamptz)
                         THEN pg_terminate_backend(${impact.pid}::int, 2000) ELSE false END AS ok
           )
           INSERT INTO audit_events (intent_id, action, actor, details)
@@ -158,7 +158,7 @@ async function settle(pid: number, backendStart: string | null): Promise<Unblock
       after = await withSnapshotTransaction(async (tx) => {
         const { backends } = await readResolvedBackends(tx);
         const alive = await tx.$queryRaw<{ n: bigint }[]>`
-          SELECT count(*) AS n FROM pg_stat_activity WHERE pid = ${pid}::int AND backend_start IS NOT DISTINCT FROM ${backendStart ? new Date(backendStart) : null}::timestamptz`;
+          SELECT count(*) AS n FROM pg_stat_activity WHERE pid = ${pid}::int AND date_trunc('milliseconds', backend_start) IS NOT DISTINCT FROM ${backendStart ? new Date(backendStart) : null}::timestamptz`;
         return { alive: Number(alive[0].n) > 0, waitingBehind: waitingBehind(waitersIndex(backends), pid).size };
       });
     } catch (err) {

@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { buildBlockingTree, impactOf, parseLabel, resolveIntents, rootBlockers } from './tree';
+import type { Backend } from './types';
+
+const A = '11111111-1111-4111-8111-111111111111';
+const B = '22222222-2222-4222-8222-222222222222';
+const b = (pid: number, blockedBy: number[] = [], applicationName: string | null = null) => ({ pid, blockedBy, applicationName });
+
+function full(pid: number, blockedBy: number[] = [], extra: Partial<Backend> = {}): Backend {
+  return {
+    pid, blockedBy, applicationName: null, operation: null, user: 'postgres', clientAddr: null, backendType: 'client backend',
+    state: 'active', query: 'select', xactStart: null, queryStart: null, backendStart: null, waitEventType: null,
+    waitEvent: null, waitingSince: null, intents: [], ...extra,
+  };
+}
+
+describe('parseLabel', () => {
+  it('reads the engine label and nothing else', () => {
+    expect(parseLabel(`bridge:update_status:${A}`)).toEqual({ operation: 'update_status', intentId: A });
+    expect(parseLabel(`bridge:update_status:${A.toUpperCase()}`)?.intentId).toBe(A);
+    expect(parseLabel('bridge:console')).toBeNull();
+    expect(parseLabel(`psql ${A}`)).toBeNull();
+    expect(parseLabel(null)).toBeNull();
+  });
+});
+
+describe('blocking tree', () => {
+  it('roots at blockers that wait for nobody, most sessions behind them first', () => {
+    // 1 ← 2 ← 3, 1 ← 4;  5 ← 6
+    const backends = [b(1), b(2, [1]), b(3, [2]), b(4, [1]), b(5), b(6, [5])];
+    const { tree, hiddenRoots } = buildBlockingTree(backends);
+    expect(hiddenRoots).toBe(0);
+    expect(tree.map((n) => [n.pid, n.waitingBehind])).toEqual([[1, 3], [5, 1]]);
+    expect(tree[0].children.map((n) => n.pid)).toEqual([2, 4]);
+    expect(tree[0].children[0].children.map((n) => n.pid)).toEqual([3]);
+  });
+
+  it('counts a session behind two blockers once and survives a wait cycle', () => {
+    const diamond = [b(1), b(2, [1]), b(3, [1]), b(4, [2, 3])];
+    expect(buildBlockingTree(diamond).tree[0].waitingBehind).toBe(3);
+    const cycle = [b(7, [8]), b(8, [7]), b(9, [8])];
+    expect(rootBlockers(cycle)).toEqual([7]);
+    const { tree } = buildBlockingTree(cycle);
+    expect(tree[0].pid).toBe(7);
+    expect(tree[0].children[0].pid).toBe(8);
+    expect(tree[0].children[0].children.find((c) => c.pid === 7)?.cycle).toBe(true);
+  });
+
+  it('caps roots, children and depth, saying how many were left out', () => {
+    const backends = [b(1), ...[2, 3, 4, 5].map((p) => b(p, [1])), b(10), b(11, [10]), b(20), b(21, [20])];
+    const { tree, hiddenRoots } = buildBlockingTree(backends, { maxRoots: 2, maxChildren: 2, maxDepth: 1 });
+    expect(tree.map((n) => n.pid)).toEqual([1, 10]);
+    expect(hiddenRoots).toBe(1);
+    expect(tree[0].children).toHaveLength(2);
+    expect(tree[0].hiddenChildren).toBe(2);
+    expect(tree[0].children[0].children).toEqual([]);
+  });
+});
+
+describe('intent resolution', () => {
+  it('takes the label, then the row a backend waits on, and gives that row to whoever it waits behind', () => {
+    const resolved = resolveIntents([b(1), b(2, [1], 'psql'), b(3, [2], `bridge:reevaluate:${B}`)], [{ pid: 2, intentId: A }]);
+    expect(resolved.find((r) => r.pid === 1)!.intents).toEqual([{ id: A, via: 'row-holds' }]);
+    expect(resolved.find((r) => r.pid === 2)!.intents).toEqual([{ id: A, via: 'row-waits' }]);
+    expect(resolved.find((r) => r.pid === 3)!).toMatchObject({ operation: 'reevaluate', intents: [{ id: B, via: 'label' }] });
+  });
+});
+
+describe('impactOf', () => {
+  it('reports waiters, transaction age on the database clock, intents, and the root when the backend itself waits', () => {
+    const backends = [
+      full(1, [], { xactStart: '2026-01-01T00:00:00.000Z', intents: [{ id: A, via: 'row-holds' }] }),
+      full(2, [1], { intents: [{ id: A, via: 'row-waits' }] }),
+      full(3, [2], { intents: [{ id: B, via: 'label' }] }),
+    ];
+    const now = new Date('2026-01-01T00:01:30.000Z');
+    expect(impactOf(backends, 1, now)).toMatchObject({ waitingBehind: 2, directWaiters: [2], transactionAgeMs: 90_000, isWaiting: false, waiterIntents: [A, B] });
+    expect(impactOf(backends, 2, now)).toMatchObject({ waitingBehind: 1, isWaiting: true, rootBlockers: [1], transactionAgeMs: null });
+    expect(impactOf(backends, 99, now)).toBeNull();
+  });
+});
