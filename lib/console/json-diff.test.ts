@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { diffLines, mergeDiff, overlappingPaths, parseDiffText, touchedPaths } from './json-diff';
+
+describe('correction diffs for the console', () => {
+  it('merges like the engine: objects key by key, everything else replaced', () => {
+    expect(mergeDiff({ a: 1, b: { c: 1, d: 2 }, e: [1] }, { b: { c: 3 }, e: [2], f: null })).toEqual({ a: 1, b: { c: 3, d: 2 }, e: [2], f: null });
+  });
+
+  it('lists each changed leaf with its value before and after, skipping no-op paths', () => {
+    expect(diffLines({ amount: 10, address: { city: 'Leeds', zip: 'LS1' } }, { amount: 12, address: { city: 'Leeds', street: 'Main' } })).toEqual([
+      { path: 'amount', before: 10, after: 12 },
+      { path: 'address.street', before: undefined, after: 'Main' },
+    ]);
+  });
+
+  it('finds overlapping fields between two edits', () => {
+    expect(overlappingPaths(touchedPaths({ address: { city: 'X' } }), touchedPaths({ address: 'gone', amount: 1 }))).toEqual(['address.city']);
+    expect(overlappingPaths(['amount'], ['currency'])).toEqual([]);
+  });
+
+  it('validates the editor text with a message a person can act on', () => {
+    expect(parseDiffText('{"amount": 12}')).toEqual({ ok: true, diff: { amount: 12 } });
+    expect(parseDiffText('')).toMatchObject({ ok: false, message: expect.stringContaining('JSON object') });
+    expect(parseDiffText('[1]')).toMatchObject({ ok: false, message: expect.stringContaining('must be a JSON object') });
+    expect(parseDiffText('{}')).toMatchObject({ ok: false, message: expect.stringContaining('at least one field') });
+    const bad = parseDiffText('{\n  "amount": 12,\n}');
+    expect(bad.ok).toBe(false);
+    expect(!bad.ok && bad.message).toMatch(/^Not valid JSON: .*line 3/);
+  });
+});

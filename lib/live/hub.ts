@@ -1,0 +1,182 @@
+import pg from 'pg';
+import { databaseUrl } from '@/lib/db/client';
+import { changesSinceSnapshot, currentSnapshot, formatPosition, type LiveEvent, type Snapshot } from './positions';
+
+/**
+ * One live hub per server process: a dedicated `pg` connection LISTENs on `bridge_changes` (the audit trigger
+ * notifies at commit), and each notification wakes a "round" that reads what committed since the last round from
+ * `audit_events` itself (positions.ts) and fans it out to every open event stream of this process.
+ *
+ * Notifications are only a wake-up call: the rows are the truth. So a notification lost while the listening
+ * connection was down costs nothing — the round after reconnecting reads it from the table — and rounds are
+ * coalesced (at most one every ROUND_MIN_GAP_MS) so a burst of commits becomes one query and one message.
+ */
+export type LiveBatch =
+  | { kind: 'changes'; position: string; events: LiveEvent[] }
+  /** Too much happened at once (or since a resume point): refetch everything rather than receive each event. */
+  | { kind: 'reset'; position: string }
+  | { kind: 'status'; listening: boolean };
+
+type Subscriber = (batch: LiveBatch) => void;
+
+const CHANNEL = 'bridge_changes';
+const ROUND_MIN_GAP_MS = 50;
+/** Safety net: a round now and then even without notifications (cheap: an index range scan that finds nothing). */
+const SAFETY_ROUND_MS = 5_000;
+const BACKOFF_BASE_MS = 250;
+const BACKOFF_MAX_MS = 10_000;
+
+export class LiveHub {
+  private readonly subscribers = new Set<Subscriber>();
+  private client: pg.Client | null = null;
+  private snapshot: Snapshot | null = null;
+  private listening = false;
+  private stopped = false;
+  private attempt = 0;
+  private roundRunning = false;
+  private roundWanted = false;
+  private lastRoundAt = 0;
+  private failedRounds = 0;
+  private roundTimer: NodeJS.Timeout | null = null;
+  private safetyTimer: NodeJS.Timeout | null = null;
+  private reconnectTimer: NodeJS.Timeout | null = null;
+  private startPromise: Promise<void> | null = null;
+
+  constructor(private readonly connectionString: string) {}
+
+  /** Starts listening (once) and resolves when the hub has a position to hand out. */
+  start(): Promise<void> {
+    this.startPromise ??= (async () => {
+      this.snapshot = await currentSnapshot();
+      void this.connect();
+      this.safetyTimer = setInterval(() => this.requestRound(), SAFETY_ROUND_MS);
+      this.safetyTimer.unref();
+    })().catch((err) => {
+      this.startPromise = null;
+      throw err;
+    });
+    return this.startPromise;
+  }
+
+  isListening(): boolean {
+    return this.listening;
+  }
+
+  /** The position of everything this hub has fanned out so far. */
+  position(): string | null {
+    return this.snapshot && formatPosition(this.snapshot);
+  }
+
+  subscribe(fn: Subscriber): () => void {
+    this.subscribers.add(fn);
+    return () => this.subscribers.delete(fn);
+  }
+
+  subscriberCount(): number {
+    return this.subscribers.size;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const t of [this.roundTimer, this.reconnectTimer]) if (t) clearTimeout(t);
+    if (this.safetyTimer) clearInterval(this.safetyTimer);
+    const client = this.client;
+    this.client = null;
+    await client?.end().catch(() => undefined);
+  }
+
+  private broadcast(batch: LiveBatch) {
+    for (const fn of this.subscribers) {
+      try {
+        fn(batch);
+      } catch (err) {
+        console.error('[live] a subscriber failed:', err);
+      }
+    }
+  }
+
+  private setListening(listening: boolean) {
+    if (this.listening === listening) return;
+    this.listening = listening;
+    this.broadcast({ kind: 'status', listening });
+  }
+
+  private async connect(): Promise<void> {
+    if (this.stopped) return;
+    const client = new pg.Client({ connectionString: this.connectionString, application_name: 'bridge:live', keepAlive: true });
+    this.client = client;
+    const lost = (why: unknown) => {
+      if (this.client !== client) return;
+      this.client = null;
+      this.setListening(false);
+      client.end().catch(() => undefined);
+      if (this.stopped) return;
+      const delay = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** this.attempt) * (0.5 + Math.random() / 2);
+      this.attempt++;
+      console.warn(`[live] listening connection lost (${why instanceof Error ? why.message : String(why)}); reconnecting in ${Math.round(delay)} ms`);
+      this.reconnectTimer = setTimeout(() => void this.connect(), delay);
+      this.reconnectTimer.unref();
+    };
+    client.on('error', lost);
+    client.on('end', () => lost('connection ended'));
+    client.on('notification', (msg) => {
+      if (msg.channel === CHANNEL) this.requestRound();
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CHANNEL}`);
+      this.attempt = 0;
+      this.setListening(true);
+      // Whatever committed while nobody was listening is in the table: read it now.
+      this.requestRound();
+    } catch (err) {
+      lost(err);
+    }
+  }
+
+  private requestRound() {
+    if (this.stopped) return;
+    if (this.roundRunning || this.roundTimer) {
+      this.roundWanted = true;
+      return;
+    }
+    // After a failed round (database down?) back off instead of hammering it.
+    const gap = this.failedRounds ? Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** this.failedRounds) : ROUND_MIN_GAP_MS;
+    const wait = Math.max(0, this.lastRoundAt + gap - Date.now());
+    this.roundTimer = setTimeout(() => {
+      this.roundTimer = null;
+      void this.round();
+    }, wait);
+  }
+
+  private async round() {
+    if (!this.snapshot) return;
+    this.roundRunning = true;
+    this.roundWanted = false;
+    try {
+      const next = await changesSinceSnapshot(this.snapshot);
+      this.snapshot = { maxId: next.maxId, xmin: next.xmin, xip: next.xip };
+      this.failedRounds = 0;
+      const position = formatPosition(next);
+      if (next.overflow) this.broadcast({ kind: 'reset', position });
+      else if (next.events.length) this.broadcast({ kind: 'changes', position, events: next.events });
+    } catch (err) {
+      if (!this.failedRounds) console.error('[live] reading committed changes failed (will retry):', err);
+      this.failedRounds++;
+      this.roundWanted = true;
+    } finally {
+      this.lastRoundAt = Date.now();
+      this.roundRunning = false;
+      if (this.roundWanted) this.requestRound();
+    }
+  }
+}
+
+const globalForLive = globalThis as unknown as { bridgeLiveHub?: LiveHub };
+
+/** The process's hub, started on first use. */
+export async function liveHub(): Promise<LiveHub> {
+  globalForLive.bridgeLiveHub ??= new LiveHub(databaseUrl());
+  await globalForLive.bridgeLiveHub.start();
+  return globalForLive.bridgeLiveHub;
+}

@@ -1,0 +1,92 @@
+import { z } from 'zod';
+import { db } from '@/lib/db/client';
+
+/**
+ * Positions in the live feed, taken from the database, never from a clock.
+ *
+ * Audit ids come from a sequence, but a lower id can commit after a higher one (two transactions, the first one
+ * slower), so "everything up to id N" is not a safe place to resume from. A position is therefore a pair read in one
+ * snapshot: the highest audit id visible then (`maxId`) and the oldest transaction still running then (`xmin`, from
+ * `pg_snapshot_xmin(pg_current_snapshot())`). Every audit row not visible in that snapshot has either `id > maxId` or
+ * was written by a transaction `>= xmin`, so resuming with `id > maxId OR tx_id >= xmin` misses nothing; it may
+ * re-send a few events, which only invalidate a cache once more.
+ *
+ * The hub (hub.ts) does better between its own rounds: it keeps the exact list of transactions in progress
+ * (`pg_snapshot_xip`), and `id > maxId OR tx_id = ANY(xip)` returns each committed event exactly once.
+ */
+export type LiveEvent = { id: string; intentId: string | null; action: string; toStatus: string | null };
+
+export type Snapshot = { maxId: string; xmin: string; xip: string[] };
+
+/** The wire form of a position: `<maxId>.<xmin>`, sent as the SSE `id:` and read back from `Last-Event-ID`. */
+export const positionSchema = z
+  .string()
+  .regex(/^\d{1,19}\.\d{1,19}$/, { error: 'is not a live-feed position' })
+  .transform((s) => {
+    const [maxId, xmin] = s.split('.');
+    return { maxId, xmin };
+  });
+
+export type Position = z.output<typeof positionSchema>;
+
+export function formatPosition(p: { maxId: string; xmin: string }): string {
+  return `${p.maxId}.${p.xmin}`;
+}
+
+/** More events than this since a position: clients are told to refetch everything instead of receiving them. */
+export const CATCH_UP_LIMIT = 500;
+
+type SnapshotRow = { maxId: string; xmin: string; xip: string[] };
+type ChangesRow = SnapshotRow & { events: LiveEvent[] };
+
+/** Where the feed stands now (for a page about to load its data, or a new subscriber). */
+export async function currentSnapshot(): Promise<Snapshot> {
+  const rows = await db().$queryRaw<SnapshotRow[]>`
+    SELECT (SELECT coalesce(max(id), 0) FROM audit_events)::text AS "maxId",
+           pg_snapshot_xmin(pg_current_snapshot())::text AS xmin,
+           ARRAY(SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) x) AS xip`;
+  return rows[0];
+}
+
+/**
+ * Events committed since the hub's last snapshot, exactly once, with the new snapshot: all in one statement, so the
+ * rows and the snapshot agree. `limit + 1` rows come back at most; more than `limit` means "too many, refetch all".
+ */
+export async function changesSinceSnapshot(since: Snapshot, limit = CATCH_UP_LIMIT): Promise<Snapshot & { events: LiveEvent[]; overflow: boolean }> {
+  const rows = await db().$queryRaw<ChangesRow[]>`
+    SELECT (SELECT coalesce(max(id), 0) FROM audit_events)::text AS "maxId",
+           pg_snapshot_xmin(pg_current_snapshot())::text AS xmin,
+           ARRAY(SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) x) AS xip,
+           coalesce((
+             SELECT json_agg(e ORDER BY e.seq) FROM (
+               SELECT id AS seq, id::text AS id, intent_id::text AS "intentId", action, to_status::text AS "toStatus"
+               FROM audit_events
+               WHERE id > ${BigInt(since.maxId)} OR tx_id = ANY(${since.xip.map(BigInt)}::bigint[])
+               ORDER BY id LIMIT ${limit + 1}
+             ) e
+           ), '[]'::json) AS events`;
+  return withOverflow(rows[0], limit);
+}
+
+/** Events a client may have missed since a position it was given (resume after a disconnect): at least once. */
+export async function changesSincePosition(since: Position, limit = CATCH_UP_LIMIT): Promise<Snapshot & { events: LiveEvent[]; overflow: boolean }> {
+  const rows = await db().$queryRaw<ChangesRow[]>`
+    SELECT (SELECT coalesce(max(id), 0) FROM audit_events)::text AS "maxId",
+           pg_snapshot_xmin(pg_current_snapshot())::text AS xmin,
+           ARRAY(SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) x) AS xip,
+           coalesce((
+             SELECT json_agg(e ORDER BY e.seq) FROM (
+               SELECT id AS seq, id::text AS id, intent_id::text AS "intentId", action, to_status::text AS "toStatus"
+               FROM audit_events
+               WHERE id > ${BigInt(since.maxId)} OR tx_id >= ${BigInt(since.xmin)}
+               ORDER BY id LIMIT ${limit + 1}
+             ) e
+           ), '[]'::json) AS events`;
+  return withOverflow(rows[0], limit);
+}
+
+function withOverflow(row: ChangesRow, limit: number) {
+  const events = row.events.map(({ id, intentId, action, toStatus }) => ({ id, intentId, action, toStatus }));
+  const overflow = events.length > limit;
+  return { maxId: row.maxId, xmin: row.xmin, xip: row.xip, events: overflow ? [] : events, overflow };
+}

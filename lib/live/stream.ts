@@ -1,0 +1,126 @@
+import { liveHub, type LiveBatch } from './hub';
+import { changesSincePosition, formatPosition, positionSchema, type LiveEvent } from './positions';
+
+/**
+ * One client's server-sent event stream. Messages:
+ * - `event: ready` (id = a position): connected; nothing to catch up on, or the catch-up follows.
+ * - `event: changes` (id = position after them): `{ events: [{ id, intentId, action, toStatus }] }`.
+ * - `event: reset` (id = position): more happened than is worth sending one by one: refetch everything.
+ * - `event: status`: `{ listening }` — whether this server's database listener is connected.
+ * - comment lines every HEARTBEAT_MS so proxies keep the connection and the browser notices a dead one.
+ *
+ * Resuming (`Last-Event-ID` header from the browser's own reconnect, or `?since=` from the page): the stream
+ * subscribes to the hub first, then reads what committed since that position from the table, then forwards the
+ * hub's batches that arrived meanwhile, skipping events the catch-up already sent. Nothing falls in between.
+ */
+const HEARTBEAT_MS = 15_000;
+const RETRY_MS = 1_000;
+
+export function parseResumePosition(lastEventId: string | null, since: string | null) {
+  for (const candidate of [lastEventId, since]) {
+    if (!candidate) continue;
+    const parsed = positionSchema.safeParse(candidate);
+    if (parsed.success) return parsed.data;
+  }
+  return null;
+}
+
+function message(event: string, data: unknown, id?: string): string {
+  return `${id ? `id: ${id}\n` : ''}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+function batchMessage(batch: LiveBatch): string {
+  switch (batch.kind) {
+    case 'changes':
+      return message('changes', { events: batch.events }, batch.position);
+    case 'reset':
+      return message('reset', {}, batch.position);
+    case 'status':
+      return message('status', { listening: batch.listening });
+  }
+}
+
+export async function liveEventStream(resumeFrom: ReturnType<typeof parseResumePosition>, signal: AbortSignal): Promise<Response> {
+  const hub = await liveHub();
+  const encoder = new TextEncoder();
+  let cleanup = () => undefined as void;
+
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      let closed = false;
+      const send = (text: string) => {
+        if (closed) return;
+        try {
+          controller.enqueue(encoder.encode(text));
+        } catch {
+          cleanup();
+        }
+      };
+      let pending: LiveBatch[] | null = [];
+      const unsubscribe = hub.subscribe((batch) => {
+        if (pending) pending.push(batch);
+        else send(batchMessage(batch));
+      });
+      const heartbeat = setInterval(() => send(`: keep-alive ${Date.now()}\n\n`), HEARTBEAT_MS);
+      cleanup = () => {
+        if (closed) return;
+        closed = true;
+        clearInterval(heartbeat);
+        unsubscribe();
+        try {
+          controller.close();
+        } catch {
+          // already closed by the client going away
+        }
+      };
+      signal.addEventListener('abort', cleanup, { once: true });
+
+      send(`retry: ${RETRY_MS}\n\n`);
+      send(message('status', { listening: hub.isListening() }));
+
+      void (async () => {
+        const sent = new Set<string>();
+        try {
+          if (resumeFrom) {
+            const missed = await changesSincePosition(resumeFrom);
+            const position = formatPosition(missed);
+            send(message('ready', { resumed: true }, position));
+            if (missed.overflow) send(message('reset', {}, position));
+            else if (missed.events.length) {
+              for (const e of missed.events) sent.add(e.id);
+              send(message('changes', { events: missed.events }, position));
+            }
+          } else {
+            send(message('ready', { resumed: false }, hub.position() ?? undefined));
+          }
+        } catch (err) {
+          // Without the catch-up the client cannot know what it missed: tell it to refetch.
+          console.error('[live] catch-up after reconnect failed:', err);
+          send(message('reset', {}, hub.position() ?? undefined));
+        }
+        const queued = pending ?? [];
+        pending = null;
+        for (const batch of queued) {
+          if (batch.kind !== 'changes') {
+            send(batchMessage(batch));
+            continue;
+          }
+          const events: LiveEvent[] = batch.events.filter((e) => !sent.has(e.id));
+          if (events.length) send(batchMessage({ ...batch, events }));
+        }
+      })();
+    },
+    cancel() {
+      cleanup();
+    },
+  });
+
+  return new Response(stream, {
+    headers: {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-cache, no-transform',
+      Connection: 'keep-alive',
+      'X-Accel-Buffering': 'no',
+    },
+  });
+}
