@@ -1,0 +1,121 @@
+import { z } from 'zod';
+import { db } from '@/lib/db/client';
+import { SQLSTATE, sqlState } from '@/lib/db/sqlstate';
+import { ValidationError } from '@/lib/intents/errors';
+import { LOCK_WAIT_BOUNDS_MS } from '@/lib/intents/outcomes';
+import { DatabaseUnderPressureError } from '@/lib/locks/errors';
+import {
+  byDimension,
+  counterDelta,
+  outcomeTimeline,
+  percentilesByOperation,
+  percentileTimeline,
+  totals,
+  WINDOW_KEYS,
+  windowBuckets,
+  type OutcomeRow,
+  type WaitRow,
+  type WindowKey,
+} from './series';
+
+/**
+ * The Contention page's data: outcome counts and the lock-wait histogram the engine persists per minute
+ * (outcome_counts, lock_wait_buckets), the deadlocks it recorded (deadlock_events, with Postgres' DETAIL), and
+ * Postgres' own deadlock counter (pg_stat_database.deadlocks) beside them. Read in one short transaction under a
+ * statement timeout, like the Locks page: it must not add to a struggling database's load.
+ */
+
+export const contentionQuerySchema = z.object({
+  window: z.enum(WINDOW_KEYS as [WindowKey, ...WindowKey[]], { error: `must be one of ${WINDOW_KEYS.join(', ')}` }).default('1h'),
+});
+
+export type RecentDeadlock = { id: string; operation: string; intentIds: string[]; detail: string; attempt: number; retried: boolean; at: string };
+
+const LAST_BOUND = LOCK_WAIT_BOUNDS_MS[LOCK_WAIT_BOUNDS_MS.length - 1];
+
+/** Postgres' counter as this console instance has seen it, for "+N in this window" (kept for a day, at most 2,000). */
+const globalSamples = globalThis as unknown as { bridgePgDeadlockSamples?: { at: number; value: number }[] };
+function samples(): { at: number; value: number }[] {
+  return (globalSamples.bridgePgDeadlockSamples ??= []);
+}
+function noteSample(at: number, value: number): void {
+  const list = samples();
+  if (!list.length || at - list[list.length - 1].at >= 5_000 || list[list.length - 1].value !== value) list.push({ at, value });
+  const dayAgo = at - 24 * 3600_000;
+  while (list.length > 2000 || (list.length > 1 && list[0].at < dayAgo)) list.shift();
+}
+
+export async function contentionReport(query: { window?: unknown } = {}) {
+  const parsed = contentionQuerySchema.safeParse(query);
+  if (!parsed.success) throw new ValidationError(parsed.error.issues.map((i) => ({ field: i.path.join('.') || 'query', message: i.message })));
+  const { window } = parsed.data;
+
+  const started = performance.now();
+  let read;
+  try {
+    read = await db().$transaction(
+      async (tx) => {
+        await tx.$executeRaw`SET LOCAL statement_timeout = '2s'`;
+        await tx.$executeRaw`SET LOCAL lock_timeout = '100ms'`;
+        const [{ now }] = await tx.$queryRaw<{ now: Date }[]>`SELECT clock_timestamp() AS now`;
+        const { from, bucketSeconds } = windowBuckets(window, now);
+        const outcomes = await tx.$queryRaw<OutcomeRow[]>`
+          SELECT to_timestamp(floor(extract(epoch FROM minute) / ${bucketSeconds}::int) * ${bucketSeconds}::int) AS bucket,
+                 operation, transition, outcome, sum(count)::bigint AS count
+          FROM outcome_counts WHERE minute >= ${from}
+          GROUP BY 1, 2, 3, 4`;
+        const waits = await tx.$queryRaw<WaitRow[]>`
+          SELECT to_timestamp(floor(extract(epoch FROM minute) / ${bucketSeconds}::int) * ${bucketSeconds}::int) AS bucket,
+                 operation, le_ms AS "leMs", sum(count)::bigint AS count
+          FROM lock_wait_buckets WHERE minute >= ${from}
+          GROUP BY 1, 2, 3`;
+        const [pg] = await tx.$queryRaw<{ deadlocks: bigint; statsReset: Date | null }[]>`
+          SELECT deadlocks, stats_reset AS "statsReset" FROM pg_stat_database WHERE datname = current_database()`;
+        const [app] = await tx.$queryRaw<{ inWindow: bigint; retried: bigint; allTime: bigint }[]>`
+          SELECT count(*) FILTER (WHERE at >= ${from}) AS "inWindow",
+                 count(*) FILTER (WHERE at >= ${from} AND retried) AS retried,
+                 count(*) AS "allTime"
+          FROM deadlock_events`;
+        const recent = await tx.$queryRaw<{ id: bigint; operation: string; intentIds: string[]; detail: string; attempt: number; retried: boolean; at: Date }[]>`
+          SELECT id, operation, intent_ids::text[] AS "intentIds", detail, attempt, retried, at
+          FROM deadlock_events ORDER BY at DESC, id DESC LIMIT 20`;
+        return { now, from, outcomes, waits, pg, app, recent };
+      },
+      { maxWait: 2000, timeout: 5000 },
+    );
+  } catch (err) {
+    const state = sqlState(err);
+    if (state === SQLSTATE.queryCanceled) throw new DatabaseUnderPressureError('statement_timeout');
+    if (state === SQLSTATE.lockNotAvailable) throw new DatabaseUnderPressureError('lock_timeout');
+    if ((err as { code?: unknown })?.code === 'P2028') throw new DatabaseUnderPressureError('pool_busy');
+    throw err;
+  }
+  const { now, from, outcomes, waits, pg, app, recent } = read;
+  const pgDeadlocks = Number(pg?.deadlocks ?? 0);
+  const delta = counterDelta(samples(), from.getTime(), { at: now.getTime(), value: pgDeadlocks });
+  noteSample(now.getTime(), pgDeadlocks);
+
+  return {
+    window,
+    from: from.toISOString(),
+    to: now.toISOString(),
+    tookMs: Math.round(performance.now() - started),
+    bucketSeconds: windowBuckets(window, now).bucketSeconds,
+    totals: totals(outcomes),
+    timeline: outcomeTimeline(outcomes, window, now),
+    byOperation: byDimension(outcomes, 'operation'),
+    byTransition: byDimension(outcomes, 'transition'),
+    lockWait: {
+      lastBoundMs: LAST_BOUND,
+      timeline: percentileTimeline(waits, window, now, LAST_BOUND),
+      byOperation: percentilesByOperation(waits, LAST_BOUND),
+    },
+    deadlocks: {
+      postgres: { total: pgDeadlocks, statsReset: pg?.statsReset?.toISOString() ?? null, inWindow: delta },
+      app: { inWindow: Number(app.inWindow), retriedInWindow: Number(app.retried), allTime: Number(app.allTime) },
+      recent: recent.map((r): RecentDeadlock => ({ ...r, id: String(r.id), at: r.at.toISOString() })),
+    },
+  };
+}
+
+export type ContentionReport = Awaited<ReturnType<typeof contentionReport>>;

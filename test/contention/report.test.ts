@@ -1,0 +1,132 @@
+import type pg from 'pg';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { bulkUpdateStatus, reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
+import { flushOutcomes } from '@/lib/intents/outcomes';
+import { contentionReport } from '@/lib/contention/queries';
+import { GET } from '@/app/api/console/contention/route';
+import { apiRequest, resetAuth, userWithToken } from '../auth-helpers';
+import { makeIntent, rawClient, resetDatabase, tester, waitForLockWaiters } from '../helpers';
+
+/**
+ * The Contention report from what the engine really recorded: stale corrections (conflicts), re-applied ones
+ * (already applied), a lock timeout behind a held row, and a real deadlock between the engine and a plain
+ * session — with Postgres' own deadlock counter read beside the application's figures.
+ */
+const clients: pg.Client[] = [];
+const pending: Promise<unknown>[] = [];
+function start<T>(promise: Promise<T>): Promise<T> {
+  pending.push(promise.catch((err) => err));
+  return promise;
+}
+async function client(name: string) {
+  const c = await rawClient(name);
+  clients.push(c);
+  return c;
+}
+
+beforeEach(async () => {
+  await flushOutcomes();
+  await resetDatabase();
+});
+afterEach(async () => {
+  for (const c of clients.splice(0)) await c.end().catch(() => undefined);
+  await Promise.all(pending.splice(0));
+});
+
+describe('contention report', () => {
+  it('is empty but complete on a quiet database', async () => {
+    const report = await contentionReport({ window: '15m' });
+    expect(report.timeline).toHaveLength(15);
+    expect(report.totals).toEqual({ conflicts: 0, deadlocks: 0, lockTimeouts: 0, retries: 0, alreadyApplied: 0 });
+    expect(report.byOperation).toEqual([]);
+    expect(report.lockWait.byOperation).toEqual([]);
+    expect(report.deadlocks.recent).toEqual([]);
+    expect(report.deadlocks.postgres.total).toBeGreaterThanOrEqual(0);
+  });
+
+  it('counts stale and re-applied corrections, lock timeouts and lock waits per operation', async () => {
+    const intent = await makeIntent('PROCESSED');
+    const first = await reevaluateIntent({ id: intent.id, diff: { amount: 11 }, source: 'test', reason: 'fix amount', expectedVersion: intent.version }, tester);
+    // The same correction again: already applied. A correction from the version before: refused as stale.
+    await reevaluateIntent({ id: intent.id, diff: { amount: 11 }, source: 'test', reason: 'fix amount' }, tester);
+    for (let i = 0; i < 3; i++) {
+      await reevaluateIntent({ id: intent.id, diff: { amount: 20 + i }, source: 'test', reason: 'stale', expectedVersion: intent.version }, tester).catch((e) => e);
+    }
+    expect(first.version).toBe(intent.version + 1);
+
+    const holder = await client('bridge-test:holder');
+    await holder.query('BEGIN');
+    await holder.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [intent.id]);
+    const timedOut = await updateIntentStatus({ id: intent.id, status: 'COMPLETED' }, tester, { lockTimeoutMs: 50 }).catch((e) => e);
+    expect(timedOut.code).toBe('lock_timeout');
+    await holder.query('ROLLBACK');
+    await flushOutcomes();
+
+    const report = await contentionReport({ window: '15m' });
+    expect(report.totals).toMatchObject({ conflicts: 3, alreadyApplied: 1, lockTimeouts: 1 });
+    const reevaluate = report.byOperation.find((o) => o.name === 'reevaluate')!;
+    expect(reevaluate).toMatchObject({ conflicts: 3, alreadyApplied: 1 });
+    expect(report.byOperation.find((o) => o.name === 'update_status')).toMatchObject({ lockTimeouts: 1 });
+    expect(report.timeline.at(-1)).toMatchObject({ conflicts: 3, alreadyApplied: 1, lockTimeouts: 1 });
+    // Every locking command recorded its wait; the walk to PROCESSED was update_status.
+    expect(report.lockWait.byOperation.map((o) => o.operation)).toContain('update_status');
+    expect(report.lockWait.timeline.at(-1)!.samples).toBeGreaterThan(0);
+    expect(report.lockWait.timeline.at(-1)!.p50).not.toBeNull();
+  });
+
+  it('lists a real deadlock with Postgres’ detail and its intents, and Postgres’ own counter sees it too', async () => {
+    const before = (await contentionReport({ window: '15m' })).deadlocks.postgres.total;
+    const [a, b] = (await Promise.all([makeIntent(), makeIntent()])).sort((x, y) => x.id.localeCompare(y.id));
+    const other = await client('psql');
+    // The plain session waits long before checking for deadlocks, so the engine's backend is the one Postgres picks.
+    await other.query("SET deadlock_timeout = '10s'");
+    await other.query('BEGIN');
+    await other.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [b.id]);
+    // Bulk locks in id order: it gets a, then waits for b …
+    const bulk = start(bulkUpdateStatus({ ids: [a.id, b.id], status: 'NORMALIZED' }, tester));
+    await waitForLockWaiters(1);
+    // … while the plain session now wants a: a cycle. The engine is chosen as victim, records it, and retries.
+    const otherWants = other.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [a.id]);
+    await otherWants;
+    await other.query('COMMIT');
+    const result = await bulk;
+    expect(result.intents.map((i) => i.status)).toEqual(['NORMALIZED', 'NORMALIZED']);
+    await flushOutcomes();
+
+    const report = await contentionReport({ window: '1h' });
+    expect(report.totals.deadlocks).toBe(1);
+    expect(report.deadlocks.app).toMatchObject({ inWindow: 1, retriedInWindow: 1, allTime: 1 });
+    expect(report.deadlocks.recent).toHaveLength(1);
+    expect(report.deadlocks.recent[0]).toMatchObject({ operation: 'bulk_update_status', retried: true, attempt: 1 });
+    expect(report.deadlocks.recent[0].intentIds.sort()).toEqual([a.id, b.id]);
+    expect(report.deadlocks.recent[0].detail).toMatch(/Process \d+ waits for ShareLock on transaction \d+; blocked by process \d+/);
+
+    // Postgres reports its counter to the statistics system asynchronously: wait for it (a barrier, not a sleep).
+    const deadline = Date.now() + 10_000;
+    let total = before;
+    while (total <= before && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      total = (await contentionReport({ window: '1h' })).deadlocks.postgres.total;
+    }
+    expect(total).toBe(before + 1);
+  });
+});
+
+describe('GET /api/console/contention', () => {
+  beforeEach(async () => {
+    await resetAuth();
+  });
+
+  it('answers a reader, refuses a bad window with 400 and a stranger with 401', async () => {
+    const { authorization } = await userWithToken(['viewer']);
+    const ok = await GET(apiRequest('/api/console/contention?window=24h', { headers: { authorization } }), undefined as never);
+    expect(ok.status).toBe(200);
+    const body = await ok.json();
+    expect(body.window).toBe('24h');
+    expect(body.timeline).toHaveLength(96);
+    const bad = await GET(apiRequest('/api/console/contention?window=7d', { headers: { authorization } }), undefined as never);
+    expect(bad.status).toBe(400);
+    expect((await bad.json()).error.details.fields[0].field).toBe('window');
+    expect((await GET(apiRequest('/api/console/contention'), undefined as never)).status).toBe(401);
+  });
+});
