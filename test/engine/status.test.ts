@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
+import { env } from '@/lib/env';
 import { updateIntentStatus } from '@/lib/intents/commands';
 import { InvalidTransitionError, LockTimeoutError, NotFoundError, ValidationError } from '@/lib/intents/errors';
 import { getIntentAudit } from '@/lib/intents/queries';
@@ -149,9 +150,9 @@ describe('N identical concurrent transitions (seed 003): all succeed, exactly on
     await clearOutcomes();
     const holder = await holdRowLocks([intent.id]);
     const calls = Array.from({ length: N }, () => settle(updateIntentStatus({ id: intent.id, status: 'COMPLETED' }, tester, { strategy })));
-    // Pessimistic callers queue on the row lock (as many as the pool has connections); optimistic ones read the old
-    // version without waiting and queue on the UPDATE, so every one of them saw PROCESSED at version 2.
-    await waitForWaiters(strategy === 'pessimistic' ? 9 : 9, { application: `bridge:update_status:${intent.id}` });
+    // As many callers as the pool has connections queue inside their transactions: pessimistic ones on the row
+    // lock, optimistic ones on their UPDATE after reading PROCESSED at version 2. The rest wait for a connection.
+    await waitForWaiters(Math.min(N, env().DB_POOL_SIZE), { application: `bridge:update_status:${intent.id}` });
     await holder.release();
     const results = await Promise.all(calls);
     expect(results.every((r) => r.ok)).toBe(true);
@@ -193,9 +194,9 @@ describe('NOWAIT and lock timeouts', () => {
     const intent = await makeIntent('NORMALIZED');
     const holder = await holdRowLocks([intent.id], `bridge:pipeline_execute:${intent.id}`);
     const before = await dbFingerprint();
-    const started_ = performance.now();
+    const t0 = performance.now();
     const err = await updateIntentStatus({ id: intent.id, status: 'PROCESSED', nowait: true }, tester).catch((e) => e);
-    const elapsed = performance.now() - started_;
+    const elapsed = performance.now() - t0;
     expect(err).toBeInstanceOf(LockTimeoutError);
     expect(err.httpStatus).toBe(423);
     expect(err.code).toBe('lock_timeout');
