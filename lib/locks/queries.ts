@@ -15,8 +15,6 @@ import type { Backend, LockRow, LocksSnapshot } from './types';
  */
 
 export const LOCK_SNAPSHOT_LIMITS = { lockTimeoutMs: 100, statementTimeoutMs: 1000, maxWaitMs: 1000, transactionMs: 3000 } as const;
-/** Above this the snapshot counts as slow, and the page refreshes less often. */
-export const SLOW_SNAPSHOT_MS = 300;
 /** Backends fetched at most (waiters and blockers first): the tree and the impact are computed over these. */
 const MAX_BACKENDS = 1000;
 

@@ -1,16 +1,24 @@
-/*
- * NOTE (from a parallel helper given the same brief): this file was accidentally overwritten at 00:36 UTC by a
- * `create` call that did not know it existed. Its original content was lost; what follows is rebuilt from how
- * lib/locks/queries.ts and lib/locks/tree.ts use these types. Check it against what you meant and replace
- * freely; the other helper has stopped editing lib/locks.
+/**
+ * What the Locks page and `GET /api/locks` see. Dates are ISO strings (the same shape over the wire); pids are
+ * Postgres backend process ids.
  */
 
-/** How a backend is tied to an intent: its own label, or the intents row it waits for or holds (via ctid). */
-export type IntentRef = { id: string; via: 'label' | 'row-waits' | 'row-holds' };
+/** How we know which intent a backend is about. */
+export type IntentVia =
+  /** The engine labelled its transaction `bridge:<operation>:<intentId>` (application_name). */
+  | 'label'
+  /** It holds or waits on the tuple lock of that intent's row (page, item → ctid). */
+  | 'row-waits'
+  /** It blocks a backend that is queued for that intent's row: it holds the row, or is ahead in its queue. */
+  | 'row-holds';
+
+export type IntentRef = { id: string; via: IntentVia };
 
 export type Backend = {
   pid: number;
   applicationName: string | null;
+  /** The engine's operation, from the label (`bridge:<operation>:<intentId>`). */
+  operation: string | null;
   user: string | null;
   clientAddr: string | null;
   backendType: string | null;
@@ -21,18 +29,11 @@ export type Backend = {
   backendStart: string | null;
   waitEventType: string | null;
   waitEvent: string | null;
+  /** When its oldest ungranted lock request started (pg_locks.waitstart). */
   waitingSince: string | null;
+  /** pg_blocking_pids(pid): empty unless it waits for a heavyweight lock. */
   blockedBy: number[];
-  operation: string | null;
   intents: IntentRef[];
-};
-
-export type BlockingNode = {
-  pid: number;
-  waitingBehind: number;
-  children: BlockingNode[];
-  hiddenChildren: number;
-  cycle?: boolean;
 };
 
 export type LockRow = {
@@ -52,11 +53,27 @@ export type LockRow = {
   state: string | null;
   query: string | null;
   xactStart: string | null;
+  /** The intent row a tuple lock on `intents` names (ctid), when it still exists. */
   intentId: string | null;
 };
 
+export type HiddenLocks = { lockType: string; granted: boolean; count: number }[];
+
+export type BlockingNode = {
+  pid: number;
+  /** Sessions waiting behind this one, directly or through others (each counted once). */
+  waitingBehind: number;
+  children: BlockingNode[];
+  /** Direct waiters left out by the cap. */
+  hiddenChildren: number;
+  /** Already shown higher up this branch (a wait cycle: a deadlock the detector has not broken yet). */
+  cycle?: boolean;
+};
+
 export type LocksSnapshot = {
+  /** The database's clock when the snapshot was taken. */
   takenAt: string;
+  /** How long the snapshot took, in ms: the page backs off when it is slow. */
   tookMs: number;
   limit: number;
   locks: LockRow[];
@@ -65,14 +82,18 @@ export type LocksSnapshot = {
     waiting: number;
     shown: number;
     hidden: number;
-    hiddenByType: { lockType: string; granted: boolean; count: number }[];
+    /** What the cap left out, per lock type and granted/waiting. */
+    hiddenByType: HiddenLocks;
   };
+  /** Backends that wait or block (and, up to the cap, others in a transaction). */
   backends: Backend[];
   backendsHidden: number;
+  /** Root blockers first, most sessions behind them first. */
   tree: BlockingNode[];
   treeHidden: number;
 };
 
+/** What the page shows before anyone presses cancel or terminate (brief §6). */
 export type UnblockImpact = {
   pid: number;
   backendStart: string | null;
@@ -82,11 +103,15 @@ export type UnblockImpact = {
   state: string | null;
   query: string | null;
   xactStart: string | null;
+  /** now − xact_start in ms, on the database's clock; null outside a transaction. */
   transactionAgeMs: number | null;
+  /** Sessions waiting behind it, directly or transitively. */
   waitingBehind: number;
   directWaiters: number[];
+  /** True when it is itself waiting for someone else: the root blocker is elsewhere. */
   isWaiting: boolean;
   rootBlockers: number[];
   intents: IntentRef[];
+  /** Intents the sessions waiting behind it are about. */
   waiterIntents: string[];
 };

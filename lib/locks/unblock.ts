@@ -98,7 +98,8 @@ async function readResolvedBackendsIncluding(tx: Tx, pid: number) {
   };
 }
 
-async function recentCancelExists(pid: number, backendStart: string | null): Promise<boolean> {
+/** Whether a cancel of this very backend (pid and start time) was tried recently: terminate is then on offer. */
+export async function recentCancelExists(pid: number, backendStart: string | null): Promise<boolean> {
   const since = new Date(Date.now() - CANCEL_BEFORE_TERMINATE_MS);
   const rows = await db().$queryRaw<{ n: bigint }[]>`
     SELECT count(*) AS n FROM audit_events

@@ -1,0 +1,280 @@
+'use client';
+
+import { useState } from 'react';
+import { LOCKS_BACKOFF, SLOW_SNAPSHOT_MS } from '@/lib/locks/backoff';
+import { ageAt } from '@/lib/locks/format';
+import type { Backend, BlockingNode, LocksSnapshot } from '@/lib/locks/types';
+import styles from './console.module.css';
+import { IntentLinks } from './IntentLinks';
+import { ErrorWithRetry, LiveStatus, PressureBanner, Skeleton, useBackoffQuery } from './live';
+import { UnblockPanel } from './UnblockPanel';
+
+/**
+ * The Locks page body: polls GET /api/locks with a visible backoff, and shows the blocking tree (root blockers
+ * first), the sessions involved, and the capped lock list with its summary row.
+ */
+export function LocksView({ canCancel, canTerminate }: { canCancel: boolean; canTerminate: boolean }) {
+  const [limit, setLimit] = useState(100);
+  const { query, intervalMs, lastOutcome, backingOff } = useBackoffQuery<LocksSnapshot>({
+    queryKey: ['console', 'locks', 'snapshot', limit],
+    url: `/api/locks?limit=${limit}`,
+    policy: LOCKS_BACKOFF,
+    isSlow: (s) => s.tookMs > SLOW_SNAPSHOT_MS,
+  });
+  const [selected, setSelected] = useState<number | null>(null);
+  const snap = query.data;
+
+  return (
+    <main className={styles.page}>
+      <div className={styles.header}>
+        <div>
+          <h1>Locks</h1>
+          <p className={styles.subtitle}>Who holds and who waits, from pg_locks and pg_blocking_pids, and which intents they are about.</p>
+        </div>
+        <div className={styles.toolbar}>
+          <LiveStatus intervalMs={intervalMs} lastOutcome={lastOutcome} backingOff={backingOff} fetching={query.isFetching} updatedAt={query.dataUpdatedAt} />
+          <label className={styles.hint}>
+            show{' '}
+            <select value={limit} onChange={(e) => setLimit(Number(e.target.value))} aria-label="Locks shown at most">
+              {[50, 100, 250, 500].map((n) => (
+                <option key={n} value={n}>
+                  {n}
+                </option>
+              ))}
+            </select>{' '}
+            locks
+          </label>
+          <button type="button" className={styles.button} onClick={() => void query.refetch()} disabled={query.isFetching}>
+            Refresh now
+          </button>
+        </div>
+      </div>
+
+      <PressureBanner intervalMs={intervalMs} lastOutcome={lastOutcome} message={query.error?.kind === 'pressure' ? query.error.message : undefined} />
+      {query.isError && snap && query.error.kind !== 'pressure' && (
+        <div className={`${styles.banner} ${styles.bannerError}`} role="alert">
+          Refresh failed ({query.error.message}); showing the snapshot from {new Date(snap.takenAt).toLocaleTimeString()}.
+        </div>
+      )}
+
+      {!snap && query.isPending && (
+        <section className={styles.section}>
+          <h2>Blocking tree</h2>
+          <Skeleton rows={4} label="Loading the blocking tree" />
+          <h2 style={{ marginTop: 18 }}>Locks</h2>
+          <Skeleton rows={8} label="Loading locks" />
+        </section>
+      )}
+      {!snap && query.isError && query.error.kind !== 'pressure' && <ErrorWithRetry error={query.error} onRetry={() => void query.refetch()} what="the lock snapshot" />}
+      {!snap && query.isError && query.error.kind === 'pressure' && (
+        <div className={styles.empty}>No snapshot yet: waiting for the database to answer within the page’s own timeouts.</div>
+      )}
+
+      {snap && (
+        <>
+          <BlockingTreeSection snap={snap} canCancel={canCancel} canTerminate={canTerminate} selected={selected} onSelect={setSelected} />
+          <SessionsSection snap={snap} />
+          <LocksSection snap={snap} />
+          <p className={styles.hint}>
+            Snapshot taken {new Date(snap.takenAt).toLocaleTimeString()} in {snap.tookMs} ms (lock_timeout 100 ms, statement_timeout 1 s).
+          </p>
+        </>
+      )}
+    </main>
+  );
+}
+
+function BackendLine({ b, now }: { b: Backend; now: string }) {
+  return (
+    <span className={styles.nodeMeta}>
+      {b.applicationName || '(no application name)'} · {b.user ?? '?'} · {b.state ?? '—'}
+      {b.xactStart && <> · transaction {ageAt(b.xactStart, now)}</>}
+      {b.waitingSince && <> · waiting {ageAt(b.waitingSince, now)}</>}
+    </span>
+  );
+}
+
+function TreeNode({ node, byPid, snap, depth, ctx }: { node: BlockingNode; byPid: Map<number, Backend>; snap: LocksSnapshot; depth: number; ctx: TreeCtx }) {
+  const b = byPid.get(node.pid);
+  const isRoot = depth === 0;
+  return (
+    <li data-testid={`tree-node-${node.pid}`} data-pid={node.pid}>
+      <div className={`${styles.node} ${isRoot ? styles.nodeRoot : ''}`}>
+        <div className={styles.nodeHead}>
+          <strong className={styles.mono}>pid {node.pid}</strong>
+          {isRoot ? <span className={`${styles.badge} ${styles.badgeRoot}`}>root blocker</span> : <span className={`${styles.badge} ${styles.badgeWait}`}>waiting</span>}
+          {node.waitingBehind > 0 && <span className={styles.badge}>{node.waitingBehind} waiting behind</span>}
+          {node.cycle && <span className={`${styles.badge} ${styles.badgeRoot}`}>wait cycle (deadlock not yet broken)</span>}
+          {b && <BackendLine b={b} now={snap.takenAt} />}
+          {b && <IntentLinks refs={b.intents} empty="no intent known" />}
+          {ctx.canCancel && node.waitingBehind > 0 && !node.cycle && (
+            <button type="button" className={`${styles.button} ${styles.danger}`} onClick={() => ctx.onSelect(ctx.selected === node.pid ? null : node.pid)} aria-expanded={ctx.selected === node.pid}>
+              Unblock…
+            </button>
+          )}
+        </div>
+        {b?.query && <span className={styles.query} title={b.query}>{b.query}</span>}
+        {ctx.selected === node.pid && <UnblockPanel key={node.pid} pid={node.pid} canTerminate={ctx.canTerminate} onClose={() => ctx.onSelect(null)} />}
+      </div>
+      {(node.children.length > 0 || node.hiddenChildren > 0) && (
+        <ul>
+          {node.children.map((c) => (
+            <TreeNode key={c.pid} node={c} byPid={byPid} snap={snap} depth={depth + 1} ctx={ctx} />
+          ))}
+          {node.hiddenChildren > 0 && <li className={styles.hint}>… and {node.hiddenChildren} more waiting directly on pid {node.pid}</li>}
+        </ul>
+      )}
+    </li>
+  );
+}
+
+type TreeCtx = { canCancel: boolean; canTerminate: boolean; selected: number | null; onSelect: (pid: number | null) => void };
+
+function BlockingTreeSection({ snap, ...ctx }: { snap: LocksSnapshot } & TreeCtx) {
+  const byPid = new Map(snap.backends.map((b) => [b.pid, b]));
+  return (
+    <section className={styles.section} data-testid="blocking-tree">
+      <h2>Blocking tree</h2>
+      <p className={styles.sectionNote}>
+        From pg_blocking_pids. Roots hold what others wait for; {ctx.canCancel ? 'unblocking shows the impact first, then cancel, then terminate.' : 'the on-call role can unblock them.'}
+      </p>
+      {snap.tree.length === 0 ? (
+        <div className={styles.empty} data-testid="tree-empty">Nobody is waiting for a lock right now.</div>
+      ) : (
+        <ul className={styles.tree}>
+          {snap.tree.map((n) => (
+            <TreeNode key={n.pid} node={n} byPid={byPid} snap={snap} depth={0} ctx={ctx} />
+          ))}
+          {snap.treeHidden > 0 && <li className={styles.hint}>… and {snap.treeHidden} more root blockers with fewer sessions behind them</li>}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+function SessionsSection({ snap }: { snap: LocksSnapshot }) {
+  return (
+    <section className={styles.section}>
+      <h2>Sessions</h2>
+      <p className={styles.sectionNote}>Backends that wait, block, or are in a transaction; the intent each is about comes from the engine’s label or from the row it holds or waits on.</p>
+      {snap.backends.length === 0 ? (
+        <div className={styles.empty}>No session is in a transaction.</div>
+      ) : (
+        <table className={styles.table} data-testid="sessions-table">
+          <thead>
+            <tr>
+              <th>pid</th>
+              <th>application</th>
+              <th>intent</th>
+              <th>state</th>
+              <th>blocked by</th>
+              <th>waiting</th>
+              <th>transaction</th>
+              <th>query</th>
+            </tr>
+          </thead>
+          <tbody>
+            {snap.backends.map((b) => (
+              <tr key={b.pid} className={b.blockedBy.length ? styles.waitingRow : ''} data-testid={`session-${b.pid}`}>
+                <td className={styles.mono}>{b.pid}</td>
+                <td>{b.applicationName || '—'}</td>
+                <td>
+                  <IntentLinks refs={b.intents} />
+                </td>
+                <td>{b.state ?? '—'}</td>
+                <td className={styles.mono}>{b.blockedBy.join(', ') || '—'}</td>
+                <td>{b.waitingSince ? ageAt(b.waitingSince, snap.takenAt) : '—'}</td>
+                <td>{ageAt(b.xactStart, snap.takenAt)}</td>
+                <td>
+                  <span className={styles.query} title={b.query ?? ''}>
+                    {b.query ?? '—'}
+                  </span>
+                </td>
+              </tr>
+            ))}
+            {snap.backendsHidden > 0 && (
+              <tr className={styles.summaryRow}>
+                <td colSpan={8}>… and {snap.backendsHidden} more sessions in a transaction, not shown</td>
+              </tr>
+            )}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+function target(l: LocksSnapshot['locks'][number]): string {
+  switch (l.lockType) {
+    case 'relation':
+      return l.relation ?? '?';
+    case 'tuple':
+      return `${l.relation ?? '?'} (${l.page},${l.tuple})`;
+    case 'page':
+      return `${l.relation ?? '?'} page ${l.page}`;
+    case 'transactionid':
+      return `xid ${l.transactionId}`;
+    case 'virtualxid':
+      return `vxid ${l.virtualXid}`;
+    default:
+      return l.objectId ?? l.relation ?? '—';
+  }
+}
+
+function LocksSection({ snap }: { snap: LocksSnapshot }) {
+  const { summary } = snap;
+  return (
+    <section className={styles.section}>
+      <h2>Locks</h2>
+      <p className={styles.sectionNote}>
+        {summary.total} lock{summary.total === 1 ? '' : 's'} ({summary.waiting} waiting); waits first, then the blockers’ locks. Capped at {snap.limit}.
+      </p>
+      {snap.locks.length === 0 ? (
+        <div className={styles.empty} data-testid="locks-empty">No locks are held or awaited by other sessions.</div>
+      ) : (
+        <table className={styles.table} data-testid="locks-table">
+          <thead>
+            <tr>
+              <th>pid</th>
+              <th>lock type</th>
+              <th>mode</th>
+              <th>relation / target</th>
+              <th>granted</th>
+              <th>waiting since</th>
+              <th>application</th>
+              <th>intent</th>
+              <th>query</th>
+            </tr>
+          </thead>
+          <tbody>
+            {snap.locks.map((l, i) => (
+              <tr key={`${l.pid}-${l.lockType}-${l.mode}-${i}`} className={l.granted ? '' : styles.waitingRow} data-testid="lock-row" data-pid={l.pid} data-granted={String(l.granted)}>
+                <td className={styles.mono}>{l.pid}</td>
+                <td>{l.lockType}</td>
+                <td>{l.mode}</td>
+                <td className={styles.mono}>{target(l)}</td>
+                <td>{l.granted ? <span className={`${styles.badge} ${styles.badgeOk}`}>granted</span> : <span className={`${styles.badge} ${styles.badgeWait}`}>waiting</span>}</td>
+                <td>{l.waitingSince ? `${ageAt(l.waitingSince, snap.takenAt)} ago` : '—'}</td>
+                <td>{l.applicationName || '—'}</td>
+                <td>{l.intentId ? <IntentLinks refs={[{ id: l.intentId, via: null }]} /> : '—'}</td>
+                <td>
+                  <span className={styles.query} title={l.query ?? ''}>
+                    {l.query ?? '—'}
+                  </span>
+                </td>
+              </tr>
+            ))}
+            {summary.hidden > 0 && (
+              <tr className={styles.summaryRow} data-testid="locks-summary">
+                <td colSpan={9}>
+                  … and {summary.hidden} more not shown:{' '}
+                  {summary.hiddenByType.map((h) => `${h.count} ${h.lockType} ${h.granted ? 'granted' : 'waiting'}`).join(', ')}
+                </td>
+              </tr>
+            )}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,117 @@
+'use client';
+
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useActionState, useEffect, useState } from 'react';
+import { cancelBackendAction, terminateBackendAction, unblockImpactAction, type UnblockState } from '@/app/actions/locks';
+import { formatDuration } from '@/lib/locks/format';
+import styles from './console.module.css';
+import { IntentLinks } from './IntentLinks';
+import { Skeleton } from './live';
+
+const idle: UnblockState = { status: 'idle' };
+
+/**
+ * Guarded unblocking (brief §6): the impact first — sessions waiting behind, transaction age, intents — then a
+ * required reason, cancel, and terminate only once a cancel was tried and the backend still blocks. The server
+ * enforces all of it again; this only makes the order obvious.
+ */
+export function UnblockPanel({ pid, canTerminate, onClose }: { pid: number; canTerminate: boolean; onClose: () => void }) {
+  const queryClient = useQueryClient();
+  const impactQuery = useQuery({ queryKey: ['console', 'locks', 'impact', pid], queryFn: () => unblockImpactAction(pid), refetchInterval: 5000 });
+  const [reason, setReason] = useState('');
+  const [cancelState, cancelAction, cancelling] = useActionState(cancelBackendAction, idle);
+  const [terminateState, terminateAction, terminating] = useActionState(terminateBackendAction, idle);
+
+  useEffect(() => {
+    if (cancelState.status !== 'idle' || terminateState.status !== 'idle') {
+      void queryClient.invalidateQueries({ queryKey: ['console', 'locks'] });
+    }
+  }, [cancelState, terminateState, queryClient]);
+
+  const answer = impactQuery.data;
+  const impact = answer?.impact;
+  const cancelTried = answer?.cancelTried || cancelState.result?.signalled === true;
+  const stillBlocks = impact ? impact.waitingBehind > 0 : false;
+  const terminateReady = canTerminate && cancelTried && stillBlocks;
+  const last = terminateState.status !== 'idle' ? terminateState : cancelState;
+  const reasonError = last.fieldErrors?.reason;
+
+  return (
+    <div className={styles.panel} data-testid={`unblock-panel-${pid}`} role="region" aria-label={`Unblock backend ${pid}`}>
+      <div className={styles.actions} style={{ justifyContent: 'space-between' }}>
+        <h3>Unblock backend {pid}</h3>
+        <button type="button" className={styles.button} onClick={onClose}>
+          Close
+        </button>
+      </div>
+      {impactQuery.isPending && <Skeleton rows={3} label="Reading the impact" />}
+      {answer?.error && (
+        <div className={`${styles.banner} ${styles.bannerError}`} role="alert">
+          {answer.error}
+        </div>
+      )}
+      {impact && (
+        <>
+          <div className={styles.impact} data-testid="impact">
+            <div className={styles.stat}>
+              <div className={styles.statValue} data-testid="impact-waiting">{impact.waitingBehind}</div>
+              <div className={styles.statLabel}>sessions waiting behind it{impact.directWaiters.length ? ` (directly: ${impact.directWaiters.join(', ')})` : ''}</div>
+            </div>
+            <div className={styles.stat}>
+              <div className={styles.statValue} data-testid="impact-age">{formatDuration(impact.transactionAgeMs)}</div>
+              <div className={styles.statLabel}>transaction age{impact.state ? ` · ${impact.state}` : ''}</div>
+            </div>
+            <div className={styles.stat}>
+              <div className={styles.statLabel}>intents it is about</div>
+              <IntentLinks refs={impact.intents} empty="none known" />
+              {impact.waiterIntents.length > 0 && (
+                <div className={styles.hint}>
+                  waiters are about: <IntentLinks refs={impact.waiterIntents.map((id) => ({ id, via: null }))} />
+                </div>
+              )}
+            </div>
+          </div>
+          <p className={styles.hint}>
+            {impact.applicationName || '(no application name)'} · {impact.user ?? '?'} · <span className={styles.mono}>{impact.query?.slice(0, 160) ?? '—'}</span>
+          </p>
+          {impact.isWaiting && (
+            <div className={`${styles.banner} ${styles.bannerWarn}`}>
+              This backend is itself waiting for {impact.rootBlockers.length ? `backend ${impact.rootBlockers.join(', ')}` : 'another backend'}: stopping it
+              frees only the sessions behind it; the root blocker stays.
+            </div>
+          )}
+        </>
+      )}
+      <form>
+        <input type="hidden" name="pid" value={pid} />
+        <label className={styles.field}>
+          Reason (required, recorded in the audit log)
+          <textarea name="reason" value={reason} onChange={(e) => setReason(e.target.value)} required minLength={5} maxLength={500} placeholder="e.g. INC-123: batch job holds intent rows; waiters timing out" />
+          {reasonError && <span className={styles.fieldError}>{reasonError}</span>}
+        </label>
+        <div className={styles.actions}>
+          <button type="submit" formAction={cancelAction} className={`${styles.button} ${styles.danger}`} disabled={!impact || cancelling || terminating}>
+            {cancelling ? 'Cancelling…' : 'Cancel its query'}
+          </button>
+          {canTerminate ? (
+            <button type="submit" formAction={terminateAction} className={`${styles.button} ${styles.danger}`} disabled={!terminateReady || cancelling || terminating}>
+              {terminating ? 'Terminating…' : 'Terminate session'}
+            </button>
+          ) : null}
+          <span className={styles.hint}>
+            {!cancelTried
+              ? 'Cancel first (pg_cancel_backend). Terminate becomes available only if it still blocks afterwards.'
+              : stillBlocks
+                ? 'A cancel was tried and it still blocks: terminate (pg_terminate_backend) ends the whole session.'
+                : 'It no longer blocks anyone.'}
+          </span>
+        </div>
+      </form>
+      {last.status !== 'idle' && (
+        <div className={`${styles.banner} ${last.status === 'ok' ? styles.bannerOk : styles.bannerError}`} role="status" data-testid="unblock-result" style={{ marginTop: 12 }}>
+          {last.message}
+        </div>
+      )}
+    </div>
+  );
+}

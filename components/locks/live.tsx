@@ -1,0 +1,131 @@
+'use client';
+
+import { QueryClient, QueryClientProvider, useQuery, type QueryKey } from '@tanstack/react-query';
+import { useState, type ReactNode } from 'react';
+import { isBackingOff, nextInterval, type BackoffPolicy, type RefreshOutcome } from '@/lib/locks/backoff';
+import styles from './console.module.css';
+
+/**
+ * Live-view plumbing shared by the Locks and Contention pages: polling with a visible backoff, a live indicator,
+ * a loading skeleton and an error with a retry. (Local until the console shell's components/ui lands.)
+ */
+
+/** A QueryClient for these pages; when the shell's app-wide provider lands it can replace this one. */
+export function LocalQueryProvider({ children }: { children: ReactNode }) {
+  const [client] = useState(() => new QueryClient({ defaultOptions: { queries: { retry: false, refetchOnWindowFocus: true } } }));
+  return <QueryClientProvider client={client}>{children}</QueryClientProvider>;
+}
+
+export class FetchError extends Error {
+  constructor(
+    message: string,
+    readonly kind: 'pressure' | 'error',
+    readonly status: number,
+    readonly code?: string,
+  ) {
+    super(message);
+  }
+}
+
+export async function fetchJson<T>(url: string, signal?: AbortSignal): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch(url, { signal, headers: { accept: 'application/json' }, cache: 'no-store' });
+  } catch (err) {
+    if ((err as Error)?.name === 'AbortError') throw err;
+    throw new FetchError('The console server did not answer (network error).', 'error', 0);
+  }
+  if (res.ok) return (await res.json()) as T;
+  const body = (await res.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
+  const code = body?.error?.code;
+  const message = body?.error?.message ?? `The server answered ${res.status}.`;
+  throw new FetchError(message, res.status === 503 || code === 'db_under_pressure' ? 'pressure' : 'error', res.status, code);
+}
+
+/**
+ * Polls `url`, lengthening the interval when the answer is slow, refused as under pressure, or failed, and
+ * shortening it again step by step once the database answers promptly (lib/locks/backoff.ts).
+ */
+export function useBackoffQuery<T>(options: { queryKey: QueryKey; url: string; policy: BackoffPolicy; isSlow: (data: T) => boolean }) {
+  const { policy } = options;
+  const [intervalMs, setIntervalMs] = useState(policy.baseMs);
+  const [lastOutcome, setLastOutcome] = useState<RefreshOutcome | null>(null);
+  const query = useQuery<T, FetchError>({
+    queryKey: options.queryKey,
+    queryFn: async ({ signal }) => {
+      try {
+        const data = await fetchJson<T>(options.url, signal);
+        const outcome: RefreshOutcome = options.isSlow(data) ? 'slow' : 'ok';
+        setLastOutcome(outcome);
+        setIntervalMs((ms) => nextInterval(ms, outcome, policy));
+        return data;
+      } catch (err) {
+        if (err instanceof FetchError) {
+          setLastOutcome(err.kind);
+          setIntervalMs((ms) => nextInterval(ms, err.kind, policy));
+        }
+        throw err;
+      }
+    },
+    refetchInterval: intervalMs,
+    refetchIntervalInBackground: false,
+  });
+  return { query, intervalMs, lastOutcome, backingOff: isBackingOff(intervalMs, policy) };
+}
+
+const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
+
+/** "Live · every 2 s", or the backoff said out loud. */
+export function LiveStatus({ intervalMs, lastOutcome, backingOff, fetching, updatedAt }: { intervalMs: number; lastOutcome: RefreshOutcome | null; backingOff: boolean; fetching: boolean; updatedAt: number }) {
+  const down = lastOutcome === 'pressure' || lastOutcome === 'error';
+  const dot = down ? styles.dotDown : backingOff ? styles.dotSlow : '';
+  const text = down
+    ? lastOutcome === 'pressure'
+      ? `database under pressure — refreshing every ${seconds(intervalMs)}`
+      : `refresh failed — retrying every ${seconds(intervalMs)}`
+    : backingOff
+      ? `database slow — refreshing every ${seconds(intervalMs)}`
+      : `live · refreshing every ${seconds(intervalMs)}`;
+  return (
+    <span className={styles.live} data-testid="live-status" aria-live="polite">
+      <span className={`${styles.dot} ${dot}`} aria-hidden />
+      {text}
+      {updatedAt > 0 && <span className={styles.hint}> · updated {new Date(updatedAt).toLocaleTimeString()}</span>}
+      {fetching && <span className={styles.hint}> · refreshing…</span>}
+    </span>
+  );
+}
+
+export function PressureBanner({ intervalMs, lastOutcome, message }: { intervalMs: number; lastOutcome: RefreshOutcome | null; message?: string }) {
+  if (lastOutcome !== 'pressure' && lastOutcome !== 'slow') return null;
+  return (
+    <div className={`${styles.banner} ${styles.bannerWarn}`} role="status" data-testid="pressure-banner">
+      <strong>Database under pressure — refreshing every {seconds(intervalMs)}.</strong>{' '}
+      {lastOutcome === 'pressure'
+        ? (message ?? 'The last snapshot gave up within its own short timeouts.')
+        : 'The last snapshot was slow, so this page is polling less often.'}{' '}
+      It speeds up again once the database answers promptly.
+    </div>
+  );
+}
+
+export function Skeleton({ rows = 5, label }: { rows?: number; label: string }) {
+  return (
+    <div aria-busy="true" aria-label={label} data-testid="skeleton">
+      {Array.from({ length: rows }, (_, i) => (
+        <div key={i} className={styles.skeleton} style={{ width: `${90 - ((i * 17) % 40)}%` }} />
+      ))}
+    </div>
+  );
+}
+
+export function ErrorWithRetry({ error, onRetry, what }: { error: Error; onRetry: () => void; what: string }) {
+  return (
+    <div className={`${styles.banner} ${styles.bannerError}`} role="alert" data-testid="load-error">
+      <strong>Could not load {what}.</strong> {error.message}{' '}
+      <button type="button" className={styles.button} onClick={onRetry}>
+        Retry
+      </button>
+    </div>
+  );
+}
