@@ -303,7 +303,10 @@ export async function reevaluateIntent(input: ReevaluateInput, actor: Actor, opt
             const row = await lockOrRead(tx, operation, id, mode, false);
             if (!row) throw new NotFoundError(`Intent ${id}`, { id });
             if (await correctionExists(tx, id, correctionId)) {
-              const result = { row, correctionCount: await countCorrections(tx, id), alreadyApplied: true };
+              // Unlocked, `row` may predate the commit that applied this correction (each READ COMMITTED statement
+              // has its own snapshot): read it again so the answer shows the intent with the correction in it.
+              const current = mode === 'optimistic' ? ((await selectIntent(tx, id)) ?? row) : row;
+              const result = { row: current, correctionCount: await countCorrections(tx, id), alreadyApplied: true };
               return { stale: false as const, value: result };
             }
             const to = statusAfterCorrection(row.status);
