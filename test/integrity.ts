@@ -99,3 +99,30 @@ export async function settle<T>(promises: Promise<T>[]) {
     errors: results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : [])),
   };
 }
+
+/** Polls `check` until it holds: the barrier for "that backend is now waiting where we want it". */
+export async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+export async function backendPid(client: { query: (sql: string) => Promise<{ rows: { pid: number }[] }> }): Promise<number> {
+  return (await client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+}
+
+/** True while a backend labelled `label` waits for a lock that `blockerPid` holds or is queued ahead for. */
+export async function isBlockedBy(label: string, blockerPid: number): Promise<boolean> {
+  const rows = await db().$queryRaw<unknown[]>`
+    SELECT 1 FROM pg_stat_activity
+    WHERE application_name = ${label} AND wait_event_type = 'Lock' AND ${blockerPid}::int = ANY(pg_blocking_pids(pid))`;
+  return rows.length > 0;
+}
+
+/** True while backend `pid` waits for a lock. */
+export async function isWaiting(pid: number): Promise<boolean> {
+  const rows = await db().$queryRaw<unknown[]>`SELECT 1 FROM pg_stat_activity WHERE pid = ${pid}::int AND wait_event_type = 'Lock'`;
+  return rows.length > 0;
+}
