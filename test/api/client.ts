@@ -1,0 +1,64 @@
+import { GET as listRoute, POST as createRoute } from '@/app/api/intents/route';
+import { GET as getRoute } from '@/app/api/intents/[id]/route';
+import { GET as auditRoute } from '@/app/api/intents/[id]/audit/route';
+import { POST as statusRoute } from '@/app/api/intents/[id]/status/route';
+import { POST as reevalRoute } from '@/app/api/intents/[id]/reeval/route';
+import { POST as bulkRoute } from '@/app/api/intents/bulk-status/route';
+import { GET as healthRoute } from '@/app/api/health/route';
+import { apiRequest, resetAuth, userWithToken } from '../auth-helpers';
+
+/**
+ * Calls the JSON API's route handlers directly, as Next would: a real Request with a real API token (of a user who
+ * may do everything the intent endpoints offer), and `{ params: Promise }` for the dynamic segment.
+ */
+export type ApiResponse<T = any> = { status: number; body: T; headers: Headers }; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** A body to send as is: a string is sent verbatim (malformed JSON), `headers` can override the Content-Type. */
+export type RawBody = { raw: string | undefined; headers?: Record<string, string> };
+
+let token: string | undefined;
+let username: string | undefined;
+
+/** Creates the caller; call in beforeAll of each API test file (auth tables start empty). */
+export async function signInApiCaller(): Promise<{ username: string }> {
+  await resetAuth();
+  const made = await userWithToken(['operator', 'reviewer']);
+  token = made.token;
+  username = made.user.username;
+  return { username };
+}
+
+async function send(route: (request: Request, context: never) => Promise<Response>, path: string, method: 'GET' | 'POST', body?: unknown, id?: string): Promise<ApiResponse> {
+  if (!token) throw new Error('signInApiCaller() first');
+  const raw = typeof body === 'object' && body !== null && 'raw' in body ? (body as RawBody) : undefined;
+  const request = apiRequest(path, {
+    method,
+    token,
+    body: raw ? raw.raw : body,
+    headers: raw?.headers,
+  });
+  const context = { params: Promise.resolve({ id: id ?? '' }) } as never;
+  const response = await route(request, context);
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
+}
+
+export const api = {
+  create: (body: unknown) => send(createRoute, '/api/intents', 'POST', body),
+  list: (query: Record<string, string> | string = {}) =>
+    send(listRoute, `/api/intents?${typeof query === 'string' ? query : new URLSearchParams(query).toString()}`, 'GET'),
+  get: (id: string) => send(getRoute, `/api/intents/${encodeURIComponent(id)}`, 'GET', undefined, id),
+  audit: (id: string) => send(auditRoute, `/api/intents/${encodeURIComponent(id)}/audit`, 'GET', undefined, id),
+  status: (id: string, body: unknown) => send(statusRoute, `/api/intents/${encodeURIComponent(id)}/status`, 'POST', body, id),
+  reeval: (id: string, body: unknown) => send(reevalRoute, `/api/intents/${encodeURIComponent(id)}/reeval`, 'POST', body, id),
+  bulk: (body: unknown) => send(bulkRoute, '/api/intents/bulk-status', 'POST', body),
+  health: async (): Promise<ApiResponse> => {
+    const response = await healthRoute();
+    return { status: response.status, body: await response.json(), headers: response.headers };
+  },
+};
+
+/** The fields a 400 names, from `error.details.fields[].field`. */
+export function namedFields(res: ApiResponse): string[] {
+  return (res.body?.error?.details?.fields ?? []).map((f: { field: string }) => f.field);
+}
