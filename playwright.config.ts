@@ -1,0 +1,39 @@
+import { existsSync } from 'node:fs';
+import { defineConfig, devices } from '@playwright/test';
+
+/**
+ * Browser tests against a production build. `e2e/global-setup.ts` starts everything they need — a throw-away
+ * embedded PostgreSQL, the migrations, `next build` when the build is missing or stale, `next start` on a free port —
+ * and hands the server's URL and the database's URL to the test workers through the environment (Playwright
+ * starts `webServer` *before* globalSetup, so a server that needs the database cannot be a `webServer`).
+ * Set E2E_BASE_URL and DATABASE_URL to run against a server you started yourself.
+ *
+ * Chromium: the one on the machine (/usr/bin/chromium, or CHROMIUM_PATH), else Playwright's own where installed.
+ */
+const chromiumPath = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => p && existsSync(p));
+
+export default defineConfig({
+  testDir: 'e2e',
+  testMatch: '**/*.spec.ts',
+  outputDir: 'test-results',
+  globalSetup: './e2e/global-setup.ts',
+  // One console and one database for the run: tests seed their own uniquely named data, so two workers are safe;
+  // more would only fight over two cores with the server.
+  workers: 2,
+  fullyParallel: false,
+  forbidOnly: !!process.env.CI,
+  retries: process.env.CI ? 1 : 0,
+  timeout: 60_000,
+  expect: { timeout: 10_000 },
+  reporter: process.env.CI ? [['list'], ['html', { open: 'never' }]] : [['list']],
+  use: {
+    // Set by global setup before the workers start (workers read this file again, with its environment).
+    baseURL: process.env.E2E_BASE_URL,
+    trace: 'retain-on-failure',
+    screenshot: 'only-on-failure',
+    // A laptop screen: the size the console is designed for.
+    viewport: { width: 1440, height: 900 },
+    launchOptions: chromiumPath ? { executablePath: chromiumPath } : {},
+  },
+  projects: [{ name: 'chromium', use: { ...devices['Desktop Chrome'], viewport: { width: 1440, height: 900 } } }],
+});
