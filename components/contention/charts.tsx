@@ -18,16 +18,16 @@ export function OutcomeTimelineChart({ data }: { data: TimelinePoint[] }) {
   return (
     <div className={styles.chartBox} data-testid="chart-timeline">
       <ResponsiveContainer width="100%" height="100%">
-        <LineChart data={data} margin={{ top: 8, right: 16, bottom: 4, left: 0 }}>
-          <CartesianGrid strokeDasharray="3 3" stroke="#eef1f5" />
+        <BarChart data={data} margin={{ top: 8, right: 16, bottom: 4, left: 0 }}>
+          <CartesianGrid strokeDasharray="3 3" stroke="#eef1f5" vertical={false} />
           <XAxis dataKey="t" tickFormatter={tickLabel} minTickGap={28} fontSize={11} />
           <YAxis allowDecimals={false} fontSize={11} width={40} />
           <Tooltip labelFormatter={(t) => `${tickLabel(String(t))} UTC`} />
           <Legend wrapperStyle={{ fontSize: 12 }} />
           {SERIES_KEYS.map((k) => (
-            <Line key={k} type="monotone" dataKey={k} name={SERIES[k].label} stroke={SERIES_COLORS[k]} dot={false} strokeWidth={2} isAnimationActive={false} />
+            <Bar key={k} dataKey={k} name={SERIES[k].label} stackId="t" fill={SERIES_COLORS[k]} isAnimationActive={false} />
           ))}
-        </LineChart>
+        </BarChart>
       </ResponsiveContainer>
     </div>
   );

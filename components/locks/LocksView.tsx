@@ -160,45 +160,47 @@ function SessionsSection({ snap }: { snap: LocksSnapshot }) {
       {snap.backends.length === 0 ? (
         <div className={styles.empty}>No session is in a transaction.</div>
       ) : (
-        <table className={styles.table} data-testid="sessions-table">
-          <thead>
-            <tr>
-              <th>pid</th>
-              <th>application</th>
-              <th>intent</th>
-              <th>state</th>
-              <th>blocked by</th>
-              <th>waiting</th>
-              <th>transaction</th>
-              <th>query</th>
-            </tr>
-          </thead>
-          <tbody>
-            {snap.backends.map((b) => (
-              <tr key={b.pid} className={b.blockedBy.length ? styles.waitingRow : ''} data-testid={`session-${b.pid}`}>
-                <td className={styles.mono}>{b.pid}</td>
-                <td>{b.applicationName || '—'}</td>
-                <td>
-                  <IntentLinks refs={b.intents} />
-                </td>
-                <td>{b.state ?? '—'}</td>
-                <td className={styles.mono}>{b.blockedBy.join(', ') || '—'}</td>
-                <td>{b.waitingSince ? ageAt(b.waitingSince, snap.takenAt) : '—'}</td>
-                <td>{ageAt(b.xactStart, snap.takenAt)}</td>
-                <td>
-                  <span className={styles.query} title={b.query ?? ''}>
-                    {b.query ?? '—'}
-                  </span>
-                </td>
+        <div className={styles.scroll}>
+          <table className={styles.table} data-testid="sessions-table">
+            <thead>
+              <tr>
+                <th>pid</th>
+                <th>application</th>
+                <th>intent</th>
+                <th>state</th>
+                <th>blocked by</th>
+                <th>waiting</th>
+                <th>transaction</th>
+                <th>query</th>
               </tr>
-            ))}
-            {snap.backendsHidden > 0 && (
-              <tr className={styles.summaryRow}>
-                <td colSpan={8}>… and {snap.backendsHidden} more sessions in a transaction, not shown</td>
-              </tr>
-            )}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {snap.backends.map((b) => (
+                <tr key={b.pid} className={b.blockedBy.length ? styles.waitingRow : ''} data-testid={`session-${b.pid}`}>
+                  <td className={styles.mono}>{b.pid}</td>
+                  <td>{b.applicationName || '—'}</td>
+                  <td>
+                    <IntentLinks refs={b.intents} />
+                  </td>
+                  <td>{b.state ?? '—'}</td>
+                  <td className={styles.mono}>{b.blockedBy.join(', ') || '—'}</td>
+                  <td>{b.waitingSince ? ageAt(b.waitingSince, snap.takenAt) : '—'}</td>
+                  <td>{ageAt(b.xactStart, snap.takenAt)}</td>
+                  <td>
+                    <span className={styles.query} title={b.query ?? ''}>
+                      {b.query ?? '—'}
+                    </span>
+                  </td>
+                </tr>
+              ))}
+              {snap.backendsHidden > 0 && (
+                <tr className={styles.summaryRow}>
+                  <td colSpan={8}>… and {snap.backendsHidden} more sessions in a transaction, not shown</td>
+                </tr>
+              )}
+            </tbody>
+          </table>
+        </div>
       )}
     </section>
   );
@@ -232,48 +234,50 @@ function LocksSection({ snap }: { snap: LocksSnapshot }) {
       {snap.locks.length === 0 ? (
         <div className={styles.empty} data-testid="locks-empty">No locks are held or awaited by other sessions.</div>
       ) : (
-        <table className={styles.table} data-testid="locks-table">
-          <thead>
-            <tr>
-              <th>pid</th>
-              <th>lock type</th>
-              <th>mode</th>
-              <th>relation / target</th>
-              <th>granted</th>
-              <th>waiting since</th>
-              <th>application</th>
-              <th>intent</th>
-              <th>query</th>
-            </tr>
-          </thead>
-          <tbody>
-            {snap.locks.map((l, i) => (
-              <tr key={`${l.pid}-${l.lockType}-${l.mode}-${i}`} className={l.granted ? '' : styles.waitingRow} data-testid="lock-row" data-pid={l.pid} data-granted={String(l.granted)}>
-                <td className={styles.mono}>{l.pid}</td>
-                <td>{l.lockType}</td>
-                <td>{l.mode}</td>
-                <td className={styles.mono}>{target(l)}</td>
-                <td>{l.granted ? <span className={`${styles.badge} ${styles.badgeOk}`}>granted</span> : <span className={`${styles.badge} ${styles.badgeWait}`}>waiting</span>}</td>
-                <td>{l.waitingSince ? `${ageAt(l.waitingSince, snap.takenAt)} ago` : '—'}</td>
-                <td>{l.applicationName || '—'}</td>
-                <td>{l.intentId ? <IntentLinks refs={[{ id: l.intentId, via: null }]} /> : '—'}</td>
-                <td>
-                  <span className={styles.query} title={l.query ?? ''}>
-                    {l.query ?? '—'}
-                  </span>
-                </td>
+        <div className={styles.scroll}>
+          <table className={styles.table} data-testid="locks-table">
+            <thead>
+              <tr>
+                <th>pid</th>
+                <th>lock type</th>
+                <th>mode</th>
+                <th>relation / target</th>
+                <th>granted</th>
+                <th>waiting since</th>
+                <th>application</th>
+                <th>intent</th>
+                <th>query</th>
               </tr>
-            ))}
-            {summary.hidden > 0 && (
-              <tr className={styles.summaryRow} data-testid="locks-summary">
-                <td colSpan={9}>
-                  … and {summary.hidden} more not shown:{' '}
-                  {summary.hiddenByType.map((h) => `${h.count} ${h.lockType} ${h.granted ? 'granted' : 'waiting'}`).join(', ')}
-                </td>
-              </tr>
-            )}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {snap.locks.map((l, i) => (
+                <tr key={`${l.pid}-${l.lockType}-${l.mode}-${i}`} className={l.granted ? '' : styles.waitingRow} data-testid="lock-row" data-pid={l.pid} data-granted={String(l.granted)}>
+                  <td className={styles.mono}>{l.pid}</td>
+                  <td>{l.lockType}</td>
+                  <td>{l.mode}</td>
+                  <td className={styles.mono}>{target(l)}</td>
+                  <td>{l.granted ? <span className={`${styles.badge} ${styles.badgeOk}`}>granted</span> : <span className={`${styles.badge} ${styles.badgeWait}`}>waiting</span>}</td>
+                  <td>{l.waitingSince ? `${ageAt(l.waitingSince, snap.takenAt)} ago` : '—'}</td>
+                  <td>{l.applicationName || '—'}</td>
+                  <td>{l.intentId ? <IntentLinks refs={[{ id: l.intentId, via: null }]} /> : '—'}</td>
+                  <td>
+                    <span className={styles.query} title={l.query ?? ''}>
+                      {l.query ?? '—'}
+                    </span>
+                  </td>
+                </tr>
+              ))}
+              {summary.hidden > 0 && (
+                <tr className={styles.summaryRow} data-testid="locks-summary">
+                  <td colSpan={9}>
+                    … and {summary.hidden} more not shown:{' '}
+                    {summary.hiddenByType.map((h) => `${h.count} ${h.lockType} ${h.granted ? 'granted' : 'waiting'}`).join(', ')}
+                  </td>
+                </tr>
+              )}
+            </tbody>
+          </table>
+        </div>
       )}
     </section>
   );

@@ -108,7 +108,7 @@ export function UnblockPanel({ pid, canTerminate, onClose }: { pid: number; canT
         </div>
       </form>
       {last.status !== 'idle' && (
-        <div className={`${styles.banner} ${last.status === 'ok' ? styles.bannerOk : styles.bannerError}`} role="status" data-testid="unblock-result" style={{ marginTop: 12 }}>
+        <div className={`${styles.banner} ${last.status !== 'ok' ? styles.bannerError : last.result?.after && last.result.after.alive && last.result.after.waitingBehind > 0 ? styles.bannerWarn : styles.bannerOk}`} role="status" data-testid="unblock-result" style={{ marginTop: 12 }}>
           {last.message}
         </div>
       )}
