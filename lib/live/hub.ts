@@ -155,7 +155,7 @@ export class LiveHub {
     this.roundWanted = false;
     try {
       const next = await changesSinceSnapshot(this.snapshot);
-      this.snapshot = { maxId: next.maxId, xmin: next.xmin, xip: next.xip };
+      this.snapshot = { maxId: next.maxId, xmin: next.xmin, xmax: next.xmax, xip: next.xip };
       this.failedRounds = 0;
       const position = formatPosition(next);
       if (next.overflow) this.broadcast({ kind: 'reset', position });
