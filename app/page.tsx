@@ -1,19 +1,6 @@
-import { listIntents } from '@/lib/intents/queries';
+import { redirect } from 'next/navigation';
 
-export const dynamic = 'force-dynamic';
-
-export default async function Home() {
-  const { items } = await listIntents({ limit: 50 });
-  return (
-    <main>
-      <h1>Intents</h1>
-      <ul>
-        {items.map((i) => (
-          <li key={i.id}>
-            {i.id} {i.status} v{i.version}
-          </li>
-        ))}
-      </ul>
-    </main>
-  );
+/** The console opens on its main view. */
+export default function Home(): never {
+  redirect('/intents');
 }

@@ -1,0 +1,55 @@
+import { dehydrate, HydrationBoundary, QueryClient } from '@tanstack/react-query';
+import { notFound } from 'next/navigation';
+import { Suspense } from 'react';
+import { IntentDetail } from '@/components/intents/IntentDetail';
+import { AuditServerPanel, ConflictsServerPanel } from '@/components/intents/IntentDetailPanels';
+import styles from '@/components/intents/intents.module.css';
+import { LiveSince } from '@/components/live/LiveProvider';
+import { Skeleton } from '@/components/ui/Skeleton';
+import { can } from '@/lib/auth/permissions';
+import { requirePageUser } from '@/lib/auth/server';
+import { livePositionForPage } from '@/lib/console/live-position';
+import { NotFoundError } from '@/lib/intents/errors';
+import { intentKeys } from '@/lib/intents/keys';
+import { getIntent } from '@/lib/intents/queries';
+import { intentIdSchema } from '@/lib/intents/schemas';
+
+export const dynamic = 'force-dynamic';
+export const metadata = { title: 'Intent · Bridge Console' };
+
+export default async function IntentPage({ params }: { params: Promise<{ id: string }> }) {
+  const { id: raw } = await params;
+  const user = await requirePageUser(`/intents/${encodeURIComponent(raw)}`);
+  const parsed = intentIdSchema.safeParse(raw);
+  if (!parsed.success) notFound();
+  const id = parsed.data;
+  const since = await livePositionForPage();
+  const queryClient = new QueryClient();
+  // The intent itself is awaited here (one primary-key read) so a missing one answers 404, not an empty page.
+  try {
+    await queryClient.fetchQuery({ queryKey: intentKeys.detail(id), queryFn: () => getIntent(id) });
+  } catch (err) {
+    if (err instanceof NotFoundError) notFound();
+    throw err;
+  }
+  return (
+    <>
+      <LiveSince position={since} />
+      <div className={styles.detailGrid}>
+        <HydrationBoundary state={dehydrate(queryClient)}>
+          <div className={styles.column}>
+            <IntentDetail id={id} permissions={{ status: can(user, 'intents.status'), correct: can(user, 'intents.correct') }} />
+          </div>
+        </HydrationBoundary>
+        <div className={styles.column} style={{ paddingTop: '3.4rem' }}>
+          <Suspense fallback={<Skeleton label="Loading the audit timeline" lines={6} />}>
+            <AuditServerPanel id={id} />
+          </Suspense>
+          <Suspense fallback={<Skeleton label="Loading conflict events" lines={2} />}>
+            <ConflictsServerPanel id={id} />
+          </Suspense>
+        </div>
+      </div>
+    </>
+  );
+}

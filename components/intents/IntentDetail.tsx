@@ -1,0 +1,260 @@
+'use client';
+
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import Link from 'next/link';
+import { useMemo, useState } from 'react';
+import { changeIntentStatusAction } from '@/app/actions/intents';
+import { ConfirmDialog } from '@/components/ui/ConfirmDialog';
+import { ErrorState } from '@/components/ui/ErrorState';
+import { LiveIndicator } from '@/components/ui/LiveIndicator';
+import { PageHeader, Panel } from '@/components/ui/PageHeader';
+import { RelativeTime } from '@/components/ui/RelativeTime';
+import { Skeleton } from '@/components/ui/Skeleton';
+import { StatusBadge } from '@/components/ui/StatusBadge';
+import type { ActionError } from '@/lib/console/action-result';
+import { newIdempotencyKey } from '@/lib/console/ids';
+import { fetchIntent } from '@/lib/console/intents-client';
+import { diffLines, mergeDiff, type JsonRecord } from '@/lib/console/json-diff';
+import { errorTitle } from '@/lib/console/messages';
+import { intentKeys } from '@/lib/intents/keys';
+import { allowedNextStatuses, type IntentStatus } from '@/lib/intents/state-machine';
+import type { Correction, IntentWithCorrections } from '@/lib/intents/types';
+import { CorrectionForm } from './CorrectionForm';
+import { DiffView } from './DiffView';
+import { JsonView } from './JsonView';
+import styles from './intents.module.css';
+
+export type DetailPermissions = { status: boolean; correct: boolean };
+
+/** The intent itself: facts and status actions, payload, correction form and correction history. */
+export function IntentDetail({ id, permissions }: { id: string; permissions: DetailPermissions }) {
+  const detail = useQuery({ queryKey: intentKeys.detail(id), queryFn: () => fetchIntent(id) });
+  const header = (
+    <PageHeader
+      breadcrumb={<Link href="/intents">Intents</Link>}
+      title={
+        <>
+          <span className="mono">Intent {id.slice(0, 8)}</span>
+          {detail.data && <StatusBadge status={detail.data.status} />}
+        </>
+      }
+      description={<span className="mono">{id}</span>}
+      actions={<LiveIndicator />}
+    />
+  );
+  if (detail.isPending) {
+    return (
+      <>
+        {header}
+        <Skeleton label="Loading the intent" lines={6} />
+      </>
+    );
+  }
+  if (detail.isError) {
+    return (
+      <>
+        {header}
+        <ErrorState title="The intent could not be loaded" error={detail.error} onRetry={() => void detail.refetch()} retrying={detail.isFetching} />
+      </>
+    );
+  }
+  const intent = detail.data;
+  return (
+    <>
+      {header}
+      <div className={styles.column}>
+        <Panel title="Status" id="status">
+          <dl className={styles.facts}>
+            <div>
+              <dt>Status</dt>
+              <dd data-testid="intent-status">{intent.status}</dd>
+            </div>
+            <div>
+              <dt>Version</dt>
+              <dd data-testid="intent-version">{intent.version}</dd>
+            </div>
+            <div>
+              <dt>Source</dt>
+              <dd>{intent.source}</dd>
+            </div>
+            <div>
+              <dt>Created</dt>
+              <dd>
+                <RelativeTime iso={intent.createdAt} />
+              </dd>
+            </div>
+            <div>
+              <dt>Updated</dt>
+              <dd>
+                <RelativeTime iso={intent.updatedAt} />
+              </dd>
+            </div>
+            <div>
+              <dt>Corrections</dt>
+              <dd>{intent.corrections.length}</dd>
+            </div>
+          </dl>
+          <StatusActions intent={intent} allowed={permissions.status} />
+        </Panel>
+        <Panel title="Payload" id="payload">
+          <JsonView value={intent.payload} label="Payload" />
+        </Panel>
+        {permissions.correct && <CorrectionPanel intent={intent} />}
+        <Panel title={`Correction history (${intent.corrections.length})`} id="corrections">
+          <CorrectionHistory corrections={intent.corrections} />
+        </Panel>
+      </div>
+    </>
+  );
+}
+
+function CorrectionPanel({ intent }: { intent: IntentWithCorrections }) {
+  if (intent.status === 'COMPLETED' || intent.status === 'FAILED') {
+    return (
+      <Panel title="Apply a correction" id="correct">
+        <p className="muted">A {intent.status} intent takes no corrections{intent.status === 'FAILED' ? ': retry it (back to RECEIVED) first' : ''}.</p>
+      </Panel>
+    );
+  }
+  return (
+    <Panel title="Apply a correction" id="correct">
+      <CorrectionForm intent={intent} />
+    </Panel>
+  );
+}
+
+const STATUS_ACTION: Partial<Record<IntentStatus, { label: string; confirm?: string; tone?: 'danger' | 'primary' }>> = {
+  FAILED: { label: 'Mark as FAILED', confirm: 'It leaves processing until an operator retries it (FAILED → RECEIVED).', tone: 'danger' },
+  COMPLETED: { label: 'Move to COMPLETED', confirm: 'COMPLETED is final: the intent cannot change status or take corrections afterwards.', tone: 'danger' },
+};
+
+function StatusActions({ intent, allowed }: { intent: IntentWithCorrections; allowed: boolean }) {
+  const queryClient = useQueryClient();
+  const [formKey] = useState(() => newIdempotencyKey('status'));
+  const [confirming, setConfirming] = useState<IntentStatus | null>(null);
+  const [error, setError] = useState<ActionError | null>(null);
+  const [done, setDone] = useState<string | null>(null);
+  const mutation = useMutation({
+    mutationFn: (to: IntentStatus) =>
+      // One key per (form, intent version, target): a double click or a retry of the same step applies once.
+      changeIntentStatusAction({ id: intent.id, status: to, expectedVersion: intent.version, idempotencyKey: `${formKey}:${intent.version}:${to}` }),
+    onSuccess: (result, to) => {
+      setConfirming(null);
+      if (result.ok) {
+        setError(null);
+        setDone(result.data.alreadyApplied ? `Already ${to}: nothing changed.` : `Moved to ${to} (version ${result.data.intent.version}).`);
+        queryClient.setQueryData(intentKeys.detail(intent.id), (old: IntentWithCorrections | undefined) => (old ? { ...old, ...result.data.intent } : old));
+      } else {
+        setDone(null);
+        setError(result.error);
+      }
+    },
+    onError: (err) => {
+      setConfirming(null);
+      setError({ code: 'network', message: err instanceof Error ? err.message : String(err) });
+    },
+    onSettled: () => queryClient.invalidateQueries({ queryKey: intentKeys.all }),
+  });
+  const next = allowedNextStatuses(intent.status);
+  if (!allowed) return <p className="muted">Your roles let you read this intent; changing its status needs the operator role.</p>;
+  const go = (to: IntentStatus) => (STATUS_ACTION[to]?.confirm ? setConfirming(to) : mutation.mutate(to));
+  const pendingConfirm = confirming && STATUS_ACTION[confirming];
+  return (
+    <div>
+      <div className={styles.actions} role="group" aria-label="Status actions">
+        {next.length === 0 ? (
+          <span className="muted">{intent.status} is final: no further steps.</span>
+        ) : (
+          <>
+            <span className={styles.actionsLabel}>Next steps:</span>
+            {next.map((to) => {
+              const meta = STATUS_ACTION[to];
+              const label = meta?.label ?? (intent.status === 'FAILED' && to === 'RECEIVED' ? 'Retry (back to RECEIVED)' : `Move to ${to}`);
+              return (
+                <button key={to} type="button" className={`btn ${meta?.tone === 'danger' ? '' : 'btn-primary'}`} disabled={mutation.isPending} onClick={() => go(to)}>
+                  {label}
+                </button>
+              );
+            })}
+          </>
+        )}
+      </div>
+      {done && (
+        <p className={styles.notice} role="status" style={{ marginTop: '0.6rem' }}>
+          {done}
+        </p>
+      )}
+      {error && (
+        <div className={styles.alert} role="alert" style={{ marginTop: '0.6rem' }}>
+          <strong>{errorTitle(error)}.</strong> {error.message}
+          {error.code === 'unauthenticated' && (
+            <>
+              {' '}
+              <Link href={`/sign-in?next=/intents/${intent.id}`}>Sign in</Link>
+            </>
+          )}
+        </div>
+      )}
+      <ConfirmDialog
+        open={Boolean(confirming)}
+        title={`Move intent ${intent.id.slice(0, 8)} to ${confirming}?`}
+        confirmLabel={confirming ? `Move to ${confirming}` : 'Confirm'}
+        tone={pendingConfirm?.tone ?? 'primary'}
+        pending={mutation.isPending}
+        onCancel={() => setConfirming(null)}
+        onConfirm={() => confirming && mutation.mutate(confirming)}
+      >
+        <p>
+          {intent.status} → {confirming} at version {intent.version}. {pendingConfirm?.confirm}
+        </p>
+        <p className="muted">If someone changes it first, nothing is applied and you will see the new version.</p>
+      </ConfirmDialog>
+    </div>
+  );
+}
+
+/** Newest first; each correction's diff against what the history knows of the fields before it. */
+export function CorrectionHistory({ corrections }: { corrections: Correction[] }) {
+  const entries = useMemo(
+    () =>
+      corrections
+        .reduce<{ known: JsonRecord; out: { correction: Correction; lines: ReturnType<typeof diffLines> }[] }>(
+          ({ known, out }, c) => ({
+            known: mergeDiff(known, c.diff as JsonRecord),
+            out: [...out, { correction: c, lines: diffLines(known, c.diff as JsonRecord) }],
+          }),
+          { known: {}, out: [] },
+        )
+        .out.reverse(),
+    [corrections],
+  );
+  if (entries.length === 0) return <p className="muted">No corrections yet.</p>;
+  return (
+    <ol className={styles.history} aria-label="Corrections, newest first">
+      {entries.map(({ correction: c, lines }) => (
+        <li key={c.id} className={styles.historyItem} data-testid="correction">
+          <div className={styles.historyHead}>
+            <strong>{c.actor}</strong>
+            <span className="muted">
+              <RelativeTime iso={c.createdAt} />
+            </span>
+            <span className="muted">
+              v{c.versionBefore} → v{c.versionAfter}
+            </span>
+            {c.statusBefore !== c.statusAfter && (
+              <span className="muted">
+                {c.statusBefore} → {c.statusAfter}
+              </span>
+            )}
+            <span className="muted">via {c.source}</span>
+          </div>
+          <p className={styles.reason}>
+            <span className="muted">Why: </span>
+            {c.reason}
+          </p>
+          <DiffView lines={lines} label={`Correction by ${c.actor}`} />
+        </li>
+      ))}
+    </ol>
+  );
+}

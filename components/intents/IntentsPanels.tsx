@@ -1,0 +1,32 @@
+import { dehydrate, HydrationBoundary, QueryClient } from '@tanstack/react-query';
+import { countIntentsByStatus, listIntents } from '@/lib/intents/queries';
+import { intentKeys, type IntentListFilters } from '@/lib/intents/keys';
+import { IntentsTable } from './IntentsTable';
+import { StatusFilterBar } from './StatusFilterBar';
+
+/**
+ * Server panels of the Intents page: each prefetches its own query with the domain functions (same keys and data
+ * shape as the browser's fetch of the JSON API), so the page streams each panel as soon as its query answers.
+ */
+export async function StatusCountsPanel({ filters }: { filters: IntentListFilters }) {
+  const queryClient = new QueryClient();
+  await queryClient.prefetchQuery({ queryKey: intentKeys.count(filters.q), queryFn: () => countIntentsByStatus({ q: filters.q }) });
+  return (
+    <HydrationBoundary state={dehydrate(queryClient)}>
+      <StatusFilterBar filters={filters} />
+    </HydrationBoundary>
+  );
+}
+
+export async function IntentsListPanel({ filters, canBulk }: { filters: IntentListFilters; canBulk: boolean }) {
+  const queryClient = new QueryClient();
+  await queryClient.prefetchQuery({
+    queryKey: intentKeys.list(filters),
+    queryFn: () => listIntents({ status: filters.status ?? undefined, q: filters.q || undefined, cursor: filters.cursor ?? undefined, limit: filters.limit }),
+  });
+  return (
+    <HydrationBoundary state={dehydrate(queryClient)}>
+      <IntentsTable filters={filters} canBulk={canBulk} />
+    </HydrationBoundary>
+  );
+}

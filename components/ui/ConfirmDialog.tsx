@@ -1,0 +1,75 @@
+'use client';
+
+import { useEffect, useId, useRef, type ReactNode } from 'react';
+import styles from './ui.module.css';
+
+/**
+ * Asks before a destructive action and says what it will do. A native modal <dialog>: focus moves into it and is
+ * kept there, Escape cancels, and the safe choice (Cancel) has the focus first.
+ */
+export function ConfirmDialog({
+  open,
+  title,
+  children,
+  confirmLabel,
+  tone = 'danger',
+  pending = false,
+  onConfirm,
+  onCancel,
+}: {
+  open: boolean;
+  title: string;
+  children: ReactNode;
+  confirmLabel: string;
+  tone?: 'danger' | 'primary';
+  pending?: boolean;
+  onConfirm: () => void;
+  onCancel: () => void;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
+  const bodyId = useId();
+  useEffect(() => {
+    const dialog = ref.current;
+    if (!dialog) return;
+    if (open && !dialog.open) dialog.showModal();
+    if (!open && dialog.open) dialog.close();
+  }, [open]);
+  return (
+    <dialog
+      ref={ref}
+      className={styles.dialog}
+      aria-labelledby={titleId}
+      aria-describedby={bodyId}
+      onCancel={(e) => {
+        e.preventDefault();
+        if (!pending) onCancel();
+      }}
+    >
+      {open && (
+        <form
+          method="dialog"
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (!pending) onConfirm();
+          }}
+        >
+          <h2 id={titleId} className={styles.dialogTitle}>
+            {title}
+          </h2>
+          <div id={bodyId} className={styles.dialogBody}>
+            {children}
+          </div>
+          <div className={styles.dialogActions}>
+            <button type="button" className="btn" onClick={onCancel} disabled={pending} autoFocus>
+              Cancel
+            </button>
+            <button type="submit" className={`btn ${tone === 'danger' ? 'btn-danger' : 'btn-primary'}`} disabled={pending}>
+              {pending ? 'Working…' : confirmLabel}
+            </button>
+          </div>
+        </form>
+      )}
+    </dialog>
+  );
+}

@@ -1,0 +1,51 @@
+import type { IntentList } from '@/lib/intents/queries';
+import type { IntentListFilters } from '@/lib/intents/keys';
+import type { IntentStatus } from '@/lib/intents/state-machine';
+import type { AuditEvent, ConflictEvent, IntentWithCorrections } from '@/lib/intents/types';
+
+/** Browser-side reads for TanStack Query: the JSON API (and /api/console for what only the console needs). */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+async function getJson<T>(url: string): Promise<T> {
+  const res = await fetch(url, { headers: { accept: 'application/json' }, cache: 'no-store' });
+  if (!res.ok) {
+    const body = (await res.json().catch(() => null)) as { error?: { code?: string; message?: string; details?: unknown } } | null;
+    const e = body?.error;
+    if (res.status === 401) throw new ApiError(401, 'unauthenticated', 'Your session has ended. Sign in again to continue.');
+    throw new ApiError(res.status, e?.code ?? 'http_error', e?.message ?? `The server answered ${res.status} ${res.statusText}.`, e?.details);
+  }
+  return (await res.json()) as T;
+}
+
+export function fetchIntentList(filters: IntentListFilters): Promise<IntentList> {
+  const params = new URLSearchParams({ limit: String(filters.limit) });
+  if (filters.status) params.set('status', filters.status);
+  if (filters.q) params.set('q', filters.q);
+  if (filters.cursor) params.set('cursor', filters.cursor);
+  return getJson(`/api/intents?${params}`);
+}
+
+export function fetchStatusCounts(q: string): Promise<Record<IntentStatus, number>> {
+  return getJson(`/api/console/intents/counts${q ? `?${new URLSearchParams({ q })}` : ''}`);
+}
+
+export function fetchIntent(id: string): Promise<IntentWithCorrections> {
+  return getJson(`/api/intents/${encodeURIComponent(id)}`);
+}
+
+export function fetchIntentAudit(id: string): Promise<AuditEvent[]> {
+  return getJson(`/api/intents/${encodeURIComponent(id)}/audit`);
+}
+
+export function fetchIntentConflicts(id: string): Promise<ConflictEvent[]> {
+  return getJson(`/api/console/intents/${encodeURIComponent(id)}/conflicts`);
+}
