@@ -45,6 +45,17 @@ describe('stale expectedVersion', () => {
     expect(await getIntentConflicts(intent.id)).toMatchObject([{ operation: 'reevaluate', expectedVersion: 1, currentVersion: 2, actor: 'reviewer-1' }]);
   });
 
+  it('a stale correction of an intent that was completed meanwhile is a version_conflict with its event, not an invalid transition', async () => {
+    const intent = await makeIntent('PROCESSED'); // the reviewer opened it at version 2
+    await updateIntentStatus({ id: intent.id, status: 'COMPLETED' }, tester);
+    const err = await reevaluateIntent({ id: intent.id, diff: { a: 1 }, source: 'ui', reason: 'late', expectedVersion: 2 }, reviewer).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(VersionConflictError);
+    expect(err).toMatchObject({ details: { expectedVersion: 2, currentVersion: 3 } });
+    expect(await getIntentConflicts(intent.id)).toMatchObject([{ operation: 'reevaluate', expectedVersion: 2, currentVersion: 3 }]);
+    // Without a version to compare, COMPLETED still refuses the correction as a transition.
+    await expect(reevaluateIntent({ id: intent.id, diff: { a: 1 }, source: 'ui', reason: 'late' }, reviewer)).rejects.toMatchObject({ code: 'invalid_transition' });
+  });
+
   it('the current version applies; a version from the future is a conflict too', async () => {
     const intent = await makeIntent('PROCESSED');
     expect((await reevaluateIntent({ id: intent.id, diff: { a: 1 }, source: 'ui', reason: 'r', expectedVersion: 2 }, reviewer)).version).toBe(3);
