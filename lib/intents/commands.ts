@@ -309,15 +309,17 @@ export async function reevaluateIntent(input: ReevaluateInput, actor: Actor, opt
               const result = { row: current, correctionCount: await countCorrections(tx, id), alreadyApplied: true };
               return { stale: false as const, value: result };
             }
+            // A caller who saw an older version is told the intent moved on (and the conflict is recorded) even when
+            // it moved on to COMPLETED or FAILED: the reviewer needs to see what changed, as for a status update.
+            if (expectedVersion !== undefined && expectedVersion !== row.version) {
+              return { stale: false as const, value: await refuseStale(tx, operation, row, expectedVersion, actor, idem) };
+            }
             const to = statusAfterCorrection(row.status);
             if (!to) {
               throw new InvalidTransitionError(`Intent ${id} is ${row.status}: corrections are refused on COMPLETED and FAILED intents.`, {
                 intentId: id,
                 from: row.status,
               });
-            }
-            if (expectedVersion !== undefined && expectedVersion !== row.version) {
-              return { stale: false as const, value: await refuseStale(tx, operation, row, expectedVersion, actor, idem) };
             }
             const updated = await applyCorrection(tx, {
               id,
