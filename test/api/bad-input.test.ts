@@ -1,8 +1,8 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { dbFingerprint, resetEngine } from '../barriers';
 import { makeIntent } from '../helpers';
-import { api, namedFields, type ApiResponse } from './client';
-import { signInApiCaller } from './client';
+import { api, namedFields, type ApiResponse } from './route-client';
+import { signInApiCaller } from './route-client';
 
 /**
  * Brief §5: "Bad input never reaches the database: it gets a 400 naming the field, and nothing changes."

@@ -5,7 +5,7 @@ import { correctionIdFor } from '@/lib/intents/json';
 import { getIntentConflicts } from '@/lib/intents/queries';
 import { dbFingerprint, holdRowLocks, persistedOutcomes, clearOutcomes, resetEngine, session, waitForWaiters } from '../barriers';
 import { intentRow, makeIntent, tester } from '../helpers';
-import { api, signInApiCaller } from './client';
+import { api, signInApiCaller } from './route-client';
 
 /**
  * The JSON API's commands (brief §5): status, re-evaluation and bulk status through their route handlers, with the

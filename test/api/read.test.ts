@@ -2,7 +2,7 @@ import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createIntent, reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { resetEngine } from '../barriers';
 import { makeIntent, tester } from '../helpers';
-import { api, signInApiCaller } from './client';
+import { api, signInApiCaller } from './route-client';
 
 /**
  * The read side and creation of the JSON API (brief §5): status codes, the shapes of the bodies, the envelope of
