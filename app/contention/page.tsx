@@ -1,6 +1,5 @@
 import { Forbidden } from '@/components/auth/Forbidden';
 import { ContentionView } from '@/components/contention/ContentionView';
-import { LocalQueryProvider } from '@/components/locks/live';
 import { can } from '@/lib/auth/permissions';
 import { requirePageUser } from '@/lib/auth/server';
 import { isWindowKey } from '@/lib/contention/series';
@@ -13,9 +12,5 @@ export default async function ContentionPage({ searchParams }: { searchParams: P
   const window = isWindowKey(params.window) ? params.window : '1h';
   const me = await requirePageUser(`/contention?window=${window}`);
   if (!can(me, 'contention.read')) return <Forbidden permission="contention.read" />;
-  return (
-    <LocalQueryProvider>
-      <ContentionView window={window} />
-    </LocalQueryProvider>
-  );
+  return <ContentionView window={window} />;
 }

@@ -1,5 +1,4 @@
 import { Forbidden } from '@/components/auth/Forbidden';
-import { LocalQueryProvider } from '@/components/locks/live';
 import { LocksView } from '@/components/locks/LocksView';
 import { can } from '@/lib/auth/permissions';
 import { requirePageUser } from '@/lib/auth/server';
@@ -10,9 +9,5 @@ export const metadata = { title: 'Locks · Bridge Console' };
 export default async function LocksPage() {
   const me = await requirePageUser('/locks');
   if (!can(me, 'locks.read')) return <Forbidden permission="locks.read" />;
-  return (
-    <LocalQueryProvider>
-      <LocksView canCancel={can(me, 'locks.cancel')} canTerminate={can(me, 'locks.terminate')} />
-    </LocalQueryProvider>
-  );
+  return <LocksView canCancel={can(me, 'locks.cancel')} canTerminate={can(me, 'locks.terminate')} />;
 }

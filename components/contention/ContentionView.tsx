@@ -6,7 +6,10 @@ import type { ContentionReport } from '@/lib/contention/queries';
 import { formatMs, NOT_RECORDED, SERIES, SERIES_KEYS, WINDOW_KEYS, WINDOWS, type WindowKey } from '@/lib/contention/series';
 import styles from '@/components/locks/console.module.css';
 import { IntentLinks } from '@/components/locks/IntentLinks';
-import { ErrorWithRetry, LiveStatus, PressureBanner, Skeleton, useBackoffQuery } from '@/components/locks/live';
+import { LiveStatus, PressureBanner, useBackoffQuery } from '@/components/locks/live';
+import { ErrorState } from '@/components/ui/ErrorState';
+import { PageHeader } from '@/components/ui/PageHeader';
+import { Skeleton } from '@/components/ui/Skeleton';
 import { DimensionChart, LockWaitChart, OutcomeTimelineChart, SERIES_COLORS } from './charts';
 
 /** Above this the report counts as slow (ms), and the page polls less often. */
@@ -27,26 +30,26 @@ export function ContentionView({ window }: { window: WindowKey }) {
   const label = WINDOWS[window].label;
 
   return (
-    <main className={styles.page}>
-      <div className={styles.header}>
-        <div>
-          <h1>Contention</h1>
-          <p className={styles.subtitle}>What concurrency cost the engine: conflicts, deadlocks, lock timeouts, retries, and how long locks were waited for.</p>
-        </div>
-        <div className={styles.toolbar}>
-          <LiveStatus intervalMs={intervalMs} lastOutcome={lastOutcome} backingOff={backingOff} fetching={query.isFetching} updatedAt={query.dataUpdatedAt} />
-          <nav className={styles.tabs} aria-label="Time window">
-            {WINDOW_KEYS.map((k) => (
-              <Link key={k} href={`/contention?window=${k}`} className={`${styles.tab} ${k === window ? styles.tabActive : ''}`} aria-current={k === window ? 'page' : undefined}>
-                {WINDOWS[k].label}
-              </Link>
-            ))}
-          </nav>
-          <button type="button" className={styles.button} onClick={() => void query.refetch()} disabled={query.isFetching}>
-            Refresh now
-          </button>
-        </div>
-      </div>
+    <div className={styles.page}>
+      <PageHeader
+        title="Contention"
+        description="What concurrency cost the engine: conflicts, deadlocks, lock timeouts, retries, and how long locks were waited for."
+        actions={
+          <div className={styles.toolbar}>
+            <LiveStatus intervalMs={intervalMs} lastOutcome={lastOutcome} backingOff={backingOff} fetching={query.isFetching} updatedAt={query.dataUpdatedAt} />
+            <nav className={styles.tabs} aria-label="Time window">
+              {WINDOW_KEYS.map((k) => (
+                <Link key={k} href={`/contention?window=${k}`} className={`${styles.tab} ${k === window ? styles.tabActive : ''}`} aria-current={k === window ? 'page' : undefined}>
+                  {WINDOWS[k].label}
+                </Link>
+              ))}
+            </nav>
+            <button type="button" className="btn btn-sm" onClick={() => void query.refetch()} disabled={query.isFetching}>
+              Refresh now
+            </button>
+          </div>
+        }
+      />
 
       <PressureBanner intervalMs={intervalMs} lastOutcome={lastOutcome} message={query.error?.kind === 'pressure' ? query.error.message : undefined} />
 
@@ -55,16 +58,16 @@ export function ContentionView({ window }: { window: WindowKey }) {
           <div className={styles.tiles}>
             {SERIES_KEYS.map((k) => (
               <div key={k} className={styles.stat}>
-                <Skeleton rows={2} label={`Loading ${SERIES[k].label}`} />
+                <Skeleton lines={2} label={`Loading ${SERIES[k].label}`} />
               </div>
             ))}
           </div>
           <section className={styles.section}>
-            <Skeleton rows={8} label="Loading charts" />
+            <Skeleton lines={8} label="Loading charts" height={260} />
           </section>
         </>
       )}
-      {!report && query.isError && <ErrorWithRetry error={query.error} onRetry={() => void query.refetch()} what="the contention figures" />}
+      {!report && query.isError && <ErrorState title="The contention figures could not be loaded" error={query.error} onRetry={() => void query.refetch()} retrying={query.isFetching} />}
 
       {report && (
         <>
@@ -208,6 +211,6 @@ export function ContentionView({ window }: { window: WindowKey }) {
           </section>
         </>
       )}
-    </main>
+    </div>
   );
 }

@@ -19,7 +19,7 @@ export function OutcomeTimelineChart({ data }: { data: TimelinePoint[] }) {
     <div className={styles.chartBox} data-testid="chart-timeline">
       <ResponsiveContainer width="100%" height="100%">
         <BarChart data={data} margin={{ top: 8, right: 16, bottom: 4, left: 0 }}>
-          <CartesianGrid strokeDasharray="3 3" stroke="#eef1f5" vertical={false} />
+          <CartesianGrid strokeDasharray="3 3" stroke="var(--border)" vertical={false} />
           <XAxis dataKey="t" tickFormatter={tickLabel} minTickGap={28} fontSize={11} />
           <YAxis allowDecimals={false} fontSize={11} width={40} />
           <Tooltip labelFormatter={(t) => `${tickLabel(String(t))} UTC`} />
@@ -38,7 +38,7 @@ export function DimensionChart({ data, testId, withSuccess }: { data: DimensionP
     <div className={styles.chartBox} data-testid={testId}>
       <ResponsiveContainer width="100%" height="100%">
         <BarChart data={data} layout="vertical" margin={{ top: 8, right: 16, bottom: 4, left: 8 }}>
-          <CartesianGrid strokeDasharray="3 3" stroke="#eef1f5" />
+          <CartesianGrid strokeDasharray="3 3" stroke="var(--border)" />
           <XAxis type="number" allowDecimals={false} fontSize={11} />
           <YAxis type="category" dataKey="name" width={170} fontSize={11} />
           <Tooltip />
@@ -58,7 +58,7 @@ export function LockWaitChart({ data }: { data: (PercentilePoint & { t: string }
     <div className={styles.chartBox} data-testid="chart-lock-wait">
       <ResponsiveContainer width="100%" height="100%">
         <LineChart data={data} margin={{ top: 8, right: 16, bottom: 4, left: 0 }}>
-          <CartesianGrid strokeDasharray="3 3" stroke="#eef1f5" />
+          <CartesianGrid strokeDasharray="3 3" stroke="var(--border)" />
           <XAxis dataKey="t" tickFormatter={tickLabel} minTickGap={28} fontSize={11} />
           <YAxis fontSize={11} width={56} tickFormatter={(v: number) => formatMs(v)} />
           <Tooltip labelFormatter={(t) => `${tickLabel(String(t))} UTC`} formatter={(v) => (typeof v === 'number' ? formatMs(v) : String(v ?? '—'))} />

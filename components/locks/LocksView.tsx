@@ -6,7 +6,10 @@ import { ageAt } from '@/lib/locks/format';
 import type { Backend, BlockingNode, LocksSnapshot } from '@/lib/locks/types';
 import styles from './console.module.css';
 import { IntentLinks } from './IntentLinks';
-import { ErrorWithRetry, LiveStatus, PressureBanner, Skeleton, useBackoffQuery } from './live';
+import { PageHeader } from '@/components/ui/PageHeader';
+import { ErrorState } from '@/components/ui/ErrorState';
+import { Skeleton, TableSkeleton } from '@/components/ui/Skeleton';
+import { LiveStatus, PressureBanner, useBackoffQuery } from './live';
 import { UnblockPanel } from './UnblockPanel';
 
 /**
@@ -25,30 +28,30 @@ export function LocksView({ canCancel, canTerminate }: { canCancel: boolean; can
   const snap = query.data;
 
   return (
-    <main className={styles.page}>
-      <div className={styles.header}>
-        <div>
-          <h1>Locks</h1>
-          <p className={styles.subtitle}>Who holds and who waits, from pg_locks and pg_blocking_pids, and which intents they are about.</p>
-        </div>
-        <div className={styles.toolbar}>
-          <LiveStatus intervalMs={intervalMs} lastOutcome={lastOutcome} backingOff={backingOff} fetching={query.isFetching} updatedAt={query.dataUpdatedAt} />
-          <label className={styles.hint}>
-            show{' '}
-            <select value={limit} onChange={(e) => setLimit(Number(e.target.value))} aria-label="Locks shown at most">
-              {[50, 100, 250, 500].map((n) => (
-                <option key={n} value={n}>
-                  {n}
-                </option>
-              ))}
-            </select>{' '}
-            locks
-          </label>
-          <button type="button" className={styles.button} onClick={() => void query.refetch()} disabled={query.isFetching}>
-            Refresh now
-          </button>
-        </div>
-      </div>
+    <div className={styles.page}>
+      <PageHeader
+        title="Locks"
+        description="Who holds and who waits, from pg_locks and pg_blocking_pids, and which intents they are about."
+        actions={
+          <div className={styles.toolbar}>
+            <LiveStatus intervalMs={intervalMs} lastOutcome={lastOutcome} backingOff={backingOff} fetching={query.isFetching} updatedAt={query.dataUpdatedAt} />
+            <label className={styles.hint}>
+              show{' '}
+              <select className="field" value={limit} onChange={(e) => setLimit(Number(e.target.value))} aria-label="Locks shown at most">
+                {[50, 100, 250, 500].map((n) => (
+                  <option key={n} value={n}>
+                    {n}
+                  </option>
+                ))}
+              </select>{' '}
+              locks
+            </label>
+            <button type="button" className="btn btn-sm" onClick={() => void query.refetch()} disabled={query.isFetching}>
+              Refresh now
+            </button>
+          </div>
+        }
+      />
 
       <PressureBanner intervalMs={intervalMs} lastOutcome={lastOutcome} message={query.error?.kind === 'pressure' ? query.error.message : undefined} />
       {query.isError && snap && query.error.kind !== 'pressure' && (
@@ -60,12 +63,12 @@ export function LocksView({ canCancel, canTerminate }: { canCancel: boolean; can
       {!snap && query.isPending && (
         <section className={styles.section}>
           <h2>Blocking tree</h2>
-          <Skeleton rows={4} label="Loading the blocking tree" />
+          <Skeleton lines={4} label="Loading the blocking tree" />
           <h2 style={{ marginTop: 18 }}>Locks</h2>
-          <Skeleton rows={8} label="Loading locks" />
+          <TableSkeleton rows={8} columns={8} label="Loading locks" />
         </section>
       )}
-      {!snap && query.isError && query.error.kind !== 'pressure' && <ErrorWithRetry error={query.error} onRetry={() => void query.refetch()} what="the lock snapshot" />}
+      {!snap && query.isError && query.error.kind !== 'pressure' && <ErrorState title="The lock snapshot could not be loaded" error={query.error} onRetry={() => void query.refetch()} retrying={query.isFetching} />}
       {!snap && query.isError && query.error.kind === 'pressure' && (
         <div className={styles.empty}>No snapshot yet: waiting for the database to answer within the page’s own timeouts.</div>
       )}
@@ -80,7 +83,7 @@ export function LocksView({ canCancel, canTerminate }: { canCancel: boolean; can
           </p>
         </>
       )}
-    </main>
+    </div>
   );
 }
 
@@ -108,7 +111,7 @@ function TreeNode({ node, byPid, snap, depth, ctx }: { node: BlockingNode; byPid
           {b && <BackendLine b={b} now={snap.takenAt} />}
           {b && <IntentLinks refs={b.intents} empty="no intent known" />}
           {ctx.canCancel && node.waitingBehind > 0 && !node.cycle && (
-            <button type="button" className={`${styles.button} ${styles.danger}`} onClick={() => ctx.onSelect(ctx.selected === node.pid ? null : node.pid)} aria-expanded={ctx.selected === node.pid}>
+            <button type="button" className="btn btn-sm btn-danger" onClick={() => ctx.onSelect(ctx.selected === node.pid ? null : node.pid)} aria-expanded={ctx.selected === node.pid}>
               Unblock…
             </button>
           )}

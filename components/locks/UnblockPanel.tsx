@@ -6,7 +6,7 @@ import { cancelBackendAction, terminateBackendAction, unblockImpactAction, type 
 import { formatDuration } from '@/lib/locks/format';
 import styles from './console.module.css';
 import { IntentLinks } from './IntentLinks';
-import { Skeleton } from './live';
+import { Skeleton } from '@/components/ui/Skeleton';
 
 const idle: UnblockState = { status: 'idle' };
 
@@ -40,11 +40,11 @@ export function UnblockPanel({ pid, canTerminate, onClose }: { pid: number; canT
     <div className={styles.panel} data-testid={`unblock-panel-${pid}`} role="region" aria-label={`Unblock backend ${pid}`}>
       <div className={styles.actions} style={{ justifyContent: 'space-between' }}>
         <h3>Unblock backend {pid}</h3>
-        <button type="button" className={styles.button} onClick={onClose}>
+        <button type="button" className="btn btn-sm" onClick={onClose}>
           Close
         </button>
       </div>
-      {impactQuery.isPending && <Skeleton rows={3} label="Reading the impact" />}
+      {impactQuery.isPending && <Skeleton lines={3} label="Reading the impact" />}
       {answer?.error && (
         <div className={`${styles.banner} ${styles.bannerError}`} role="alert">
           {answer.error}
@@ -84,17 +84,17 @@ export function UnblockPanel({ pid, canTerminate, onClose }: { pid: number; canT
       )}
       <form>
         <input type="hidden" name="pid" value={pid} />
-        <label className={styles.field}>
+        <label className={styles.formField}>
           Reason (required, recorded in the audit log)
-          <textarea name="reason" value={reason} onChange={(e) => setReason(e.target.value)} required minLength={5} maxLength={500} placeholder="e.g. INC-123: batch job holds intent rows; waiters timing out" />
+          <textarea className="field" name="reason" value={reason} onChange={(e) => setReason(e.target.value)} required minLength={5} maxLength={500} placeholder="e.g. INC-123: batch job holds intent rows; waiters timing out" />
           {reasonError && <span className={styles.fieldError}>{reasonError}</span>}
         </label>
         <div className={styles.actions}>
-          <button type="submit" formAction={cancelAction} className={`${styles.button} ${styles.danger}`} disabled={!impact || cancelling || terminating}>
+          <button type="submit" formAction={cancelAction} className="btn btn-danger" disabled={!impact || cancelling || terminating}>
             {cancelling ? 'Cancelling…' : 'Cancel its query'}
           </button>
           {canTerminate ? (
-            <button type="submit" formAction={terminateAction} className={`${styles.button} ${styles.danger}`} disabled={!terminateReady || cancelling || terminating}>
+            <button type="submit" formAction={terminateAction} className="btn btn-danger" disabled={!terminateReady || cancelling || terminating}>
               {terminating ? 'Terminating…' : 'Terminate session'}
             </button>
           ) : null}

@@ -1,20 +1,14 @@
 'use client';
 
-import { QueryClient, QueryClientProvider, useQuery, type QueryKey } from '@tanstack/react-query';
-import { useState, type ReactNode } from 'react';
+import { useQuery, type QueryKey } from '@tanstack/react-query';
+import { useState } from 'react';
 import { isBackingOff, nextInterval, type BackoffPolicy, type RefreshOutcome } from '@/lib/locks/backoff';
 import styles from './console.module.css';
 
 /**
- * Live-view plumbing shared by the Locks and Contention pages: polling with a visible backoff, a live indicator,
- * a loading skeleton and an error with a retry. (Local until the console shell's components/ui lands.)
+ * Polling plumbing shared by the Locks and Contention pages: a visible backoff and the status line that says it.
+ * (Skeletons and error states are the shell's, components/ui.)
  */
-
-/** A QueryClient for these pages; when the shell's app-wide provider lands it can replace this one. */
-export function LocalQueryProvider({ children }: { children: ReactNode }) {
-  const [client] = useState(() => new QueryClient({ defaultOptions: { queries: { retry: false, refetchOnWindowFocus: true } } }));
-  return <QueryClientProvider client={client}>{children}</QueryClientProvider>;
-}
 
 export class FetchError extends Error {
   constructor(
@@ -69,6 +63,8 @@ export function useBackoffQuery<T>(options: { queryKey: QueryKey; url: string; p
     },
     refetchInterval: intervalMs,
     refetchIntervalInBackground: false,
+    // The backoff is the retry policy: a failed refresh is tried again at the next (longer) interval.
+    retry: false,
   });
   return { query, intervalMs, lastOutcome, backingOff: isBackingOff(intervalMs, policy) };
 }
@@ -105,27 +101,6 @@ export function PressureBanner({ intervalMs, lastOutcome, message }: { intervalM
         ? (message ?? 'The last snapshot gave up within its own short timeouts.')
         : 'The last snapshot was slow, so this page is polling less often.'}{' '}
       It speeds up again once the database answers promptly.
-    </div>
-  );
-}
-
-export function Skeleton({ rows = 5, label }: { rows?: number; label: string }) {
-  return (
-    <div aria-busy="true" aria-label={label} data-testid="skeleton">
-      {Array.from({ length: rows }, (_, i) => (
-        <div key={i} className={styles.skeleton} style={{ width: `${90 - ((i * 17) % 40)}%` }} />
-      ))}
-    </div>
-  );
-}
-
-export function ErrorWithRetry({ error, onRetry, what }: { error: Error; onRetry: () => void; what: string }) {
-  return (
-    <div className={`${styles.banner} ${styles.bannerError}`} role="alert" data-testid="load-error">
-      <strong>Could not load {what}.</strong> {error.message}{' '}
-      <button type="button" className={styles.button} onClick={onRetry}>
-        Retry
-      </button>
     </div>
   );
 }
