@@ -36,7 +36,13 @@ const jsonObject = z.record(z.string(), z.unknown(), { error: 'must be a JSON ob
   const problem = unstorableJsonProblem(value);
   if (problem) ctx.addIssue({ code: 'custom', message: problem });
 });
-const versionSchema = z.number({ error: 'must be an integer' }).int({ error: 'must be an integer' }).min(0, { error: 'must be 0 or more' });
+// Versions are Postgres `integer`s: a larger expectedVersion must be refused here, not overflow in the conflict insert.
+const MAX_VERSION = 2_147_483_647;
+const versionSchema = z
+  .number({ error: 'must be an integer' })
+  .int({ error: 'must be an integer' })
+  .min(0, { error: 'must be 0 or more' })
+  .max(MAX_VERSION, { error: `must be at most ${MAX_VERSION}` });
 const idempotencyKeySchema = z
   .string({ error: 'must be a string' })
   .min(1, { error: 'must not be empty' })
