@@ -113,6 +113,7 @@ describe('POST /api/intents/:id/status', () => {
     ['expectedVersion negative', { status: 'COMPLETED', expectedVersion: -1 }, 'expectedVersion'],
     ['expectedVersion fractional', { status: 'COMPLETED', expectedVersion: 1.5 }, 'expectedVersion'],
     ['expectedVersion a string', { status: 'COMPLETED', expectedVersion: '2' }, 'expectedVersion'],
+    ['expectedVersion beyond a Postgres integer', { status: 'COMPLETED', expectedVersion: 2 ** 31 }, 'expectedVersion'],
     ['idempotencyKey empty', { status: 'COMPLETED', idempotencyKey: '' }, 'idempotencyKey'],
     ['idempotencyKey of 256 characters', { status: 'COMPLETED', idempotencyKey: longText(256) }, 'idempotencyKey'],
     ['idempotencyKey a number', { status: 'COMPLETED', idempotencyKey: 7 }, 'idempotencyKey'],
@@ -124,6 +125,12 @@ describe('POST /api/intents/:id/status', () => {
 
   it('a malformed id with a valid body → 400 naming id', async () => {
     await expectRefused(() => api.status('nope', { status: 'COMPLETED' }), 'id');
+  });
+
+  it('accepts expectedVersion 2147483647, the largest Postgres integer: a version conflict, recorded, not a 500', async () => {
+    const res = await api.status(processed, { status: 'COMPLETED', expectedVersion: 2 ** 31 - 1 });
+    expect(res.status).toBe(409);
+    expect(res.body.error).toMatchObject({ code: 'version_conflict', details: { expectedVersion: 2 ** 31 - 1, currentVersion: 2 } });
   });
 
   it('accepts an idempotencyKey of exactly 255 characters (the boundary)', async () => {
@@ -149,6 +156,7 @@ describe('POST /api/intents/:id/reeval', () => {
     ['reason too long', { ...valid, reason: longText(2001) }, 'reason'],
     ['metadata an array', { ...valid, metadata: ['t'] }, 'metadata'],
     ['expectedVersion a string', { ...valid, expectedVersion: 'two' }, 'expectedVersion'],
+    ['expectedVersion beyond a Postgres integer', { ...valid, expectedVersion: 3_000_000_000 }, 'expectedVersion'],
     ['idempotencyKey too long', { ...valid, idempotencyKey: longText(256) }, 'idempotencyKey'],
     ['an unknown field', { ...valid, status: 'COMPLETED' }, 'status'],
   ])('%s → 400 naming %s', async (_, body, field) => {
