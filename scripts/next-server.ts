@@ -1,0 +1,84 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+
+/**
+ * A production build and a `next start` for harnesses (browser tests, the page-speed measurement): build when the
+ * build is missing or older than a source (the same rule as `npm start`), serve on a given port with a given
+ * database, wait for /api/health, stop with SIGTERM (the console flushes its counts on it).
+ */
+export const root = resolve(import.meta.dirname, '..');
+const nextBin = join(root, 'node_modules', 'next', 'dist', 'bin', 'next');
+
+function newestMtime(path: string): number {
+  if (!existsSync(path)) return 0;
+  const info = statSync(path);
+  if (!info.isDirectory()) return info.mtimeMs;
+  let newest = info.mtimeMs;
+  for (const entry of readdirSync(path)) newest = Math.max(newest, newestMtime(join(path, entry)));
+  return newest;
+}
+
+export function buildIsStale(): boolean {
+  const stamp = join(root, '.next', 'BUILD_ID');
+  if (!existsSync(stamp)) return true;
+  const built = statSync(stamp).mtimeMs;
+  const sources = ['app', 'components', 'lib', 'generated', 'next.config.js', 'package-lock.json', 'proxy.ts', 'instrumentation.ts'];
+  return sources.some((p) => newestMtime(join(root, p)) > built);
+}
+
+/** Builds unless the build is fresh (or `skip`); says what it did. */
+export function ensureBuild(say: (line: string) => void, skip = false): void {
+  if (skip) return say('skipping the build: using the existing one');
+  if (!buildIsStale()) return say('the production build is up to date');
+  say('building the console for production (next build)…');
+  const build = spawnSync(process.execPath, [nextBin, 'build'], { cwd: root, stdio: 'inherit', env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' } });
+  if (build.status !== 0) throw new Error('next build failed');
+}
+
+export type NextServer = { url: string; logFile: string; stop: () => Promise<void> };
+
+export async function startNext(options: { port: number; databaseUrl: string; logFile: string; env?: Record<string, string> }): Promise<NextServer> {
+  const url = `http://127.0.0.1:${options.port}`;
+  mkdirSync(dirname(options.logFile), { recursive: true });
+  const log = createWriteStream(options.logFile);
+  const server: ChildProcess = spawn(process.execPath, [nextBin, 'start', '-p', String(options.port), '-H', '127.0.0.1'], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      ...process.env,
+      DATABASE_URL: options.databaseUrl,
+      PORT: String(options.port),
+      NODE_ENV: 'production',
+      NEXT_TELEMETRY_DISABLED: '1',
+      ...options.env,
+    },
+  });
+  server.stdout?.pipe(log);
+  server.stderr?.pipe(log);
+
+  const stop = (): Promise<void> => {
+    if (server.exitCode !== null || server.signalCode !== null) return Promise.resolve();
+    return new Promise((done) => {
+      const force = setTimeout(() => server.kill('SIGKILL'), 10_000);
+      server.once('exit', () => {
+        clearTimeout(force);
+        done();
+      });
+      server.kill('SIGTERM');
+    });
+  };
+
+  const deadline = Date.now() + 90_000;
+  while (Date.now() < deadline && server.exitCode === null) {
+    try {
+      if ((await fetch(`${url}/api/health`)).ok) return { url, logFile: options.logFile, stop };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  await stop();
+  const tail = existsSync(options.logFile) ? readFileSync(options.logFile, 'utf8').split('\n').slice(-40).join('\n') : '';
+  throw new Error(`next start did not become healthy at ${url} (exit code ${server.exitCode}). Its last output:\n${tail}`);
+}
