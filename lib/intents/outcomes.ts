@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { db } from '@/lib/db/client';
 
 /**
@@ -27,7 +28,19 @@ export const LOCK_WAIT_BOUNDS_MS = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 25
 
 type CountKey = string;
 const counts = new Map<CountKey, number>();
-const waits = new Map<CountKey, number>();
+const waits = new Map<CountKey, { n: number; sumMs: number }>();
+
+/**
+ * Someone who wants to see the outcomes of the commands run inside a piece of async work as they happen — the
+ * contention replay counts each scenario's outcomes this way, so concurrent work elsewhere in the process never
+ * mixes into them. Observing changes nothing about what is recorded and persisted.
+ */
+export type OutcomeObserver = (operation: string, outcome: Outcome, n: number) => void;
+const observers = new AsyncLocalStorage<OutcomeObserver>();
+
+export function observeOutcomes<T>(observer: OutcomeObserver, work: () => Promise<T>): Promise<T> {
+  return observers.run(observer, work);
+}
 let timer: NodeJS.Timeout | undefined;
 let flushing: Promise<void> | undefined;
 
@@ -51,6 +64,7 @@ export function recordOutcome(operation: string, outcome: Outcome, transition = 
   if (n <= 0) return;
   const key = JSON.stringify([minuteOf(), operation, transition, outcome]);
   counts.set(key, (counts.get(key) ?? 0) + n);
+  observers.getStore()?.(operation, outcome, n);
   schedule();
 }
 
@@ -60,11 +74,17 @@ export function lockWaitBucket(ms: number): number {
 
 export function recordLockWait(operation: string, ms: number): void {
   const key = JSON.stringify([minuteOf(), operation, lockWaitBucket(ms)]);
-  waits.set(key, (waits.get(key) ?? 0) + 1);
+  const bucket = waits.get(key);
+  if (bucket) {
+    bucket.n += 1;
+    bucket.sumMs += ms;
+  } else {
+    waits.set(key, { n: 1, sumMs: ms });
+  }
   schedule();
 }
 
-async function writeBatch(countRows: [string, number][], waitRows: [string, number][]) {
+async function writeBatch(countRows: [string, number][], waitRows: [string, { n: number; sumMs: number }][]) {
   if (countRows.length) {
     const parsed = countRows.map(([k, n]) => [...(JSON.parse(k) as [string, string, string, string]), n] as const);
     await db().$executeRaw`
@@ -74,12 +94,13 @@ async function writeBatch(countRows: [string, number][], waitRows: [string, numb
       ON CONFLICT (minute, operation, transition, outcome) DO UPDATE SET count = outcome_counts.count + EXCLUDED.count`;
   }
   if (waitRows.length) {
-    const parsed = waitRows.map(([k, n]) => [...(JSON.parse(k) as [string, string, number]), n] as const);
+    const parsed = waitRows.map(([k, w]) => [...(JSON.parse(k) as [string, string, number]), w.n, w.sumMs] as const);
     await db().$executeRaw`
-      INSERT INTO lock_wait_buckets (minute, operation, le_ms, count)
+      INSERT INTO lock_wait_buckets (minute, operation, le_ms, count, sum_ms)
       SELECT * FROM unnest(${parsed.map((r) => r[0])}::timestamptz[], ${parsed.map((r) => r[1])}::text[],
-                           ${parsed.map((r) => r[2])}::int[], ${parsed.map((r) => r[3])}::bigint[])
-      ON CONFLICT (minute, operation, le_ms) DO UPDATE SET count = lock_wait_buckets.count + EXCLUDED.count`;
+                           ${parsed.map((r) => r[2])}::int[], ${parsed.map((r) => r[3])}::bigint[], ${parsed.map((r) => r[4])}::float8[])
+      ON CONFLICT (minute, operation, le_ms) DO UPDATE
+        SET count = lock_wait_buckets.count + EXCLUDED.count, sum_ms = lock_wait_buckets.sum_ms + EXCLUDED.sum_ms`;
   }
 }
 
@@ -93,7 +114,10 @@ export async function flushOutcomes(): Promise<void> {
   flushing = writeBatch(countRows, waitRows).catch((err) => {
     // Keep the counts for the next flush rather than lose them.
     for (const [k, n] of countRows) counts.set(k, (counts.get(k) ?? 0) + n);
-    for (const [k, n] of waitRows) waits.set(k, (waits.get(k) ?? 0) + n);
+    for (const [k, w] of waitRows) {
+      const kept = waits.get(k);
+      waits.set(k, kept ? { n: kept.n + w.n, sumMs: kept.sumMs + w.sumMs } : w);
+    }
     schedule();
     throw err;
   });
