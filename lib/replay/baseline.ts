@@ -1,0 +1,60 @@
+import pg from 'pg';
+import { canTransition, type IntentStatus } from '@/lib/intents/state-machine';
+
+/**
+ * The raw-SQL baseline of the benchmark (brief §7): the engine's status-update transaction written against plain
+ * `pg`, with nothing around it — no Prisma, no validation, no idempotency, no outcome counting, no deadlock
+ * wrapper. Same statements, same order, same round trips as lib/intents (label + lock timeout, SELECT … FOR UPDATE,
+ * the transition check, UPDATE … RETURNING with its audit insert in one CTE), so the ratio of the two throughputs
+ * is the price of everything the engine adds. Parameters are bound; the SQL text is fixed.
+ */
+const LABEL_SQL = `SELECT set_config('application_name', $1, true), set_config('lock_timeout', $2, true)`;
+const LOCK_SQL = `SELECT id::text AS id, status::text AS status, payload, source, version, is_replay AS "isReplay",
+  created_at AS "createdAt", updated_at AS "updatedAt" FROM intents WHERE id = $1::uuid FOR UPDATE`;
+const UPDATE_SQL = `
+  WITH updated AS (
+    UPDATE intents SET status = $2::"IntentStatus", version = version + 1, updated_at = now()
+    WHERE id = $1::uuid AND version = $3
+    RETURNING *
+  ), audit AS (
+    INSERT INTO audit_events (intent_id, action, actor, from_status, to_status, version_before, version_after, details)
+    SELECT id, 'status_change', $4, $5::"IntentStatus", status, version - 1, version, $6::jsonb
+    FROM updated
+  )
+  SELECT id::text AS id, status::text AS status, payload, source, version, is_replay AS "isReplay",
+         created_at AS "createdAt", updated_at AS "updatedAt" FROM updated`;
+
+type Row = { id: string; status: IntentStatus; version: number };
+
+export class BaselineTransitionError extends Error {}
+
+/** One status update, the raw way. Returns the new version (or the current one when already at `to`). */
+export async function rawUpdateStatus(pool: pg.Pool, id: string, to: IntentStatus, actor: string, lockTimeoutMs: number): Promise<number> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    try {
+      await client.query(LABEL_SQL, [`bridge:baseline:${id}`, `${lockTimeoutMs}ms`]);
+      const { rows } = await client.query<Row>(LOCK_SQL, [id]);
+      const row = rows[0];
+      if (!row) throw new BaselineTransitionError(`intent ${id} not found`);
+      if (row.status === to) {
+        await client.query('COMMIT');
+        return row.version;
+      }
+      if (!canTransition(row.status, to)) throw new BaselineTransitionError(`${row.status} -> ${to} is not allowed`);
+      const updated = await client.query<Row>(UPDATE_SQL, [id, to, row.version, actor, row.status, 'null']);
+      await client.query('COMMIT');
+      return updated.rows[0].version;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    }
+  } finally {
+    client.release();
+  }
+}
+
+export function createBaselinePool(connectionString: string, max: number): pg.Pool {
+  return new pg.Pool({ connectionString, max, application_name: 'bridge:baseline' });
+}

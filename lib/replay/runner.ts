@@ -1,0 +1,183 @@
+import { cpus, hostname } from 'node:os';
+import { z } from 'zod';
+import { databaseUrl } from '@/lib/db/client';
+import { concurrencySettings, env } from '@/lib/env';
+import { parseInput } from '@/lib/intents/schemas';
+import type { Actor } from '@/lib/intents/types';
+import { ReplayCancelledError, ReplayDisabledError, ReplayNotRunningError } from './errors';
+import { serverSettings } from './queries';
+import { abandonStaleRuns, finishRun, getRun, insertRun, previousFinishedRun, requestCancel, saveProgress } from './runs';
+import { runScenario, type ScenarioContext } from './scenarios';
+import { resolveTargets } from './targets';
+import { SCENARIO_NAMES, SIZES, type ReplayRunView, type RunConfig, type RunDoor, type RunProgress, type ScenarioName, type ScenarioResult, type Sizes } from './types';
+import { compareRuns, runVerdict, type RunComparison } from './verdict';
+
+/**
+ * Starting, running, cancelling and reading replay runs. A run executes in the process that started it (the console's
+ * server for the page's button, the CLI's own process otherwise) and coordinates through Postgres only: the run row
+ * is its lock, its progress report, its heartbeat and its cancel switch.
+ */
+
+const sizeKeys = Object.keys(SIZES.full) as (keyof Sizes)[];
+const sizesSchema = z.object(Object.fromEntries(sizeKeys.map((k) => [k, z.number().int().min(1).max(100_000).optional()])) as Record<keyof Sizes, z.ZodOptional<z.ZodNumber>>).strict();
+
+export const startReplaySchema = z.object({
+  scenarios: z.union([z.literal('all'), z.array(z.enum(SCENARIO_NAMES, { error: `must be one of ${SCENARIO_NAMES.join(', ')}` })).min(1, { error: 'pick at least one scenario' })]).default('all'),
+  size: z.enum(['full', 'small'], { error: 'must be full or small' }).default('full'),
+  /** Per-size overrides (e.g. the bench's three throughput rounds). */
+  sizes: sizesSchema.optional(),
+  /** Target overrides on top of REPLAY_TARGETS and the §7 defaults. */
+  targets: z.record(z.string(), z.unknown()).optional(),
+});
+export type StartReplayInput = z.input<typeof startReplaySchema>;
+
+/** The guard of every door: the replay writes intents and drives lock contention on purpose, so never in production. */
+export function replayAllowed(environment: string = env().BRIDGE_ENV): { allowed: boolean; reason: string | null } {
+  if (environment === 'staging' || environment === 'development') return { allowed: true, reason: null };
+  return { allowed: false, reason: new ReplayDisabledError(environment).message };
+}
+
+async function runConfig(sizes: Sizes, sizePreset: RunConfig['sizePreset'], targets: RunConfig['targets']): Promise<RunConfig> {
+  const server = await serverSettings().catch(() => null);
+  return {
+    settings: concurrencySettings(),
+    sizes,
+    sizePreset,
+    targets,
+    runtime: { node: process.version, postgres: server?.version ?? null, host: hostname(), cpus: cpus().length, serverSettings: server?.settings ?? {} },
+  };
+}
+
+/** Checks the guard, claims the one running slot, and records who, where and with which settings. Does not run it. */
+export async function startReplay(input: StartReplayInput, door: RunDoor, actor: Actor, options: { environment?: string } = {}): Promise<ReplayRunView> {
+  const environment = options.environment ?? env().BRIDGE_ENV;
+  if (!replayAllowed(environment).allowed) throw new ReplayDisabledError(environment);
+  const parsed = parseInput(startReplaySchema, input);
+  const scenarios: ScenarioName[] = parsed.scenarios === 'all' ? [...SCENARIO_NAMES] : [...new Set(parsed.scenarios)];
+  const sizes: Sizes = { ...SIZES[parsed.size], ...(parsed.sizes as Partial<Sizes> | undefined) };
+  const targets = resolveTargets(env().REPLAY_TARGETS, parsed.targets);
+  const config = await runConfig(sizes, parsed.sizes && Object.keys(parsed.sizes).length ? 'custom' : parsed.size, targets);
+  await abandonStaleRuns();
+  return insertRun({
+    door,
+    requestedBy: actor.name,
+    environment,
+    scenarios,
+    config,
+    progress: { done: 0, total: scenarios.length, current: null, fraction: 0, note: 'starting' },
+    runner: `${hostname()}:${process.pid}`,
+  });
+}
+
+export type ProgressListener = (progress: RunProgress, results: readonly ScenarioResult[]) => void;
+
+const PROGRESS_WRITE_MS = 300;
+const HEARTBEAT_MS = 5_000;
+
+/**
+ * Runs a started run to its end and records the outcome. Never throws: a broken run is recorded as failed with its
+ * error, a cancelled one as cancelled with what it finished.
+ */
+export async function executeReplay(run: ReplayRunView, options: { onProgress?: ProgressListener } = {}): Promise<ReplayRunView> {
+  const results: ScenarioResult[] = [];
+  let progress: RunProgress = run.progress;
+  let cancelledBy: string | null | undefined;
+  let lastWrite = 0;
+  let writing: Promise<void> = Promise.resolve();
+
+  // Writes are chained (never two at once) and throttled; each one is also the heartbeat and reads the cancel flag.
+  const write = (force: boolean): Promise<void> => {
+    if (!force && Date.now() - lastWrite < PROGRESS_WRITE_MS) return writing;
+    lastWrite = Date.now();
+    const snapshot = { ...progress };
+    const done = [...results];
+    writing = writing
+      .then(() => saveProgress(run.id, snapshot, done))
+      .then((flag) => {
+        if (flag.cancelRequested && cancelledBy === undefined) cancelledBy = flag.cancelledBy;
+      })
+      .catch((err: unknown) => console.error(`[replay] could not record the progress of run ${run.id}:`, err));
+    return writing;
+  };
+  const heartbeat = setInterval(() => void write(true), HEARTBEAT_MS);
+  heartbeat.unref?.();
+
+  const settings = concurrencySettings();
+  const ctx: ScenarioContext = {
+    runId: run.id,
+    actor: { name: `replay:${run.requestedBy}`.slice(0, 255) },
+    sizes: run.config.sizes,
+    targets: run.config.targets,
+    databaseUrl: databaseUrl(),
+    poolSize: settings.poolSize,
+    lockTimeoutMs: settings.lockTimeoutMs,
+    progress: (fraction, note) => {
+      progress = { ...progress, fraction: Math.max(0, Math.min(1, fraction)), note };
+      options.onProgress?.(progress, results);
+      void write(false);
+    },
+    checkCancelled: async () => {
+      await write(false);
+      if (cancelledBy !== undefined) throw new ReplayCancelledError(cancelledBy);
+    },
+  };
+
+  let status: 'finished' | 'cancelled' | 'failed' = 'finished';
+  let error: string | null = null;
+  try {
+    for (const [i, name] of run.scenarios.entries()) {
+      await ctx.checkCancelled();
+      progress = { done: i, total: run.scenarios.length, current: name, fraction: 0, note: 'setting up' };
+      options.onProgress?.(progress, results);
+      await write(true);
+      results.push(await runScenario(name, ctx));
+      progress = { ...progress, done: i + 1, fraction: 1, note: 'done' };
+      options.onProgress?.(progress, results);
+      await write(true);
+    }
+    progress = { ...progress, current: null, note: 'finished' };
+  } catch (err) {
+    if (err instanceof ReplayCancelledError) {
+      status = 'cancelled';
+      error = err.message;
+      progress = { ...progress, note: err.message };
+    } else {
+      status = 'failed';
+      error = err instanceof Error ? err.message : String(err);
+      console.error(`[replay] run ${run.id} failed:`, err);
+    }
+  } finally {
+    clearInterval(heartbeat);
+    await writing;
+  }
+  const verdict = status === 'finished' ? runVerdict(results) : null;
+  return finishRun(run.id, { status, verdict, progress, results, error });
+}
+
+/** Start and run to the end in this process (the CLI and the bench). */
+export async function runReplay(input: StartReplayInput, door: RunDoor, actor: Actor, options: { environment?: string; onProgress?: ProgressListener } = {}) {
+  const run = await startReplay(input, door, actor, options);
+  return executeReplay(run, options);
+}
+
+/** The console's button: start, then run in the background of this server process; the page polls the run row. */
+export async function startReplayInBackground(input: StartReplayInput, actor: Actor): Promise<ReplayRunView> {
+  const run = await startReplay(input, 'console', actor);
+  void executeReplay(run).catch((err: unknown) => console.error(`[replay] run ${run.id} could not be recorded:`, err));
+  return run;
+}
+
+export async function cancelReplay(id: string, actor: Actor): Promise<void> {
+  const runId = parseInput(z.uuid({ error: 'must be a UUID' }), id, 'runId');
+  if (!(await requestCancel(runId, actor.name))) throw new ReplayNotRunningError(`Replay run ${runId} is not running (it finished, or does not exist).`, { runId });
+}
+
+export type RunWithComparison = { run: ReplayRunView; previous: ReplayRunView | null; comparison: RunComparison };
+
+export async function runWithComparison(id: string): Promise<RunWithComparison | null> {
+  const runId = parseInput(z.uuid({ error: 'must be a UUID' }), id, 'runId');
+  const run = await getRun(runId);
+  if (!run) return null;
+  const previous = await previousFinishedRun(run);
+  return { run, previous, comparison: compareRuns(run, previous, run.config.targets.regressionTolerance) };
+}

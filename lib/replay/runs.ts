@@ -1,0 +1,111 @@
+import { Prisma } from '@/generated/prisma/client';
+import { db } from '@/lib/db/client';
+import { SQLSTATE, sqlState } from '@/lib/db/sqlstate';
+import { ReplayInProgressError } from './errors';
+import type { ReplayRunView, RunConfig, RunDoor, RunProgress, RunStatus, ScenarioName, ScenarioResult } from './types';
+
+/**
+ * replay_runs: the record of every run, and the coordination between console instances — the partial unique index
+ * allows one `running` row at a time, the runner's heartbeat tells a live run from an abandoned one, and a cancel
+ * is a flag any instance can set and the runner polls.
+ */
+
+/** A runner that has not written for this long has died with its process; its run no longer blocks new ones. */
+export const ABANDONED_AFTER_MS = 60_000;
+
+type RunRow = Omit<ReplayRunView, 'createdAt' | 'heartbeatAt' | 'finishedAt'> & { createdAt: Date; heartbeatAt: Date; finishedAt: Date | null };
+
+function toView(row: RunRow): ReplayRunView {
+  return {
+    ...row,
+    results: Array.isArray(row.results) ? row.results : [],
+    createdAt: row.createdAt.toISOString(),
+    heartbeatAt: row.heartbeatAt.toISOString(),
+    finishedAt: row.finishedAt?.toISOString() ?? null,
+  };
+}
+
+const COLUMNS = Prisma.raw(`id::text AS id, status, verdict, door, requested_by AS "requestedBy", environment, scenarios, config, progress, results,
+  error, cancel_requested AS "cancelRequested", cancelled_by AS "cancelledBy", runner, created_at AS "createdAt",
+  heartbeat_at AS "heartbeatAt", finished_at AS "finishedAt"`);
+
+/** Marks runs whose runner stopped heartbeating as failed, so they stop blocking and say what happened. */
+export async function abandonStaleRuns(): Promise<number> {
+  return db().$executeRaw`
+    UPDATE replay_runs SET status = 'failed', finished_at = now(),
+      error = 'abandoned: its runner (' || runner || ') stopped reporting; the process probably stopped mid-run'
+    WHERE status = 'running' AND heartbeat_at < now() - ${`${ABANDONED_AFTER_MS} milliseconds`}::interval`;
+}
+
+export async function insertRun(args: {
+  door: RunDoor;
+  requestedBy: string;
+  environment: string;
+  scenarios: ScenarioName[];
+  config: RunConfig;
+  progress: RunProgress;
+  runner: string;
+}): Promise<ReplayRunView> {
+  try {
+    const rows = await db().$queryRaw<RunRow[]>`
+      INSERT INTO replay_runs (id, status, door, requested_by, environment, scenarios, config, progress, runner)
+      VALUES (gen_random_uuid(), 'running', ${args.door}, ${args.requestedBy}, ${args.environment}, ${args.scenarios}::text[],
+              ${JSON.stringify(args.config)}::jsonb, ${JSON.stringify(args.progress)}::jsonb, ${args.runner})
+      RETURNING ${COLUMNS}`;
+    return toView(rows[0]);
+  } catch (err) {
+    if (sqlState(err) === SQLSTATE.uniqueViolation) throw new ReplayInProgressError(await runningRun());
+    throw err;
+  }
+}
+
+async function runningRun(): Promise<{ id: string; requestedBy: string; createdAt: string; door: string } | null> {
+  const rows = await db().$queryRaw<{ id: string; requestedBy: string; createdAt: Date; door: string }[]>`
+    SELECT id::text AS id, requested_by AS "requestedBy", created_at AS "createdAt", door FROM replay_runs WHERE status = 'running' LIMIT 1`;
+  return rows[0] ? { ...rows[0], createdAt: rows[0].createdAt.toISOString() } : null;
+}
+
+/** Progress and heartbeat in one write; answers whether a cancel was asked for (and by whom). */
+export async function saveProgress(id: string, progress: RunProgress, results: ScenarioResult[]): Promise<{ cancelRequested: boolean; cancelledBy: string | null }> {
+  const rows = await db().$queryRaw<{ cancelRequested: boolean; cancelledBy: string | null }[]>`
+    UPDATE replay_runs SET progress = ${JSON.stringify(progress)}::jsonb, results = ${JSON.stringify(results)}::jsonb, heartbeat_at = now()
+    WHERE id = ${id}::uuid
+    RETURNING cancel_requested AS "cancelRequested", cancelled_by AS "cancelledBy"`;
+  return rows[0] ?? { cancelRequested: true, cancelledBy: null };
+}
+
+export async function finishRun(
+  id: string,
+  args: { status: Exclude<RunStatus, 'running'>; verdict: 'pass' | 'fail' | null; progress: RunProgress; results: ScenarioResult[]; error: string | null },
+): Promise<ReplayRunView> {
+  const rows = await db().$queryRaw<RunRow[]>`
+    UPDATE replay_runs SET status = ${args.status}, verdict = ${args.verdict}, progress = ${JSON.stringify(args.progress)}::jsonb,
+           results = ${JSON.stringify(args.results)}::jsonb, error = ${args.error}, finished_at = now(), heartbeat_at = now()
+    WHERE id = ${id}::uuid RETURNING ${COLUMNS}`;
+  return toView(rows[0]);
+}
+
+/** Sets the cancel flag of a running run; false when it is not running (finished, or never existed). */
+export async function requestCancel(id: string, by: string): Promise<boolean> {
+  const n = await db().$executeRaw`
+    UPDATE replay_runs SET cancel_requested = true, cancelled_by = ${by} WHERE id = ${id}::uuid AND status = 'running'`;
+  return n > 0;
+}
+
+export async function getRun(id: string): Promise<ReplayRunView | null> {
+  const rows = await db().$queryRaw<RunRow[]>`SELECT ${COLUMNS} FROM replay_runs WHERE id = ${id}::uuid`;
+  return rows[0] ? toView(rows[0]) : null;
+}
+
+export async function listRuns(limit = 20): Promise<ReplayRunView[]> {
+  const rows = await db().$queryRaw<RunRow[]>`SELECT ${COLUMNS} FROM replay_runs ORDER BY created_at DESC, id DESC LIMIT ${limit}`;
+  return rows.map(toView);
+}
+
+/** The run to compare with: the latest one before it that ran to the end (a cancelled or broken run is no yardstick). */
+export async function previousFinishedRun(run: Pick<ReplayRunView, 'id' | 'createdAt'>): Promise<ReplayRunView | null> {
+  const rows = await db().$queryRaw<RunRow[]>`
+    SELECT ${COLUMNS} FROM replay_runs WHERE status = 'finished' AND created_at < ${new Date(run.createdAt)}::timestamptz AND id <> ${run.id}::uuid
+    ORDER BY created_at DESC, id DESC LIMIT 1`;
+  return rows[0] ? toView(rows[0]) : null;
+}

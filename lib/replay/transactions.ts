@@ -1,0 +1,113 @@
+import { db } from '@/lib/db/client';
+import { SQLSTATE, sqlState } from '@/lib/db/sqlstate';
+import { withDeadlockRetry } from '@/lib/intents/deadlock';
+import { LockTimeoutError, NotFoundError } from '@/lib/intents/errors';
+import { labelTransaction, selectIntentForUpdate, updateStatusWithAudit } from '@/lib/intents/repository';
+import { canTransition, type IntentStatus } from '@/lib/intents/state-machine';
+import type { Actor } from '@/lib/intents/types';
+
+/**
+ * The transactions the replay needs that the engine has no command for (yet), built from the engine's own
+ * repository functions and deadlock handling so they lock, label and record exactly as the engine does:
+ * - a pipeline execution under NOWAIT (brief §4; the BridgeSet pipeline itself arrives with §8 — when it does,
+ *   the nowait-executions scenario should call it instead);
+ * - the crossing-order transaction of seed 000 §6.2.2, which the engine's commands avoid by design (bulk updates
+ *   lock in id order), to measure deadlock detection and recovery;
+ * - a bare take-and-release of a row lock, the seed's lock-acquisition measurement.
+ */
+
+const PIPELINE_STEPS: IntentStatus[] = ['NORMALIZED', 'PROCESSED'];
+
+/**
+ * Locks the intent with NOWAIT, works for `workMs` (the pipeline's steps) and moves it along its steps. A second
+ * execution of the same intent meanwhile fails at once with a LockTimeoutError instead of queueing behind it.
+ */
+export async function executePipelineStandIn(id: string, actor: Actor, options: { workMs: number; lockTimeoutMs: number; onLocked?: () => void }): Promise<{ version: number }> {
+  const operation = 'pipeline_execute';
+  try {
+    return await withDeadlockRetry(operation, [id], () =>
+      db().$transaction(
+        async (tx) => {
+          await labelTransaction(tx, `bridge:${operation}:${id}`, options.lockTimeoutMs);
+          const row = await selectIntentForUpdate(tx, id, true);
+          if (!row) throw new NotFoundError(`Intent ${id}`, { id });
+          options.onLocked?.();
+          let current = row;
+          for (const step of PIPELINE_STEPS) {
+            if (!canTransition(current.status, step)) continue;
+            await tx.$executeRaw`SELECT pg_sleep(${options.workMs / PIPELINE_STEPS.length / 1000})`;
+            const next = await updateStatusWithAudit(tx, {
+              id,
+              fromVersion: current.version,
+              from: current.status,
+              to: step,
+              actor: actor.name,
+              action: 'pipeline_step',
+              details: { replay: 'nowait-executions' },
+            });
+            if (!next) throw new Error('the version moved under a NOWAIT lock: this cannot happen');
+            current = next;
+          }
+          return { version: current.version };
+        },
+        { timeout: options.workMs + 30_000 },
+      ),
+    );
+  } catch (err) {
+    if (sqlState(err) === SQLSTATE.lockNotAvailable) {
+      throw new LockTimeoutError(`intent ${id} is being executed by another transaction and NOWAIT was asked for.`, { intentIds: [id], nowait: true });
+    }
+    throw err;
+  }
+}
+
+const toggled = (status: IntentStatus): IntentStatus => (status === 'FAILED' ? 'RECEIVED' : 'FAILED');
+
+/**
+ * Locks `first`, waits at `barrier` (first attempt only) until the crossing transaction holds its own first lock,
+ * then locks `second`: two of these in opposite order deadlock, Postgres picks a victim after deadlock_timeout,
+ * and withDeadlockRetry retries it. Both intents are toggled RECEIVED ↔ FAILED, so every commit is visible.
+ */
+export async function crossingOrderTransaction(
+  first: string,
+  second: string,
+  actor: Actor,
+  options: { lockTimeoutMs: number; barrier: () => Promise<void> },
+): Promise<{ attempts: number }> {
+  const operation = 'replay_crossing_order';
+  let attempts = 0;
+  await withDeadlockRetry(operation, [first, second], (attempt) => {
+    attempts = attempt;
+    return db().$transaction(async (tx) => {
+      await labelTransaction(tx, `bridge:${operation}:${first}`, options.lockTimeoutMs);
+      const a = await selectIntentForUpdate(tx, first, false);
+      if (attempt === 1) await options.barrier();
+      const b = await selectIntentForUpdate(tx, second, false);
+      if (!a || !b) throw new NotFoundError(`Intent ${!a ? first : second}`);
+      for (const row of [a, b]) {
+        await updateStatusWithAudit(tx, {
+          id: row.id,
+          fromVersion: row.version,
+          from: row.status,
+          to: toggled(row.status),
+          actor: actor.name,
+          action: 'status_change',
+          details: { replay: 'crossing-deadlock' },
+        });
+      }
+    });
+  });
+  return { attempts };
+}
+
+/** Takes and releases the row lock of one intent the way the engine does; returns the lock statement's own time (ms). */
+export async function lockAndRelease(id: string, lockTimeoutMs: number): Promise<{ acquireMs: number }> {
+  return db().$transaction(async (tx) => {
+    await labelTransaction(tx, `bridge:replay_lock:${id}`, lockTimeoutMs);
+    const started = performance.now();
+    const row = await selectIntentForUpdate(tx, id, false);
+    const acquireMs = performance.now() - started;
+    if (!row) throw new NotFoundError(`Intent ${id}`, { id });
+    return { acquireMs };
+  });
+}

@@ -1,0 +1,128 @@
+/**
+ * `npm run bench [-- --rounds 3] [--json <file>] [--check] [--scenario <name> …]`
+ *
+ * The project's benchmark (brief §7): every replay scenario at full size against a throw-away embedded PostgreSQL
+ * it starts itself (or BENCH_DATABASE_URL / DATABASE_URL when given), with the raw-SQL baseline (plain pg, the
+ * same status-update transaction, same pool size and concurrency) run side by side in alternating rounds. Prints
+ * the §7 figures with their targets and the throughput as a share of the baseline. `--check` exits 1 when a target
+ * is missed. The run is recorded in replay_runs like any other (door "bench").
+ */
+import { writeFileSync } from 'node:fs';
+import { loadavg, userInfo } from 'node:os';
+import { parseArgs } from 'node:util';
+import { scriptDatabase } from './replay-db';
+import type { ScenarioResult } from '../lib/replay/types';
+
+const say = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+const load = () => loadavg().map((v) => v.toFixed(2)).join(' ');
+
+type Row = { measure: string; measured: string; target: string; pass: boolean | null };
+
+function section7(results: ScenarioResult[]): Row[] {
+  const by = (name: string) => results.find((r) => r.name === name);
+  const check = (name: string, id: string) => by(name)?.checks.find((c) => c.id === id);
+  const rows: Row[] = [];
+  const tp = by('throughput');
+  if (tp) {
+    const m = tp.measures;
+    const c = check('throughput', 'throughput');
+    const ratio = check('throughput', 'baseline-ratio');
+    rows.push({ measure: 'concurrent status updates (1,000 intents, 100 at a time)', measured: `${Math.round(m.throughputPerSec)} /s (${tp.outcomes.succeeded}/${tp.outcomes.calls} ok)`, target: c?.target ?? '', pass: c ? c.pass && check('throughput', 'all-succeed')!.pass : null });
+    rows.push({ measure: '  … as a share of the raw-SQL baseline', measured: `${Math.round(m.baselineRatio * 100)} % (${Math.round(m.throughputPerSec)} vs ${Math.round(m.baselinePerSec)} /s)`, target: ratio?.target ?? '', pass: ratio?.pass ?? null });
+    rows.push({ measure: '  … client CPU per update (engine vs baseline)', measured: `${m.cpuMsPerUpdate} vs ${m.baselineCpuMsPerUpdate} ms`, target: '—', pass: null });
+  }
+  const lock = by('lock-latency');
+  if (lock) {
+    const c = check('lock-latency', 'p95');
+    rows.push({ measure: 'lock acquisition p95, uncontended (take + release)', measured: `${c?.actual} (lock statement alone ${lock.measures.acquireP95Ms} ms)`, target: c?.target ?? '', pass: c?.pass ?? null });
+  }
+  const corr = by('corrections-50');
+  if (corr) {
+    const m = corr.measures;
+    rows.push({
+      measure: `${m.calls} concurrent corrections of one intent`,
+      measured: `${m.succeeded}/${m.calls} ok, p95 ${m.p95Ms} ms, version +${m.versionIncrement}, history ${Math.min(m.historyCount, m.auditCount)}`,
+      target: `all ok, p95 ${corr.checks.find((c) => c.id === 'p95')?.target}, +${m.calls}`,
+      pass: corr.verdict === 'pass',
+    });
+  }
+  const dl = by('crossing-deadlock');
+  if (dl) {
+    const c = check('crossing-deadlock', 'recovery');
+    rows.push({ measure: 'deadlock detection and recovery, mean', measured: `${c?.actual} (${dl.measures.deadlocks} deadlocks in ${dl.measures.rounds} rounds, ${dl.measures.recoveredRounds} recovered)`, target: c?.target ?? '', pass: dl.verdict === 'pass' });
+  }
+  const id = by('identical-transitions');
+  if (id) {
+    const m = id.measures;
+    rows.push({ measure: 'N identical concurrent transitions', measured: `${m.succeeded}/${m.calls} ok, ${m.intentsWithOneIncrement}/${m.intents} intents +1 exactly`, target: 'all ok, exactly one increment', pass: id.verdict === 'pass' });
+  }
+  const bulk = by('sorted-bulk');
+  if (bulk) {
+    const m = bulk.measures;
+    rows.push({ measure: 'sorted bulk updates, 10 concurrent over 5 intents', measured: `${m.succeeded}/${m.calls} ok, ${m.deadlocks} deadlocks, ${m.lockTimeouts} lock timeouts`, target: 'no deadlock, no lock timeout', pass: bulk.verdict === 'pass' });
+  }
+  return rows;
+}
+
+function table(rows: Row[]): string {
+  const w = [Math.max(...rows.map((r) => r.measure.length)), Math.max(...rows.map((r) => r.measured.length)), Math.max(...rows.map((r) => r.target.length))];
+  const line = (a: string, b: string, c: string, d: string) => `${a.padEnd(w[0])}  ${b.padEnd(w[1])}  ${c.padEnd(w[2])}  ${d}`;
+  return [line('§7 measure', 'measured', 'target (ours)', 'verdict'), line('-'.repeat(w[0]), '-'.repeat(w[1]), '-'.repeat(w[2]), '-------'), ...rows.map((r) => line(r.measure, r.measured, r.target, r.pass === null ? '' : r.pass ? 'pass' : 'MISS'))].join('\n');
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      rounds: { type: 'string', default: '3' },
+      json: { type: 'string' },
+      check: { type: 'boolean', default: false },
+      scenario: { type: 'string', multiple: true },
+    },
+  });
+  const rounds = Number(values.rounds);
+  if (!Number.isInteger(rounds) || rounds < 1 || rounds > 20) throw new Error('--rounds must be an integer from 1 to 20');
+  const { embedded } = await scriptDatabase(process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL, say);
+  const { runReplay } = await import('../lib/replay/runner');
+  const { formatRun, formatSettings } = await import('../lib/replay/report');
+  const { flushOutcomes } = await import('../lib/intents/outcomes');
+  const { disconnectDb } = await import('../lib/db/client');
+  try {
+    const loadBefore = load();
+    const scenarios = values.scenario?.flatMap((s) => s.split(',')).filter(Boolean);
+    let last = '';
+    const run = await runReplay(
+      { scenarios: scenarios?.length ? (scenarios as never) : 'all', size: 'full', sizes: { throughputRounds: rounds } },
+      'bench',
+      { name: `bench:${userInfo().username}` },
+      {
+        environment: embedded ? 'development' : undefined,
+        onProgress: (p) => {
+          const line = `${p.done}/${p.total} ${p.current ?? ''} ${p.note}`;
+          if (line !== last && (p.fraction === 0 || p.fraction === 1 || p.note.startsWith('round'))) say((last = line));
+        },
+      },
+    );
+    console.log(`Bridge Console benchmark — ${run.finishedAt} — ${embedded ? 'throw-away embedded PostgreSQL' : 'given database'}`);
+    for (const l of formatSettings(run)) console.log(l);
+    console.log(`Load average (1/5/15 min) before: ${loadBefore}; after: ${load()} — other work on the machine skews every figure below`);
+    console.log('');
+    console.log(table(section7(run.results)));
+    console.log('');
+    console.log(formatRun(run));
+    if (values.json) writeFileSync(values.json, JSON.stringify({ run }, null, 2) + '\n');
+    if (run.status !== 'finished') return 2;
+    return values.check && run.verdict !== 'pass' ? 1 : 0;
+  } finally {
+    await flushOutcomes().catch(() => undefined);
+    await disconnectDb();
+    await embedded?.stop();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    console.error('[bench] failed:', err);
+    process.exit(2);
+  },
+);
