@@ -1,6 +1,6 @@
-import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { dbFingerprint, resetEngine } from '../barriers';
-import { makeIntent } from '../helpers';
+import { intentRow, makeIntent } from '../helpers';
 import { api, namedFields, type ApiResponse } from './route-client';
 import { signInApiCaller } from './route-client';
 
@@ -14,13 +14,11 @@ const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 let processed: string;
 let second: string;
 
+// Refused requests change nothing (each case checks that), so the intents are made once for the whole file; the
+// few cases that are accepted work on intents of their own.
 beforeAll(async () => {
   await resetEngine();
   await signInApiCaller();
-});
-
-beforeEach(async () => {
-  await resetEngine();
   processed = (await makeIntent('PROCESSED')).id;
   second = (await makeIntent('NORMALIZED')).id;
 });
@@ -128,13 +126,15 @@ describe('POST /api/intents/:id/status', () => {
   });
 
   it('accepts expectedVersion 2147483647, the largest Postgres integer: a version conflict, recorded, not a 500', async () => {
-    const res = await api.status(processed, { status: 'COMPLETED', expectedVersion: 2 ** 31 - 1 });
+    const own = (await makeIntent('PROCESSED')).id;
+    const res = await api.status(own, { status: 'COMPLETED', expectedVersion: 2 ** 31 - 1 });
     expect(res.status).toBe(409);
     expect(res.body.error).toMatchObject({ code: 'version_conflict', details: { expectedVersion: 2 ** 31 - 1, currentVersion: 2 } });
   });
 
   it('accepts an idempotencyKey of exactly 255 characters (the boundary)', async () => {
-    const res = await api.status(processed, { status: 'COMPLETED', idempotencyKey: longText(255) });
+    const own = (await makeIntent('PROCESSED')).id;
+    const res = await api.status(own, { status: 'COMPLETED', idempotencyKey: longText(255) });
     expect(res.status).toBe(200);
   });
 });
@@ -184,7 +184,9 @@ describe('POST /api/intents/bulk-status', () => {
     await expectRefused(() => api.bulk(body()), field);
   });
 
-  it('a valid bulk body after all that still works (the refusals left the intents movable)', async () => {
+  it('after all those refusals the shared intents are untouched and still movable', async () => {
+    expect(await intentRow(processed)).toMatchObject({ status: 'PROCESSED', version: 2 });
+    expect(await intentRow(second)).toMatchObject({ status: 'NORMALIZED', version: 1 });
     const res = await api.bulk({ ids: [processed, second], status: 'FAILED' });
     expect(res.status).toBe(200);
     expect(res.body.intents.map((i: { status: string }) => i.status)).toEqual(['FAILED', 'FAILED']);
