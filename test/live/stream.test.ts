@@ -50,7 +50,10 @@ class SseClient {
             const value = line.slice(colon + 1).replace(/^ /, '');
             if (field === 'id') message.id = value;
             if (field === 'event') message.event = value;
-            if (field === 'data') (message.data += value), (hasData = true);
+            if (field === 'data') {
+              message.data += value;
+              hasData = true;
+            }
           }
           if (!hasData) continue;
           // As EventSource does: the last id seen is what a reconnect sends as Last-Event-ID.
