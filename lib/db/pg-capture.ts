@@ -1,18 +1,55 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
+import { SQLSTATE, sqlState } from './sqlstate';
 
 /**
  * Prisma's pg adapter keeps a deadlock's SQLSTATE but drops Postgres' DETAIL ("Process 1 waits for ShareLock on
  * transaction 2; blocked by process 3 …"), which the brief wants recorded with each deadlock. The pool's clients
- * note the last server error of the async context that issued the query, before the adapter converts it.
+ * append a deadlock's DETAIL to its message — the one text the adapter carries through, as `originalMessage` — and
+ * withPgErrorCapture reads it back from the very error the operation failed with.
+ *
+ * (Noting the last error per AsyncLocalStorage context, as first done here, misattributes: Prisma dispatches the
+ * queries of concurrent transactions from one async context, so a deadlock's detail could land with the survivor.)
  */
 export type CapturedPgError = { code: string; message: string; detail?: string };
 
-const capture = new AsyncLocalStorage<{ last?: CapturedPgError }>();
+const DETAIL_MARK = '\nDETAIL: ';
+
+type Carrier = { message?: unknown; detail?: unknown; originalMessage?: unknown; cause?: unknown; meta?: { driverAdapterError?: { cause?: { originalMessage?: unknown } } } };
+
+/** The server error behind `err` (a Prisma error, a DriverAdapterError or a plain pg error), with its DETAIL. */
+export function pgErrorOf(err: unknown): CapturedPgError | undefined {
+  const code = sqlState(err);
+  if (!code) return undefined;
+  let current: unknown = err;
+  for (let depth = 0; depth < 5 && current && typeof current === 'object'; depth++) {
+    const e = current as Carrier;
+    const text = e.meta?.driverAdapterError?.cause?.originalMessage ?? e.originalMessage;
+    if (typeof text === 'string') {
+      const at = text.indexOf(DETAIL_MARK);
+      return at < 0 ? { code, message: text } : { code, message: text.slice(0, at), detail: text.slice(at + DETAIL_MARK.length) };
+    }
+    if (typeof e.detail === 'string' && typeof e.message === 'string') {
+      const at = e.message.indexOf(DETAIL_MARK);
+      return { code, message: at < 0 ? e.message : e.message.slice(0, at), detail: e.detail };
+    }
+    current = e.cause;
+  }
+  return { code, message: err instanceof Error ? err.message : String(err) };
+}
 
 export function withPgErrorCapture<T>(fn: () => Promise<T>): { run: () => Promise<T>; lastError: () => CapturedPgError | undefined } {
-  const store: { last?: CapturedPgError } = {};
-  return { run: () => capture.run(store, fn), lastError: () => store.last };
+  let last: CapturedPgError | undefined;
+  return {
+    run: async () => {
+      try {
+        return await fn();
+      } catch (err) {
+        last = pgErrorOf(err);
+        throw err;
+      }
+    },
+    lastError: () => last,
+  };
 }
 
 export class CapturingClient extends pg.Client {
@@ -21,10 +58,11 @@ export class CapturingClient extends pg.Client {
   query(...args: any[]): any {
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     const result = (super.query as any)(...args);
-    const store = capture.getStore();
-    if (store && result && typeof result.then === 'function') {
+    if (result && typeof result.then === 'function') {
       return result.catch((err: { code?: string; message?: string; detail?: string }) => {
-        if (typeof err?.code === 'string') store.last = { code: err.code, message: String(err.message), detail: err.detail };
+        if (err?.code === SQLSTATE.deadlock && typeof err.detail === 'string' && typeof err.message === 'string' && !err.message.includes(DETAIL_MARK)) {
+          err.message = `${err.message}${DETAIL_MARK}${err.detail}`;
+        }
         throw err;
       });
     }
