@@ -15,6 +15,11 @@ import type { Backend, LockRow, LocksSnapshot } from './types';
  */
 
 export const LOCK_SNAPSHOT_LIMITS = { lockTimeoutMs: 100, statementTimeoutMs: 1000, maxWaitMs: 1000, transactionMs: 3000 } as const;
+/**
+ * The console's own snapshot transactions carry this label and are left out of what they show: another
+ * request's snapshot (a second tab, the unblock panel) is the page looking at itself, not a session of interest.
+ */
+export const SNAPSHOT_LABEL = 'bridge:locks-snapshot';
 /** Backends fetched at most (waiters and blockers first): the tree and the impact are computed over these. */
 const MAX_BACKENDS = 1000;
 
@@ -47,7 +52,7 @@ async function setSnapshotLimits(tx: Tx): Promise<void> {
   // SET LOCAL: gone at commit, so the pooled connection goes back as it came.
   await tx.$executeRaw`SET LOCAL lock_timeout = '100ms'`;
   await tx.$executeRaw`SET LOCAL statement_timeout = '1s'`;
-  await tx.$queryRaw`SELECT set_config('application_name', 'bridge:locks-snapshot', true)`;
+  await tx.$queryRaw`SELECT set_config('application_name', ${SNAPSHOT_LABEL}, true)`;
 }
 
 /**
@@ -60,7 +65,7 @@ async function readBackends(tx: Tx): Promise<{ backends: Omit<Backend, 'operatio
     WITH a AS MATERIALIZED (
       SELECT a.*, CASE WHEN a.wait_event_type = 'Lock' THEN pg_blocking_pids(a.pid) ELSE '{}'::int[] END AS blocked_by
       FROM pg_stat_activity a
-      WHERE a.datname = current_database() AND a.pid <> pg_backend_pid()
+      WHERE a.datname = current_database() AND a.pid <> pg_backend_pid() AND a.application_name IS DISTINCT FROM ${SNAPSHOT_LABEL}
     ), blockers AS (SELECT DISTINCT unnest(blocked_by) AS pid FROM a),
     relevant AS (
       SELECT a.*, (a.pid IN (SELECT pid FROM blockers)) AS is_blocker FROM a
@@ -164,6 +169,7 @@ async function readLocks(tx: Tx, blockers: number[], limit: number) {
       WHERE l.pid IS NOT NULL AND l.pid <> pg_backend_pid()
         AND (l.database IS NULL OR l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))
         AND (a.datname IS NULL OR a.datname = current_database())
+        AND a.application_name IS DISTINCT FROM ${SNAPSHOT_LABEL}
     ), ranked AS (
       SELECT l.*, row_number() OVER (
         ORDER BY l.granted,

@@ -142,6 +142,17 @@ describe('locks snapshot', () => {
     await holder.query('ROLLBACK');
   });
 
+  it('leaves the console’s own concurrent snapshot transactions out of what it shows', async () => {
+    const other = await client('bridge-test:other-tab');
+    await other.query('BEGIN');
+    await other.query(`SELECT set_config('application_name', 'bridge:locks-snapshot', true)`);
+    await other.query('SELECT count(*) FROM pg_locks');
+    const snap = await takeLocksSnapshot({ limit: 1000 });
+    expect(snap.backends.some((b) => b.pid === other.pid)).toBe(false);
+    expect(snap.locks.some((l) => l.pid === other.pid)).toBe(false);
+    await other.query('ROLLBACK');
+  });
+
   it('gives up within its lock timeout when the database is jammed, as db_under_pressure', async () => {
     const intent = await makeIntent();
     const holder = await client('bridge-test:holder');
