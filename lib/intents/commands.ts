@@ -64,8 +64,12 @@ type Attempt<T> = { stale: true } | { stale: false; value: T };
 type Refusal = { refused: DomainError };
 const isRefusal = (v: unknown): v is Refusal => typeof v === 'object' && v !== null && 'refused' in v;
 
+/**
+ * One spelling per intent: the correction id, the idempotency request hash and the lock label are all derived from
+ * the id text, so an upper-case UUID must not make the same correction a new one.
+ */
 function intentIdOrThrow(id: unknown): string {
-  return parseInput(intentIdSchema, id, 'id');
+  return parseInput(intentIdSchema, id, 'id').toLowerCase();
 }
 
 /** Turns lock-related SQLSTATEs into domain errors, saying who holds the lock when the backend is ours. */
