@@ -316,3 +316,34 @@ describe('idempotency keys through the API', () => {
     expect(Number(row.hours)).toBeGreaterThanOrEqual(24);
   });
 });
+
+describe('an intent id written in upper case is the same intent (UUIDs are case-insensitive)', () => {
+  it('the same correction sent once with each spelling is applied once', async () => {
+    const intent = await makeIntent('PROCESSED');
+    const body = { diff: { amount: 3 }, source: 'svc', reason: 'fix' };
+    const lower = await api.reeval(intent.id, body);
+    const upper = await api.reeval(intent.id.toUpperCase(), body);
+    expect(upper.status).toBe(200);
+    expect(upper.body).toEqual({ ...lower.body, alreadyApplied: true });
+    expect(upper.body.intentId).toBe(intent.id);
+    expect(await count('corrections')).toBe(1);
+    expect(await intentRow(intent.id)).toMatchObject({ version: 3 });
+  });
+
+  it('an idempotency key repeated with the other spelling is the same request, not a reused key', async () => {
+    const intent = await makeIntent('NORMALIZED');
+    const first = await api.status(intent.id, { status: 'PROCESSED', idempotencyKey: 'case-1' });
+    const repeat = await api.status(intent.id.toUpperCase(), { status: 'PROCESSED', idempotencyKey: 'case-1' });
+    expect(repeat.status).toBe(200);
+    expect(repeat.body).toEqual(first.body);
+  });
+
+  it('a lock error for an upper-case id still names the holder labelled with the intent', async () => {
+    const intent = await makeIntent('NORMALIZED');
+    const holder = await holdRowLocks([intent.id], `bridge:pipeline_execute:${intent.id}`);
+    const res = await api.status(intent.id.toUpperCase(), { status: 'PROCESSED', nowait: true });
+    await holder.release();
+    expect(res.status).toBe(423);
+    expect(res.body.error.details).toMatchObject({ intentIds: [intent.id], holders: [{ pid: holder.session.pid }] });
+  });
+});
