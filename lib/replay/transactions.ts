@@ -2,6 +2,7 @@ import { db } from '@/lib/db/client';
 import { SQLSTATE, sqlState } from '@/lib/db/sqlstate';
 import { withDeadlockRetry } from '@/lib/intents/deadlock';
 import { LockTimeoutError, NotFoundError } from '@/lib/intents/errors';
+import { recordLockWait, recordOutcome } from '@/lib/intents/outcomes';
 import { labelTransaction, selectIntentForUpdate, updateStatusWithAudit } from '@/lib/intents/repository';
 import { canTransition, type IntentStatus } from '@/lib/intents/state-machine';
 import type { Actor } from '@/lib/intents/types';
@@ -29,7 +30,9 @@ export async function executePipelineStandIn(id: string, actor: Actor, options: 
       db().$transaction(
         async (tx) => {
           await labelTransaction(tx, `bridge:${operation}:${id}`, options.lockTimeoutMs);
+          const started = performance.now();
           const row = await selectIntentForUpdate(tx, id, true);
+          recordLockWait(operation, performance.now() - started);
           if (!row) throw new NotFoundError(`Intent ${id}`, { id });
           options.onLocked?.();
           let current = row;
@@ -52,9 +55,13 @@ export async function executePipelineStandIn(id: string, actor: Actor, options: 
         },
         { timeout: options.workMs + 30_000 },
       ),
-    );
+    ).then((result) => {
+      recordOutcome(operation, 'success');
+      return result;
+    });
   } catch (err) {
     if (sqlState(err) === SQLSTATE.lockNotAvailable) {
+      recordOutcome(operation, 'lock_timeout');
       throw new LockTimeoutError(`intent ${id} is being executed by another transaction and NOWAIT was asked for.`, { intentIds: [id], nowait: true });
     }
     throw err;

@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_TARGETS } from './targets';
+import type { ScenarioResult } from './types';
+import { checksFor, compareResults, compareRuns, runVerdict, verdictOf } from './verdict';
+
+const t = DEFAULT_TARGETS;
+
+function result(name: ScenarioResult['name'], measures: Record<string, number>, targets = t): ScenarioResult {
+  const checks = checksFor(name, measures, targets);
+  return {
+    name,
+    title: name,
+    source: 'test',
+    startedAt: '2026-01-01T00:00:00.000Z',
+    durationMs: 1,
+    latency: null,
+    outcomes: { calls: 0, succeeded: 0, alreadyApplied: 0, conflicts: 0, retries: 0, lockTimeouts: 0, deadlocks: 0, failed: {}, failedExamples: {}, engine: {} },
+    measures,
+    checks,
+    verdict: verdictOf(checks),
+    notes: [],
+  };
+}
+
+describe('replay verdicts', () => {
+  it('judges throughput on both the absolute target and the share of the baseline', () => {
+    const ok = checksFor('throughput', { calls: 1000, succeeded: 1000, throughputPerSec: 2100, baselineRatio: 0.61 }, t);
+    expect(verdictOf(ok)).toBe('pass');
+    const slow = checksFor('throughput', { calls: 1000, succeeded: 1000, throughputPerSec: 1999, baselineRatio: 0.9 }, t);
+    expect(slow.find((c) => c.id === 'throughput')).toMatchObject({ pass: false, actual: '1999 /s', target: '≥ 2000 /s' });
+    expect(verdictOf(slow)).toBe('fail');
+    const lowShare = checksFor('throughput', { calls: 1000, succeeded: 1000, throughputPerSec: 5000, baselineRatio: 0.59 }, t);
+    expect(lowShare.find((c) => c.id === 'baseline-ratio')).toMatchObject({ pass: false, actual: '59 %' });
+    const oneFailed = checksFor('throughput', { calls: 1000, succeeded: 999, throughputPerSec: 5000, baselineRatio: 0.9 }, t);
+    expect(verdictOf(oneFailed)).toBe('fail');
+  });
+
+  it('demands every correction, a complete history and version +N, and p95 only for the big one', () => {
+    const m = { calls: 50, succeeded: 50, versionIncrement: 50, historyCount: 50, auditCount: 50, p95Ms: 149.9 };
+    expect(verdictOf(checksFor('corrections-50', m, t))).toBe('pass');
+    expect(verdictOf(checksFor('corrections-50', { ...m, p95Ms: 150 }, t))).toBe('fail');
+    expect(verdictOf(checksFor('corrections-50', { ...m, auditCount: 49 }, t))).toBe('fail');
+    expect(verdictOf(checksFor('corrections-3', { calls: 3, succeeded: 3, versionIncrement: 3, historyCount: 3, auditCount: 3, p95Ms: 9999 }, t))).toBe('pass');
+  });
+
+  it('knows exactly one increment from more than one, and a missing measure from a good one', () => {
+    const m = { intents: 5, calls: 100, succeeded: 100, alreadyApplied: 95, intentsWithOneIncrement: 5 };
+    expect(verdictOf(checksFor('identical-transitions', m, t))).toBe('pass');
+    expect(verdictOf(checksFor('identical-transitions', { ...m, intentsWithOneIncrement: 4 }, t))).toBe('fail');
+    expect(verdictOf(checksFor('crossing-deadlock', { rounds: 5, deadlocks: 5, recoveredRounds: 5 }, t))).toBe('fail');
+    expect(verdictOf(checksFor('crossing-deadlock', { rounds: 5, deadlocks: 5, recoveredRounds: 5, recoveryMeanMs: 210 }, t))).toBe('pass');
+    expect(verdictOf(checksFor('crossing-deadlock', { rounds: 5, deadlocks: 0, recoveredRounds: 5, recoveryMeanMs: 1 }, t))).toBe('fail');
+  });
+
+  it('fails sorted bulk updates on a single deadlock or lock timeout', () => {
+    const m = { calls: 10, succeeded: 10, deadlocks: 0, lockTimeouts: 0, intents: 5, consistentIntents: 5 };
+    expect(verdictOf(checksFor('sorted-bulk', m, t))).toBe('pass');
+    expect(verdictOf(checksFor('sorted-bulk', { ...m, deadlocks: 1 }, t))).toBe('fail');
+    expect(verdictOf(checksFor('sorted-bulk', { ...m, lockTimeouts: 1 }, t))).toBe('fail');
+  });
+
+  it('follows configured thresholds', () => {
+    const m = { p95Ms: 7 };
+    expect(verdictOf(checksFor('lock-latency', m, t))).toBe('fail');
+    expect(verdictOf(checksFor('lock-latency', m, { ...t, lockAcquisitionP95MaxMs: 8 }))).toBe('pass');
+  });
+
+  it('fails a broken scenario and an empty run', () => {
+    expect(verdictOf([], undefined)).toBe('fail');
+    expect(verdictOf([{ id: 'x', label: 'x', target: '', actual: '', pass: true }], 'boom')).toBe('fail');
+    expect(runVerdict([])).toBe('fail');
+  });
+});
+
+describe('run comparison', () => {
+  it('flags a measure that got worse beyond tolerance and floor, and not noise', () => {
+    const prev = [result('throughput', { calls: 1000, succeeded: 1000, throughputPerSec: 2500, baselineRatio: 0.7, p95Ms: 40 })];
+    const cur = [result('throughput', { calls: 1000, succeeded: 1000, throughputPerSec: 1900, baselineRatio: 0.69, p95Ms: 41 })];
+    const [cmp] = compareResults(cur, prev, 0.2);
+    const row = (m: string) => cmp.rows.find((r) => r.measure === m)!;
+    expect(row('throughputPerSec')).toMatchObject({ previous: 2500, current: 1900, regression: true });
+    expect(row('throughputPerSec').change).toBeCloseTo(-0.24, 2);
+    expect(row('baselineRatio').regression).toBe(false);
+    expect(row('p95Ms').regression).toBe(false);
+    expect(cmp.verdictRegression).toBe(true); // 1900 /s misses the 2000 /s target it met before
+    expect(cmp.newlyFailing).toEqual(['status updates per second (1,000 intents, 100 at a time)']);
+  });
+
+  it('does not call tiny absolute changes regressions', () => {
+    const prev = [result('lock-latency', { p95Ms: 1.2 })];
+    const cur = [result('lock-latency', { p95Ms: 1.9 })];
+    expect(compareResults(cur, prev, 0.2)[0].rows.find((r) => r.measure === 'p95Ms')!.regression).toBe(false);
+    const worse = [result('lock-latency', { p95Ms: 4.9 })];
+    expect(compareResults(worse, prev, 0.2)[0].rows.find((r) => r.measure === 'p95Ms')!.regression).toBe(true);
+  });
+
+  it('compares with nothing when there is no previous run, and counts regressions per run', () => {
+    const cur = [result('lock-latency', { p95Ms: 1 })];
+    const none = compareRuns({ results: cur }, null, 0.2);
+    expect(none).toMatchObject({ previousRunId: null, regressions: 0 });
+    expect(none.scenarios[0].previousVerdict).toBeNull();
+    const prev = { id: 'p', createdAt: '2026-01-01T00:00:00.000Z', results: [result('lock-latency', { p95Ms: 1 })] };
+    const worse = compareRuns({ results: [result('lock-latency', { p95Ms: 9 })] }, prev, 0.2);
+    expect(worse.regressions).toBe(2); // the p95 measure, and the check that now fails
+  });
+});

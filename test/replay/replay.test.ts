@@ -1,0 +1,164 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { db } from '@/lib/db/client';
+import { listIntents, countIntentsByStatus } from '@/lib/intents/queries';
+import { ReplayDisabledError, ReplayInProgressError, ReplayNotRunningError } from '@/lib/replay/errors';
+import { cancelReplay, executeReplay, replayAllowed, runReplay, runWithComparison, startReplay } from '@/lib/replay/runner';
+import { getRun, listRuns } from '@/lib/replay/runs';
+import { SCENARIO_NAMES, type ScenarioResult } from '@/lib/replay/types';
+import { resetDatabase } from '../helpers';
+
+/**
+ * The scenario engine at small sizes, on the real database. Speed is the benchmark's business: here the timing
+ * targets are relaxed (configurable thresholds) and only the correctness checks decide.
+ */
+const relaxed = {
+  throughputMinPerSec: 0.001,
+  baselineMinRatio: 0.0001,
+  lockAcquisitionP95MaxMs: 60_000,
+  corrections50P95MaxMs: 60_000,
+  deadlockRecoveryMeanMaxMs: 60_000,
+  nowaitFailFastMaxMs: 60_000,
+};
+const releaseEngineer = { name: 'release-engineer' };
+
+async function resetReplay() {
+  await resetDatabase();
+  await db().$executeRaw`TRUNCATE replay_runs`;
+}
+
+const scenario = (results: ScenarioResult[], name: string) => results.find((r) => r.name === name)!;
+
+describe('contention replay', () => {
+  beforeEach(resetReplay);
+
+  it('runs every scenario on its own replay intents, counts outcomes and judges them', async () => {
+    const progress: number[] = [];
+    const run = await runReplay({ scenarios: 'all', size: 'small', targets: relaxed }, 'cli', releaseEngineer, {
+      environment: 'development',
+      onProgress: (p) => progress.push(p.done),
+    });
+    expect(run.status).toBe('finished');
+    expect(run.results.map((r) => r.name)).toEqual([...SCENARIO_NAMES]);
+    for (const r of run.results) {
+      expect(r.error, `${r.name}: ${r.error}`).toBeUndefined();
+      expect(r.checks.length, r.name).toBeGreaterThan(0);
+      expect(r.checks.filter((c) => !c.pass), r.name).toEqual([]);
+      expect(r.latency?.count, r.name).toBeGreaterThan(0);
+    }
+    expect(run.verdict).toBe('pass');
+    expect(Math.max(...progress)).toBe(SCENARIO_NAMES.length);
+
+    // Outcomes counted as the callers and the engine saw them.
+    const identical = scenario(run.results, 'identical-transitions');
+    expect(identical.outcomes).toMatchObject({ calls: 10, succeeded: 10, alreadyApplied: 8 });
+    const nowait = scenario(run.results, 'nowait-executions');
+    expect(nowait.outcomes).toMatchObject({ calls: 4, succeeded: 2, lockTimeouts: 2 });
+    const deadlock = scenario(run.results, 'crossing-deadlock');
+    expect(deadlock.outcomes.deadlocks).toBeGreaterThanOrEqual(2);
+    expect(deadlock.outcomes.retries).toBeGreaterThanOrEqual(2);
+    expect(scenario(run.results, 'sorted-bulk').outcomes).toMatchObject({ deadlocks: 0, lockTimeouts: 0 });
+    const race = scenario(run.results, 'status-race');
+    expect(race.outcomes.calls).toBe(6);
+    expect(race.outcomes.succeeded + (race.outcomes.failed.invalid_transition ?? 0)).toBe(6);
+    const tp = scenario(run.results, 'throughput').measures;
+    expect(tp.throughputPerSec).toBeGreaterThan(0);
+    expect(tp.baselinePerSec).toBeGreaterThan(0);
+    expect(tp.baselineFailures).toBe(0);
+
+    // Persisted with who, where, the settings in force and the results.
+    const stored = (await getRun(run.id))!;
+    expect(stored).toMatchObject({ status: 'finished', verdict: 'pass', door: 'cli', requestedBy: 'release-engineer', environment: 'development' });
+    expect(stored.config.settings).toMatchObject({ strategies: { update_status: 'pessimistic', reevaluate: 'optimistic' }, lockTimeoutMs: 5000 });
+    expect(stored.config.targets.throughputMinPerSec).toBe(0.001);
+    expect(stored.config.runtime.serverSettings.deadlock_timeout).toBe('100ms');
+    expect(stored.results).toEqual(JSON.parse(JSON.stringify(run.results)));
+    expect(stored.finishedAt).not.toBeNull();
+
+    // Replay data never shows among the operators' intents unless asked for.
+    const visible = await listIntents({ limit: 200 });
+    expect(visible.items).toEqual([]);
+    expect(Object.values(await countIntentsByStatus()).reduce((a, b) => a + b, 0)).toBe(0);
+    const withReplay = await listIntents({ limit: 200, includeReplay: 'true' });
+    expect(withReplay.items.length).toBeGreaterThan(50);
+    expect(withReplay.items.every((i) => i.isReplay)).toBe(true);
+  });
+
+  it('judges against the configured thresholds: the same figures fail the §7 defaults', async () => {
+    const run = await runReplay({ scenarios: ['lock-latency'], size: 'small', targets: { lockAcquisitionP95MaxMs: 0.001 } }, 'cli', releaseEngineer, { environment: 'staging' });
+    expect(run.verdict).toBe('fail');
+    expect(run.results[0].checks[0]).toMatchObject({ id: 'p95', pass: false, target: '< 0 ms' });
+  });
+
+  it('compares a run with the previous finished one', async () => {
+    const first = await runReplay({ scenarios: ['identical-transitions'], size: 'small', targets: relaxed }, 'cli', releaseEngineer, { environment: 'development' });
+    const second = await runReplay({ scenarios: ['identical-transitions', 'lock-latency'], size: 'small', targets: relaxed }, 'cli', releaseEngineer, { environment: 'development' });
+    const none = await runWithComparison(first.id);
+    expect(none!.previous).toBeNull();
+    const cmp = (await runWithComparison(second.id))!;
+    expect(cmp.previous?.id).toBe(first.id);
+    expect(cmp.comparison.previousRunId).toBe(first.id);
+    expect(cmp.comparison.scenarios.map((s) => [s.scenario, s.previousVerdict])).toEqual([
+      ['identical-transitions', 'pass'],
+      ['lock-latency', null],
+    ]);
+    expect((await listRuns()).map((r) => r.id)).toEqual([second.id, first.id]);
+  });
+
+  it('refuses in production, at the domain door every other door goes through, and records nothing', async () => {
+    expect(replayAllowed('production')).toMatchObject({ allowed: false });
+    expect(replayAllowed('production').reason).toMatch(/disabled in production/);
+    expect(replayAllowed('staging')).toEqual({ allowed: true, reason: null });
+    expect(replayAllowed('development').allowed).toBe(true);
+    await expect(startReplay({ scenarios: 'all' }, 'console', releaseEngineer, { environment: 'production' })).rejects.toBeInstanceOf(ReplayDisabledError);
+    await expect(runReplay({ scenarios: 'all' }, 'cli', releaseEngineer, { environment: 'production' })).rejects.toMatchObject({ code: 'replay_disabled', httpStatus: 403 });
+    expect(await listRuns()).toEqual([]);
+  });
+
+  it('allows one run at a time across the database, and a dead runner does not block forever', async () => {
+    const running = await startReplay({ scenarios: ['lock-latency'], size: 'small' }, 'console', releaseEngineer, { environment: 'development' });
+    await expect(startReplay({ scenarios: ['lock-latency'] }, 'cli', { name: 'someone-else' }, { environment: 'development' })).rejects.toBeInstanceOf(ReplayInProgressError);
+    // Concurrent starts: the partial unique index lets exactly one through.
+    await db().$executeRaw`UPDATE replay_runs SET status = 'finished', finished_at = now() WHERE id = ${running.id}::uuid`;
+    const attempts = await Promise.allSettled(
+      Array.from({ length: 5 }, (_, i) => startReplay({ scenarios: ['lock-latency'], size: 'small' }, 'cli', { name: `racer-${i}` }, { environment: 'development' })),
+    );
+    expect(attempts.filter((a) => a.status === 'fulfilled')).toHaveLength(1);
+    expect(attempts.filter((a) => a.status === 'rejected').every((a) => (a as PromiseRejectedResult).reason instanceof ReplayInProgressError)).toBe(true);
+    // Its process dies: no heartbeat for over a minute, and the next start marks it abandoned.
+    await db().$executeRaw`UPDATE replay_runs SET heartbeat_at = now() - interval '2 minutes' WHERE status = 'running'`;
+    const next = await startReplay({ scenarios: ['lock-latency'], size: 'small' }, 'cli', releaseEngineer, { environment: 'development' });
+    const runs = await listRuns();
+    expect(runs.find((r) => r.id === next.id)?.status).toBe('running');
+    expect(runs.filter((r) => r.status === 'failed')).toHaveLength(1);
+    expect(runs.find((r) => r.status === 'failed')?.error).toMatch(/abandoned/);
+    await db().$executeRaw`UPDATE replay_runs SET status = 'cancelled' WHERE status = 'running'`;
+  });
+
+  it('cancels a run between steps and records what it finished', async () => {
+    const run = await startReplay({ scenarios: ['identical-transitions', 'lock-latency', 'sorted-bulk'], size: 'small', targets: relaxed }, 'console', releaseEngineer, { environment: 'development' });
+    let asked = false;
+    const finished = await executeReplay(run, {
+      onProgress: (p) => {
+        if (p.done === 1 && !asked) {
+          asked = true;
+          void cancelReplay(run.id, { name: 'on-call' });
+        }
+      },
+    });
+    expect(finished.status).toBe('cancelled');
+    expect(finished.verdict).toBeNull();
+    expect(finished.cancelledBy).toBe('on-call');
+    expect(finished.error).toBe('cancelled by on-call');
+    expect(finished.results.length).toBeGreaterThanOrEqual(1);
+    expect(finished.results.length).toBeLessThan(3);
+    await expect(cancelReplay(run.id, { name: 'on-call' })).rejects.toBeInstanceOf(ReplayNotRunningError);
+  });
+
+  it('validates what a door asks for', async () => {
+    await expect(startReplay({ scenarios: ['no-such-scenario' as never] }, 'cli', releaseEngineer, { environment: 'development' })).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(startReplay({ scenarios: [] }, 'cli', releaseEngineer, { environment: 'development' })).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(startReplay({ size: 'huge' as never }, 'cli', releaseEngineer, { environment: 'development' })).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(cancelReplay('not-a-uuid', releaseEngineer)).rejects.toMatchObject({ code: 'invalid_request' });
+    expect(await listRuns()).toEqual([]);
+  });
+});
