@@ -1,0 +1,13 @@
+import { requireMetricsAccess } from '@/lib/auth/request';
+import { handler } from '@/lib/http/respond';
+import { metricsText } from '@/lib/metrics/registry';
+
+export const dynamic = 'force-dynamic';
+export const runtime = 'nodejs';
+
+/** Prometheus scrape target (seed 000 §9.1): open, or Bearer METRICS_TOKEN when that is set. */
+export const GET = handler(async (request: Request) => {
+  requireMetricsAccess(request);
+  const { body, contentType } = await metricsText();
+  return new Response(body, { status: 200, headers: { 'Content-Type': contentType, 'Cache-Control': 'no-store' } });
+});

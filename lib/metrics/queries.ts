@@ -1,0 +1,41 @@
+import type { Tx } from '@/lib/db/client';
+
+/**
+ * What /api/metrics reads. Everything comes from Postgres — the persisted outcome counts, lock-wait histogram and
+ * deadlock events every console instance writes, and pg_stat_activity — so every instance exports the same values.
+ */
+
+export type OutcomeTotal = { operation: string; outcome: string; n: number };
+export async function selectOutcomeTotals(tx: Tx): Promise<OutcomeTotal[]> {
+  return tx.$queryRaw<OutcomeTotal[]>`
+    SELECT operation, outcome, sum(count)::float8 AS n FROM outcome_counts GROUP BY operation, outcome ORDER BY operation, outcome`;
+}
+
+export type LockWaitTotal = { operation: string; leMs: number; n: number; sumMs: number };
+export async function selectLockWaitTotals(tx: Tx): Promise<LockWaitTotal[]> {
+  return tx.$queryRaw<LockWaitTotal[]>`
+    SELECT operation, le_ms AS "leMs", sum(count)::float8 AS n, sum(sum_ms)::float8 AS "sumMs"
+    FROM lock_wait_buckets GROUP BY operation, le_ms ORDER BY operation, le_ms`;
+}
+
+export async function selectDeadlockTotals(tx: Tx): Promise<{ detections: number; retries: number }> {
+  const rows = await tx.$queryRaw<{ detections: number; retries: number }[]>`
+    SELECT count(*)::float8 AS detections, count(*) FILTER (WHERE retried)::float8 AS retries FROM deadlock_events`;
+  return rows[0] ?? { detections: 0, retries: 0 };
+}
+
+/**
+ * Transactions of this database that hold row locks right now, by the operation their label names
+ * (`bridge:<operation>:<intent>`): a row lock is not listed in pg_locks, but its transaction holds its own
+ * transactionid lock, and a backend waiting for a lock is a waiter, not a holder.
+ */
+export async function selectActiveLocks(tx: Tx): Promise<{ lockType: string; n: number }[]> {
+  return tx.$queryRaw<{ lockType: string; n: number }[]>`
+    SELECT split_part(a.application_name, ':', 2) AS "lockType", count(*)::float8 AS n
+    FROM pg_stat_activity a
+    WHERE a.datname = current_database() AND a.pid <> pg_backend_pid()
+      AND a.application_name LIKE 'bridge:%:%' AND a.xact_start IS NOT NULL
+      AND a.wait_event_type IS DISTINCT FROM 'Lock'
+      AND EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.granted AND l.locktype = 'transactionid')
+    GROUP BY 1 ORDER BY 1`;
+}
