@@ -51,7 +51,12 @@ export function ContentionView({ window }: { window: WindowKey }) {
         }
       />
 
-      <PressureBanner intervalMs={intervalMs} lastOutcome={lastOutcome} message={query.error?.kind === 'pressure' ? query.error.message : undefined} />
+      <PressureBanner intervalMs={intervalMs} lastOutcome={lastOutcome} message={query.error?.kind === 'pressure' ? query.error.message : undefined} staleSince={report?.to} />
+      {query.isError && report && query.error.kind !== 'pressure' && (
+        <div className={`${styles.banner} ${styles.bannerError}`} role="alert">
+          Refresh failed ({query.error.message}); showing the figures as of {new Date(report.to).toLocaleTimeString()}.
+        </div>
+      )}
 
       {!report && query.isPending && (
         <>

@@ -53,7 +53,7 @@ export function LocksView({ canCancel, canTerminate }: { canCancel: boolean; can
         }
       />
 
-      <PressureBanner intervalMs={intervalMs} lastOutcome={lastOutcome} message={query.error?.kind === 'pressure' ? query.error.message : undefined} />
+      <PressureBanner intervalMs={intervalMs} lastOutcome={lastOutcome} message={query.error?.kind === 'pressure' ? query.error.message : undefined} staleSince={snap?.takenAt} />
       {query.isError && snap && query.error.kind !== 'pressure' && (
         <div className={`${styles.banner} ${styles.bannerError}`} role="alert">
           Refresh failed ({query.error.message}); showing the snapshot from {new Date(snap.takenAt).toLocaleTimeString()}.

@@ -92,7 +92,7 @@ export function LiveStatus({ intervalMs, lastOutcome, backingOff, fetching, upda
   );
 }
 
-export function PressureBanner({ intervalMs, lastOutcome, message }: { intervalMs: number; lastOutcome: RefreshOutcome | null; message?: string }) {
+export function PressureBanner({ intervalMs, lastOutcome, message, staleSince }: { intervalMs: number; lastOutcome: RefreshOutcome | null; message?: string; staleSince?: string }) {
   if (lastOutcome !== 'pressure' && lastOutcome !== 'slow') return null;
   return (
     <div className={`${styles.banner} ${styles.bannerWarn}`} role="status" data-testid="pressure-banner">
@@ -101,6 +101,7 @@ export function PressureBanner({ intervalMs, lastOutcome, message }: { intervalM
         ? (message ?? 'The last snapshot gave up within its own short timeouts.')
         : 'The last snapshot was slow, so this page is polling less often.'}{' '}
       It speeds up again once the database answers promptly.
+      {lastOutcome === 'pressure' && staleSince && <> Showing the last snapshot that succeeded, taken {new Date(staleSince).toLocaleTimeString()}.</>}
     </div>
   );
 }
