@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { db } from '@/lib/db/client';
+import { withPgErrorCapture } from '@/lib/db/pg-capture';
 import { withDeadlockRetry } from '@/lib/intents/deadlock';
 import { DeadlockError } from '@/lib/intents/errors';
 import { makeIntent, rawClient, resetDatabase, waitForLockWaiters } from '../helpers';
@@ -65,6 +66,34 @@ describe('crossing-order deadlock', () => {
     expect(events[0].detail).toMatch(/Process \d+ waits for ShareLock on transaction \d+; blocked by process \d+/);
     expect(await persistedOutcomes()).toMatchObject({ [`test_${retried} deadlock_detected`]: 1, [`test_${retried} deadlock_retried`]: 1 });
     expect(recovery).toBeLessThan(5000);
+  });
+
+  it('the detail goes with the victim, never the survivor (12 rounds of concurrent crossing transactions)', async () => {
+    // Regression: the detail was once noted per async context, and Prisma may issue concurrent transactions' queries
+    // from one context, so under load a round in four or five recorded it with the survivor and the victim had none
+    // (timing-dependent: it takes rounds, and a busy machine, to show).
+    for (let round = 0; round < 12; round++) {
+      const [a, b] = await Promise.all([makeIntent(), makeIntent()]);
+      const bothHoldTheirFirst = barrier(2);
+      const crossing = (first: string, second: string) => {
+        const captured = withPgErrorCapture(() =>
+          db().$transaction(async (tx) => {
+            await tx.$queryRaw`SELECT 1 FROM intents WHERE id = ${first}::uuid FOR UPDATE`;
+            await bothHoldTheirFirst.arrive();
+            await tx.$queryRaw`SELECT 1 FROM intents WHERE id = ${second}::uuid FOR UPDATE`;
+          }),
+        );
+        return captured.run().then(
+          () => ({ failed: false, last: captured.lastError() }),
+          () => ({ failed: true, last: captured.lastError() }),
+        );
+      };
+      const outcomes = await Promise.all([crossing(a.id, b.id), crossing(b.id, a.id)]);
+      const victim = outcomes.find((o) => o.failed);
+      const survivor = outcomes.find((o) => !o.failed);
+      expect(victim?.last, `round ${round}`).toMatchObject({ code: '40P01', message: 'deadlock detected', detail: expect.stringMatching(/^Process \d+ waits for /) });
+      expect(survivor?.last, `round ${round}`).toBeUndefined();
+    }
   });
 
   it('a deadlock that recurs on every attempt is given up after 3: DeadlockError, three events, the last not retried', async () => {
