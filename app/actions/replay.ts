@@ -1,0 +1,44 @@
+'use server';
+
+import { z } from 'zod';
+import type { ActionResult } from '@/lib/console/action-result';
+import { actionActor } from '@/lib/http/action-actor';
+import { DomainError } from '@/lib/intents/errors';
+import { cancelReplay, startReplayInBackground } from '@/lib/replay/runner';
+import { summarizeRun, type RunSummary } from '@/lib/replay/summary';
+
+/**
+ * The Replay page's button and its cancel. Both need `replay.run`; the start also goes through the environment
+ * guard in the domain (startReplay refuses in production whatever the page showed), and the run then executes in
+ * the background of this server process while the page polls its row.
+ */
+const objectInput = z.record(z.string(), z.unknown(), { error: 'must be an object' });
+
+async function run<T>(what: string, fn: () => Promise<T>): Promise<ActionResult<T>> {
+  try {
+    return { ok: true, data: await fn() };
+  } catch (err) {
+    if (err instanceof DomainError) return { ok: false, error: err.toBody() };
+    console.error(`[replay] ${what} failed unexpectedly:`, err);
+    return { ok: false, error: { code: 'internal_error', message: 'The server failed to handle this request. Try again, and report it if it persists.' } };
+  }
+}
+
+/** Starts a run of the chosen scenarios (`all` by default) at `full` or `small` size. */
+export async function startReplayAction(input: unknown): Promise<ActionResult<RunSummary>> {
+  return run('starting a replay', async () => {
+    const actor = await actionActor('replay.run');
+    const parsed = objectInput.safeParse(input);
+    const { scenarios, size } = parsed.success ? parsed.data : {};
+    return summarizeRun(await startReplayInBackground({ scenarios, size } as never, { name: actor.name }));
+  });
+}
+
+/** Asks the running run to stop; it stops between steps and is recorded as cancelled, with what it finished. */
+export async function cancelReplayAction(runId: unknown): Promise<ActionResult<{ runId: string }>> {
+  return run('cancelling a replay', async () => {
+    const actor = await actionActor('replay.run');
+    await cancelReplay(typeof runId === 'string' ? runId : '', { name: actor.name });
+    return { runId: String(runId) };
+  });
+}

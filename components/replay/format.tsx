@@ -1,0 +1,29 @@
+import r from './replay.module.css';
+
+/** Small presentation helpers for the Replay page. */
+export function when(iso: string): string {
+  return new Date(iso).toISOString().replace('T', ' ').slice(0, 19) + ' UTC';
+}
+
+export function duration(fromIso: string, toIso: string | null): string {
+  const ms = (toIso ? Date.parse(toIso) : Date.now()) - Date.parse(fromIso);
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 120_000) return `${(ms / 1000).toFixed(1)} s`;
+  return `${Math.round(ms / 60_000)} min`;
+}
+
+export function figure(value: number | null | undefined, unit: string): string {
+  if (value === null || value === undefined || !Number.isFinite(value)) return '—';
+  if (unit === 'ratio') return `${Math.round(value * 100)} %`;
+  if (unit === '/s') return `${Math.round(value)} /s`;
+  return `${Math.round(value * 100) / 100} ${unit}`;
+}
+
+export function VerdictBadge({ verdict, testId }: { verdict: 'pass' | 'fail' | null; testId?: string }) {
+  if (!verdict) return <span className={`${r.verdict} ${r.neutral}`} data-testid={testId}>—</span>;
+  return (
+    <span className={`${r.verdict} ${verdict === 'pass' ? r.pass : r.fail}`} data-testid={testId}>
+      {verdict}
+    </span>
+  );
+}
