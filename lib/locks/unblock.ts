@@ -3,6 +3,7 @@ import { ForbiddenError } from '@/lib/auth/errors';
 import { can, type Permission } from '@/lib/auth/permissions';
 import type { AuthActor } from '@/lib/auth/types';
 import { db, type Tx } from '@/lib/db/client';
+import { sqlState } from '@/lib/db/sqlstate';
 import { NotFoundError, ValidationError } from '@/lib/intents/errors';
 import { CancelFirstError, DatabaseUnderPressureError, NotBlockingError, NotSignallableError } from './errors';
 import { readResolvedBackends, withSnapshotTransaction } from './queries';
@@ -127,27 +128,44 @@ async function signalAndAudit(action: UnblockAction, actor: AuthActor, reason: s
   });
   const intentIds = impact.intents.map((i) => i.id);
   const backendStart = impact.backendStart ? new Date(impact.backendStart) : null;
-  const rows =
-    action === 'cancel'
-      ? await db().$queryRaw<{ id: bigint; signalled: boolean }[]>`
+  let rows: { id: bigint; signalled: boolean }[];
+  try {
+    rows = await signalStatement(action, actor, details, intentIds, impact.pid, backendStart);
+  } catch (err) {
+    // The console's database role may signal only backends of roles it belongs to, unless it has pg_signal_backend.
+    if (sqlState(err) === INSUFFICIENT_PRIVILEGE) {
+      throw new NotSignallableError(
+        `The console's database role is not allowed to signal backend ${impact.pid} (it belongs to another role, or a superuser). Grant the console's role pg_signal_backend, or ask a database administrator.`,
+        { pid: impact.pid, user: impact.user },
+      );
+    }
+    throw err;
+  }
+  return { signalled: rows.some((r) => r.signalled), auditIds: rows.map((r) => String(r.id)) };
+}
+
+const INSUFFICIENT_PRIVILEGE = '42501';
+
+function signalStatement(action: UnblockAction, actor: AuthActor, details: string, intentIds: string[], pid: number, backendStart: Date | null) {
+  return action === 'cancel'
+    ? db().$queryRaw<{ id: bigint; signalled: boolean }[]>`
           WITH s AS (
-            SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = ${impact.pid}::int AND date_trunc('milliseconds', backend_start) IS NOT DISTINCT FROM ${backendStart}::timestamptz)
-                        THEN pg_cancel_backend(${impact.pid}::int) ELSE false END AS ok
+            SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = ${pid}::int AND date_trunc('milliseconds', backend_start) IS NOT DISTINCT FROM ${backendStart}::timestamptz)
+                        THEN pg_cancel_backend(${pid}::int) ELSE false END AS ok
           )
           INSERT INTO audit_events (intent_id, action, actor, details)
           SELECT i::uuid, 'backend_cancel', ${actor.name}, ${details}::jsonb || jsonb_build_object('signalled', s.ok)
           FROM s, unnest(CASE WHEN cardinality(${intentIds}::text[]) = 0 THEN ARRAY[NULL]::text[] ELSE ${intentIds}::text[] END) AS i
           RETURNING id, (details->>'signalled')::boolean AS signalled`
-      : await db().$queryRaw<{ id: bigint; signalled: boolean }[]>`
+    : db().$queryRaw<{ id: bigint; signalled: boolean }[]>`
           WITH s AS (
-            SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = ${impact.pid}::int AND date_trunc('milliseconds', backend_start) IS NOT DISTINCT FROM ${backendStart}::timestamptz)
-                        THEN pg_terminate_backend(${impact.pid}::int, 2000) ELSE false END AS ok
+            SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = ${pid}::int AND date_trunc('milliseconds', backend_start) IS NOT DISTINCT FROM ${backendStart}::timestamptz)
+                        THEN pg_terminate_backend(${pid}::int, 2000) ELSE false END AS ok
           )
           INSERT INTO audit_events (intent_id, action, actor, details)
           SELECT i::uuid, 'backend_terminate', ${actor.name}, ${details}::jsonb || jsonb_build_object('signalled', s.ok)
           FROM s, unnest(CASE WHEN cardinality(${intentIds}::text[]) = 0 THEN ARRAY[NULL]::text[] ELSE ${intentIds}::text[] END) AS i
           RETURNING id, (details->>'signalled')::boolean AS signalled`;
-  return { signalled: rows.some((r) => r.signalled), auditIds: rows.map((r) => String(r.id)) };
 }
 
 /** Watches briefly for the waiters to be let through (or the backend to go), for an honest report. */
