@@ -120,7 +120,7 @@ export function CorrectionForm({ intent }: { intent: IntentWithCorrections }) {
   if (conflict) return <ThreeWay conflict={conflict} pending={mutation.isPending} onReapply={reapply} onDiscard={discard} />;
 
   const diffInvalid = touched || text !== EMPTY_DIFF ? !parsed.ok : false;
-  const stale = intent.version !== opened.version;
+  const stale = intent.version > opened.version;
 
   return (
     <form className={styles.form} onSubmit={onSubmit} aria-label="Correction" noValidate>
@@ -240,19 +240,21 @@ function ThreeWay({ conflict, pending, onReapply, onDiscard }: { conflict: Confl
   const statusEvents = changes.events.filter((e) => e.action !== 'correction');
   return (
     <section className={styles.threeWay} aria-labelledby="conflict-title" data-testid="conflict">
-      <h3 id="conflict-title" className={styles.threeWayTitle} role="alert">
-        Someone changed this intent first: you edited version {submission.expectedVersion}, it is now at version {current.version}.
-      </h3>
+      <div role="alert">
+        <h3 id="conflict-title" className={styles.threeWayTitle}>
+          Someone changed this intent first: you edited version {submission.expectedVersion}, it is now at version {current.version}.
+        </h3>
+      </div>
       {overlap.length > 0 && <p className={styles.overlap}>Both changes touch: {overlap.join(', ')}. Re-applying puts your values over theirs.</p>}
       <div className={styles.threeWayCols}>
-        <div className={styles.threeWayCol} aria-label="Your edit">
+        <section className={styles.threeWayCol} aria-label="Your edit">
           <h3>Your edit (on version {submission.expectedVersion})</h3>
-          <DiffView lines={diffLines(base, submission.diff)} label="Your edit" />
+          <DiffView lines={diffLines(base, submission.diff)} label="Your edit as a diff" />
           <p className="muted" style={{ marginTop: '0.4rem' }}>
             Why: {submission.reason} · via {submission.source}
           </p>
-        </div>
-        <div className={styles.threeWayCol} aria-label="The intent now">
+        </section>
+        <section className={styles.threeWayCol} aria-label="The intent now">
           <h3>
             The intent now (version {current.version}, {current.status})
           </h3>
@@ -261,8 +263,8 @@ function ThreeWay({ conflict, pending, onReapply, onDiscard }: { conflict: Confl
             Re-applying your edit here would change:
           </p>
           <DiffView lines={reapplyLines} label="Your edit on the current version" />
-        </div>
-        <div className={styles.threeWayCol} aria-label="Changes since your version">
+        </section>
+        <section className={styles.threeWayCol} aria-label="Changes since your version">
           <h3>Changed since version {submission.expectedVersion}</h3>
           <ul className={styles.history}>
             {changes.corrections.map((c) => (
@@ -297,7 +299,7 @@ function ThreeWay({ conflict, pending, onReapply, onDiscard }: { conflict: Confl
               </li>
             ))}
           </ul>
-        </div>
+        </section>
       </div>
       <details>
         <summary>Your edit as sent</summary>

@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import Link from 'next/link';
-import { useMemo, useState } from 'react';
+import { useMemo, useState, type ReactNode } from 'react';
 import { changeIntentStatusAction } from '@/app/actions/intents';
 import { ConfirmDialog } from '@/components/ui/ConfirmDialog';
 import { ErrorState } from '@/components/ui/ErrorState';
@@ -26,8 +26,11 @@ import styles from './intents.module.css';
 
 export type DetailPermissions = { status: boolean; correct: boolean };
 
-/** The intent itself: facts and status actions, payload, correction form and correction history. */
-export function IntentDetail({ id, permissions }: { id: string; permissions: DetailPermissions }) {
+/**
+ * The intent itself: facts and status actions, payload, correction form and correction history; `aside` holds the
+ * server-streamed history panels (audit timeline, conflict events) beside them.
+ */
+export function IntentDetail({ id, permissions, aside }: { id: string; permissions: DetailPermissions; aside: ReactNode }) {
   const detail = useQuery({ queryKey: intentKeys.detail(id), queryFn: () => fetchIntent(id) });
   const header = (
     <PageHeader
@@ -62,47 +65,50 @@ export function IntentDetail({ id, permissions }: { id: string; permissions: Det
   return (
     <>
       {header}
-      <div className={styles.column}>
-        <Panel title="Status" id="status">
-          <dl className={styles.facts}>
-            <div>
-              <dt>Status</dt>
-              <dd data-testid="intent-status">{intent.status}</dd>
-            </div>
-            <div>
-              <dt>Version</dt>
-              <dd data-testid="intent-version">{intent.version}</dd>
-            </div>
-            <div>
-              <dt>Source</dt>
-              <dd>{intent.source}</dd>
-            </div>
-            <div>
-              <dt>Created</dt>
-              <dd>
-                <RelativeTime iso={intent.createdAt} />
-              </dd>
-            </div>
-            <div>
-              <dt>Updated</dt>
-              <dd>
-                <RelativeTime iso={intent.updatedAt} />
-              </dd>
-            </div>
-            <div>
-              <dt>Corrections</dt>
-              <dd>{intent.corrections.length}</dd>
-            </div>
-          </dl>
-          <StatusActions intent={intent} allowed={permissions.status} />
-        </Panel>
-        <Panel title="Payload" id="payload">
-          <JsonView value={intent.payload} label="Payload" />
-        </Panel>
-        {permissions.correct && <CorrectionPanel intent={intent} />}
-        <Panel title={`Correction history (${intent.corrections.length})`} id="corrections">
-          <CorrectionHistory corrections={intent.corrections} />
-        </Panel>
+      <div className={styles.detailGrid}>
+        <div className={styles.column}>
+          <Panel title="Status" id="status">
+            <dl className={styles.facts}>
+              <div>
+                <dt>Status</dt>
+                <dd data-testid="intent-status">{intent.status}</dd>
+              </div>
+              <div>
+                <dt>Version</dt>
+                <dd data-testid="intent-version">{intent.version}</dd>
+              </div>
+              <div>
+                <dt>Source</dt>
+                <dd>{intent.source}</dd>
+              </div>
+              <div>
+                <dt>Created</dt>
+                <dd>
+                  <RelativeTime iso={intent.createdAt} />
+                </dd>
+              </div>
+              <div>
+                <dt>Updated</dt>
+                <dd>
+                  <RelativeTime iso={intent.updatedAt} />
+                </dd>
+              </div>
+              <div>
+                <dt>Corrections</dt>
+                <dd>{intent.corrections.length}</dd>
+              </div>
+            </dl>
+            <StatusActions intent={intent} allowed={permissions.status} />
+          </Panel>
+          <Panel title="Payload" id="payload">
+            <JsonView value={intent.payload} label="Payload" />
+          </Panel>
+          {permissions.correct && <CorrectionPanel intent={intent} />}
+          <Panel title={`Correction history (${intent.corrections.length})`} id="corrections">
+            <CorrectionHistory corrections={intent.corrections} />
+          </Panel>
+        </div>
+        <div className={styles.column}>{aside}</div>
       </div>
     </>
   );

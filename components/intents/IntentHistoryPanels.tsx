@@ -42,7 +42,7 @@ export function AuditPanel({ id }: { id: string }) {
               <div>{describe(e)}</div>
               <div className={styles.timelineMeta}>
                 {e.actor} · <RelativeTime iso={e.at} />
-                {e.versionAfter !== null && ` · v${e.versionBefore ?? '–'} → v${e.versionAfter}`}
+                {e.versionAfter !== null && (e.versionBefore === null ? ` · v${e.versionAfter}` : ` · v${e.versionBefore} → v${e.versionAfter}`)}
               </div>
             </li>
           ))}

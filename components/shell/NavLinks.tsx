@@ -4,15 +4,32 @@ import Link from 'next/link';
 import { usePathname } from 'next/navigation';
 import styles from './shell.module.css';
 
-type NavItem = { href: string; label: string; icon: string; coming?: boolean };
+type NavItem = { href: string; label: string; icon: keyof typeof ICONS; coming?: boolean };
+
+/** 16px line icons (decorative: the label names the section). */
+const ICONS = {
+  list: 'M3 4h10M3 8h10M3 12h10',
+  lock: 'M4.5 7V5a3.5 3.5 0 0 1 7 0v2M3.5 7h9v6.5h-9z',
+  chart: 'M2.5 13.5h11M4.5 11V8M8 11V4M11.5 11V6.5',
+  replay: 'M3 8a5 5 0 1 0 1.5-3.5M3 2.5v3h3',
+  workers: 'M8 5.5a2.5 2.5 0 1 0 0 5 2.5 2.5 0 0 0 0-5zM8 1.5v2M8 12.5v2M1.5 8h2M12.5 8h2M3.4 3.4l1.4 1.4M11.2 11.2l1.4 1.4M3.4 12.6l1.4-1.4M11.2 4.8l1.4-1.4',
+} as const;
+
+function Icon({ name }: { name: keyof typeof ICONS }) {
+  return (
+    <svg width="16" height="16" viewBox="0 0 16 16" fill="none" stroke="currentColor" strokeWidth="1.5" strokeLinecap="round" strokeLinejoin="round" aria-hidden="true">
+      <path d={ICONS[name]} />
+    </svg>
+  );
+}
 
 /** The console's sections. Workers arrives with the pipeline issue (brief §8): shown, but not a link yet. */
 export const NAV_ITEMS: NavItem[] = [
-  { href: '/intents', label: 'Intents', icon: '▤' },
-  { href: '/locks', label: 'Locks', icon: '⛓' },
-  { href: '/contention', label: 'Contention', icon: '◔' },
-  { href: '/replay', label: 'Replay', icon: '↻' },
-  { href: '/workers', label: 'Workers', icon: '⚙', coming: true },
+  { href: '/intents', label: 'Intents', icon: 'list' },
+  { href: '/locks', label: 'Locks', icon: 'lock' },
+  { href: '/contention', label: 'Contention', icon: 'chart' },
+  { href: '/replay', label: 'Replay', icon: 'replay' },
+  { href: '/workers', label: 'Workers', icon: 'workers', coming: true },
 ];
 
 export function NavLinks() {
@@ -25,8 +42,8 @@ export function NavLinks() {
           return (
             <li key={item.href}>
               <span className={`${styles.navLink} ${styles.navComing}`} aria-disabled="true" title={`${item.label}: coming with the pipeline and workers`}>
-                <span className={styles.navIcon} aria-hidden="true">
-                  {item.icon}
+                <span className={styles.navIcon}>
+                  <Icon name={item.icon} />
                 </span>
                 {item.label}
                 <span className={styles.comingTag}>coming</span>
@@ -37,8 +54,8 @@ export function NavLinks() {
         return (
           <li key={item.href}>
             <Link href={item.href} className={`${styles.navLink} ${active ? styles.navActive : ''}`} aria-current={active ? 'page' : undefined}>
-              <span className={styles.navIcon} aria-hidden="true">
-                {item.icon}
+              <span className={styles.navIcon}>
+                <Icon name={item.icon} />
               </span>
               {item.label}
             </Link>

@@ -3,7 +3,6 @@ import { notFound } from 'next/navigation';
 import { Suspense } from 'react';
 import { IntentDetail } from '@/components/intents/IntentDetail';
 import { AuditServerPanel, ConflictsServerPanel } from '@/components/intents/IntentDetailPanels';
-import styles from '@/components/intents/intents.module.css';
 import { LiveSince } from '@/components/live/LiveProvider';
 import { Skeleton } from '@/components/ui/Skeleton';
 import { can } from '@/lib/auth/permissions';
@@ -35,21 +34,22 @@ export default async function IntentPage({ params }: { params: Promise<{ id: str
   return (
     <>
       <LiveSince position={since} />
-      <div className={styles.detailGrid}>
-        <HydrationBoundary state={dehydrate(queryClient)}>
-          <div className={styles.column}>
-            <IntentDetail id={id} permissions={{ status: can(user, 'intents.status'), correct: can(user, 'intents.correct') }} />
-          </div>
-        </HydrationBoundary>
-        <div className={styles.column} style={{ paddingTop: '3.4rem' }}>
-          <Suspense fallback={<Skeleton label="Loading the audit timeline" lines={6} />}>
-            <AuditServerPanel id={id} />
-          </Suspense>
-          <Suspense fallback={<Skeleton label="Loading conflict events" lines={2} />}>
-            <ConflictsServerPanel id={id} />
-          </Suspense>
-        </div>
-      </div>
+      <HydrationBoundary state={dehydrate(queryClient)}>
+        <IntentDetail
+          id={id}
+          permissions={{ status: can(user, 'intents.status'), correct: can(user, 'intents.correct') }}
+          aside={
+            <>
+              <Suspense fallback={<Skeleton label="Loading the audit timeline" lines={6} />}>
+                <AuditServerPanel id={id} />
+              </Suspense>
+              <Suspense fallback={<Skeleton label="Loading conflict events" lines={2} />}>
+                <ConflictsServerPanel id={id} />
+              </Suspense>
+            </>
+          }
+        />
+      </HydrationBoundary>
     </>
   );
 }

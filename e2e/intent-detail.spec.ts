@@ -1,0 +1,140 @@
+import { expect, test, type Page } from '@playwright/test';
+import { useSessionOf } from './auth';
+import { expectLive, screenshot, seedIntent, uniqueMarker } from './intents-fixtures';
+
+/**
+ * Reviewers correcting intents: the diff editor validates as you type, a double click applies once, the history
+ * shows who, when, why and the diff; and when someone else got in first, the three-way view lets the reviewer see
+ * the change and re-apply on top of it.
+ */
+const form = (page: Page) => page.getByRole('form', { name: 'Correction' });
+const history = (page: Page) => page.getByRole('list', { name: 'Corrections, newest first' });
+const applied = (page: Page) => form(page).getByRole('status').filter({ hasText: 'Correction applied' });
+
+async function fillCorrection(page: Page, diff: string, reason: string) {
+  const f = form(page);
+  await f.getByLabel(/^Diff \(JSON\)/).fill(diff);
+  await f.getByLabel('Reason').fill(reason);
+}
+
+test('a reviewer applies a correction (a double click applies it once) and sees it in the history', async ({ page, context, baseURL }) => {
+  const marker = uniqueMarker('e2e-review');
+  const intent = await seedIntent('PROCESSED', { marker, amount: 10, currency: 'EUR', customer: { city: 'Leeds' } });
+  const reviewer = await useSessionOf(context, baseURL!, ['reviewer']);
+  await page.goto(`/intents/${intent.id}`);
+  await expect(page.getByTestId('intent-version')).toHaveText('2');
+  // A reviewer is not an operator: no status buttons.
+  await expect(page.getByRole('group', { name: 'Status actions' })).toHaveCount(0);
+
+  // Validated as you type.
+  const editor = form(page).getByLabel(/^Diff \(JSON\)/);
+  await editor.fill('{ "amount": 12.5, }');
+  await expect(form(page)).toContainText('Not valid JSON');
+  await expect(editor).toHaveAttribute('aria-invalid', 'true');
+  await editor.fill('[1, 2]');
+  await expect(form(page)).toContainText('The diff must be a JSON object');
+  await fillCorrection(page, '{ "amount": 12.5, "customer": { "city": "York" } }', 'Partner sent the wrong amount (ticket OPS-1)');
+  await expect(editor).toHaveAttribute('aria-invalid', 'false');
+  await expect(form(page)).toContainText('Valid: changes 2 fields of version 2');
+  await expect(form(page).getByRole('group', { name: 'Preview of your change' })).toContainText('amount: 10');
+  await screenshot(page, 'intent-correction-form');
+
+  await form(page).getByRole('button', { name: 'Apply correction' }).dblclick();
+  await expect(applied(page)).toContainText('Correction applied: now version 3, CORRECTED');
+  await expect(page.getByTestId('intent-status')).toHaveText('CORRECTED');
+  await expect(page.getByTestId('intent-version')).toHaveText('3');
+
+  const entries = history(page).getByTestId('correction');
+  await expect(entries).toHaveCount(1);
+  await expect(entries.first()).toContainText(reviewer.username);
+  await expect(entries.first()).toContainText('Partner sent the wrong amount (ticket OPS-1)');
+  await expect(entries.first()).toContainText('v2 → v3');
+  await expect(entries.first().getByTestId('diff')).toContainText('+amount: 12.5');
+  await expect(entries.first().getByTestId('diff')).toContainText('+customer.city: "York"');
+  // Exactly one correction in the audit trail too: the double click did not apply it twice.
+  await expect(page.getByTestId('audit-event').filter({ hasText: 'Corrected' })).toHaveCount(1);
+  await expect(page.getByRole('region', { name: 'Payload' })).toContainText('"York"');
+  // The form now edits the new version.
+  await expect(page.getByTestId('form-version')).toHaveText('3');
+  await screenshot(page, 'intent-detail');
+});
+
+test('two reviewers edit the same intent: the second sees the conflict, what changed and who changed it, and re-applies', async ({ browser, baseURL }) => {
+  const marker = uniqueMarker('e2e-conflict');
+  const intent = await seedIntent('PROCESSED', { marker, amount: 10, currency: 'EUR' });
+
+  const first = await browser.newContext();
+  const second = await browser.newContext();
+  const alice = await useSessionOf(first, baseURL!, ['reviewer']);
+  const bob = await useSessionOf(second, baseURL!, ['reviewer']);
+  const a = await first.newPage();
+  const b = await second.newPage();
+  await a.goto(`/intents/${intent.id}`);
+  await b.goto(`/intents/${intent.id}`);
+  await expectLive(b);
+
+  await fillCorrection(a, '{ "amount": 20 }', 'Alice: amount confirmed by partner');
+  await fillCorrection(b, '{ "currency": "USD" }', 'Bob: currency was wrong');
+  await form(a).getByRole('button', { name: 'Apply correction' }).click();
+  await expect(applied(a)).toContainText('now version 3');
+
+  // Bob's page follows live (the version shown moves on) but his form keeps the version he opened.
+  await expect(b.getByTestId('intent-version')).toHaveText('3');
+  await expect(b.getByTestId('form-version')).toHaveText('2');
+  await expect(form(b)).toContainText('This intent changed since you opened the form (version 2 → 3)');
+  await form(b).getByRole('button', { name: 'Apply correction' }).click();
+
+  const conflict = b.getByTestId('conflict');
+  await expect(conflict.getByRole('heading', { name: /Someone changed this intent first: you edited version 2, it is now at version 3/ })).toBeVisible();
+  await expect(conflict.getByRole('region', { name: 'Your edit' })).toContainText('+currency: "USD"');
+  await expect(conflict.getByRole('region', { name: 'The intent now' })).toContainText('"amount": 20');
+  const since = conflict.getByTestId('change-since');
+  await expect(since).toHaveCount(1);
+  await expect(since.first()).toContainText(alice.username);
+  await expect(since.first()).toContainText('Alice: amount confirmed by partner');
+  await expect(since.first()).toContainText('+amount: 20');
+  await screenshot(b, 'intent-conflict');
+
+  await conflict.getByRole('button', { name: 'Re-apply my edit on version 3' }).click();
+  await expect(applied(b)).toContainText('Correction applied: now version 4');
+  const entries = history(b).getByTestId('correction');
+  await expect(entries).toHaveCount(2);
+  await expect(entries.first()).toContainText(bob.username);
+  await expect(entries.nth(1)).toContainText(alice.username);
+  await expect(b.getByRole('region', { name: 'Payload' })).toContainText('"USD"');
+  await expect(b.getByRole('region', { name: 'Payload' })).toContainText('20');
+  // The refused attempt is on record.
+  await expect(b.getByTestId('conflict-event')).toHaveCount(1);
+  await expect(b.getByTestId('conflict-event')).toContainText(bob.username);
+  await expect(b.getByTestId('conflict-event')).toContainText('v2 → v3');
+
+  // Alice's page caught up without a reload.
+  await expect(history(a).getByTestId('correction')).toHaveCount(2);
+  await first.close();
+  await second.close();
+});
+
+test('a reviewer discards an edit that conflicts, and starts again from the current version', async ({ browser, baseURL }) => {
+  const intent = await seedIntent('NORMALIZED', { marker: uniqueMarker('e2e-discard'), amount: 5 });
+  const first = await browser.newContext();
+  const second = await browser.newContext();
+  await useSessionOf(first, baseURL!, ['reviewer']);
+  await useSessionOf(second, baseURL!, ['reviewer']);
+  const a = await first.newPage();
+  const b = await second.newPage();
+  await a.goto(`/intents/${intent.id}`);
+  await b.goto(`/intents/${intent.id}`);
+  await fillCorrection(a, '{ "amount": 6 }', 'first');
+  await form(a).getByRole('button', { name: 'Apply correction' }).click();
+  await expect(applied(a)).toContainText('now version 2');
+  await fillCorrection(b, '{ "amount": 7 }', 'second');
+  await form(b).getByRole('button', { name: 'Apply correction' }).click();
+  await expect(b.getByTestId('conflict')).toContainText('Both changes touch: amount');
+  await b.getByRole('button', { name: 'Discard my edit' }).click();
+  await expect(b.getByTestId('conflict')).toHaveCount(0);
+  await expect(b.getByTestId('form-version')).toHaveText('2');
+  await expect(form(b).getByLabel('Reason')).toHaveValue('');
+  await expect(history(b).getByTestId('correction')).toHaveCount(1);
+  await first.close();
+  await second.close();
+});

@@ -1,0 +1,122 @@
+import { expect, test } from '@playwright/test';
+import { useSessionOf } from './auth';
+import { expectLive, rowOf, screenshot, seedIntent, short, uniqueMarker } from './intents-fixtures';
+
+/**
+ * The operator's day on the Intents page: filter and search (in the URL, so the view can be shared), open an
+ * intent and move it through its statuses, change several at once, and see exactly which ones a bulk change refused.
+ */
+test('an operator searches and filters, shares the URL, opens an intent and moves it to COMPLETED', async ({ page, context, browser, baseURL }) => {
+  const marker = uniqueMarker('e2e-ops');
+  const received = await seedIntent('RECEIVED', { marker, kind: 'payment', amount: 10 });
+  const normalized = await seedIntent('NORMALIZED', { marker, kind: 'refund', amount: 20 });
+  const other = await seedIntent('NORMALIZED', { marker: `${marker}-x`.replace('e2e-ops', 'e2e-zzz'), kind: 'refund' });
+  await useSessionOf(context, baseURL!, ['operator']);
+
+  await page.goto('/intents');
+  await expect(page.getByRole('heading', { name: 'Intents', level: 1 })).toBeVisible();
+  await expect(page.getByRole('link', { name: 'Intents', exact: true }).first()).toHaveAttribute('aria-current', 'page');
+  await expect(page.getByTestId('env-badge')).toHaveText(/Development/);
+
+  // Search over the payload text: Enter submits, the URL carries it.
+  const search = page.getByRole('searchbox', { name: 'Search payload' });
+  await search.fill(marker);
+  await search.press('Enter');
+  await expect(page).toHaveURL(new RegExp(`[?&]q=${marker}`));
+  const table = page.getByRole('table', { name: 'Intents' });
+  await expect(table.locator('tbody tr')).toHaveCount(2);
+  await expect(rowOf(page, other.id)).toHaveCount(0);
+  await expect(page.getByTestId('count-All')).toHaveText('2');
+  await expect(page.getByTestId('count-NORMALIZED')).toHaveText('1');
+  await expect(page.getByTestId('count-RECEIVED')).toHaveText('1');
+
+  // Status filter: a link, so the filtered view has its own URL.
+  await page.getByRole('navigation', { name: 'Filter by status' }).getByRole('link', { name: /^Normalized/ }).click();
+  await expect(page).toHaveURL(/status=NORMALIZED/);
+  await expect(table.locator('tbody tr')).toHaveCount(1);
+  await expect(rowOf(page, normalized.id)).toContainText('NORMALIZED');
+  await expect(rowOf(page, received.id)).toHaveCount(0);
+  await screenshot(page, 'intents');
+
+  // Someone else opening the shared URL sees the same view.
+  const shared = page.url();
+  const colleague = await browser.newContext();
+  await useSessionOf(colleague, baseURL!, ['viewer']);
+  const theirPage = await colleague.newPage();
+  await theirPage.goto(shared);
+  await expect(theirPage.getByRole('searchbox', { name: 'Search payload' })).toHaveValue(marker);
+  await expect(theirPage.getByRole('navigation', { name: 'Filter by status' }).getByRole('link', { name: /^Normalized/ })).toHaveAttribute('aria-current', 'page');
+  await expect(theirPage.getByRole('table', { name: 'Intents' }).locator('tbody tr')).toHaveCount(1);
+  // A viewer gets no selection checkboxes.
+  await expect(theirPage.getByRole('checkbox')).toHaveCount(0);
+  await colleague.close();
+
+  // Open it and move it along: only the allowed next steps are offered.
+  await page.getByRole('link', { name: short(normalized.id) }).click();
+  await expect(page).toHaveURL(new RegExp(`/intents/${normalized.id}$`));
+  await expect(page.getByTestId('intent-status')).toHaveText('NORMALIZED');
+  const actions = page.getByRole('group', { name: 'Status actions' });
+  await expect(actions.getByRole('button')).toHaveText(['Move to PROCESSED', 'Mark as FAILED']);
+  await actions.getByRole('button', { name: 'Move to PROCESSED' }).click();
+  await expect(page.getByTestId('intent-status')).toHaveText('PROCESSED');
+  await expect(page.getByTestId('intent-version')).toHaveText('2');
+  await expect(actions.getByRole('button')).toHaveText(['Move to CORRECTED', 'Move to COMPLETED', 'Mark as FAILED']);
+
+  // COMPLETED is final: the console asks first and says so.
+  await actions.getByRole('button', { name: 'Move to COMPLETED' }).click();
+  const dialog = page.getByRole('dialog', { name: `Move intent ${short(normalized.id)} to COMPLETED?` });
+  await expect(dialog).toContainText('COMPLETED is final');
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
+  await expect(dialog).toBeHidden();
+  await expect(page.getByTestId('intent-status')).toHaveText('PROCESSED');
+  await actions.getByRole('button', { name: 'Move to COMPLETED' }).click();
+  await dialog.getByRole('button', { name: 'Move to COMPLETED' }).click();
+  await expect(page.getByTestId('intent-status')).toHaveText('COMPLETED');
+  await expect(actions).toContainText('COMPLETED is final');
+  const timeline = page.getByRole('list', { name: 'Audit events, newest first' });
+  await expect(timeline.getByTestId('audit-event')).toHaveCount(4);
+  await expect(timeline.getByTestId('audit-event').first()).toContainText('PROCESSED → COMPLETED');
+  await screenshot(page, 'intent-completed');
+});
+
+test('an operator bulk-completes several intents, and a refused bulk change names each intent and changes none', async ({ page, context, baseURL }) => {
+  const marker = uniqueMarker('e2e-bulk');
+  const ready = [
+    await seedIntent('PROCESSED', { marker, n: 1 }),
+    await seedIntent('PROCESSED', { marker, n: 2 }),
+    await seedIntent('CORRECTED', { marker, n: 3 }),
+  ];
+  const early = await seedIntent('RECEIVED', { marker, n: 4 });
+  await useSessionOf(context, baseURL!, ['operator']);
+  await page.goto(`/intents?q=${marker}`);
+  await expectLive(page);
+
+  for (const intent of ready) await page.getByRole('checkbox', { name: `Select intent ${short(intent.id)}` }).check();
+  const bar = page.getByRole('region', { name: 'Bulk actions' });
+  await expect(bar).toContainText('3 selected');
+  // A selection pauses live refresh, so rows never move under the cursor.
+  await expect(page.getByTestId('live-indicator')).toHaveAttribute('data-state', 'paused');
+  await bar.getByLabel('Move to').selectOption('COMPLETED');
+  await bar.getByRole('button', { name: 'Change status…' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Move 3 intents to COMPLETED?' });
+  await expect(dialog).toContainText('All 3 change together or none does');
+  await screenshot(page, 'intents-bulk-confirm');
+  await dialog.getByRole('button', { name: 'Move 3 to COMPLETED' }).click();
+  await expect(page.getByRole('status').filter({ hasText: '3 intents now COMPLETED' })).toBeVisible();
+  for (const intent of ready) await expect(rowOf(page, intent.id)).toContainText('COMPLETED');
+  await expect(rowOf(page, early.id)).toContainText('RECEIVED');
+  await expect(page.getByTestId('live-indicator')).toHaveAttribute('data-state', 'live');
+
+  // Completed ones cannot move again and RECEIVED cannot jump to COMPLETED: all refused, each named, none changed.
+  await page.getByRole('checkbox', { name: `Select intent ${short(early.id)}` }).check();
+  await page.getByRole('checkbox', { name: `Select intent ${short(ready[0].id)}` }).check();
+  await bar.getByLabel('Move to').selectOption('NORMALIZED');
+  await bar.getByRole('button', { name: 'Change status…' }).click();
+  await page.getByRole('dialog', { name: 'Move 2 intents to NORMALIZED?' }).getByRole('button', { name: 'Move 2 to NORMALIZED' }).click();
+  const errors = page.getByTestId('bulk-errors');
+  await expect(errors).toContainText('Nothing was changed');
+  await expect(errors.getByRole('listitem')).toHaveCount(1);
+  await expect(errors).toContainText(`${short(ready[0].id)} is COMPLETED: it is final`);
+  await screenshot(page, 'intents-bulk-refused');
+  await expect(rowOf(page, early.id)).toContainText('RECEIVED');
+});

@@ -1,0 +1,63 @@
+import { expect, test } from '@playwright/test';
+import { apiTokenFor, useSessionOf } from './auth';
+import { expectLive, rowOf, screenshot, seedIntent, uniqueMarker, watchFor } from './intents-fixtures';
+
+/**
+ * Live: a change committed anywhere (here: through the JSON API, as another service would) reaches an open page
+ * within a second, without a reload (Postgres NOTIFY → /api/events → TanStack Query invalidation).
+ */
+test('a change made through the API appears on an open Intents page without a reload', async ({ page, context, baseURL, request }) => {
+  const marker = uniqueMarker('e2e-live');
+  const intent = await seedIntent('RECEIVED', { marker, kind: 'shipment' });
+  const { authorization } = await apiTokenFor(['operator']);
+  await useSessionOf(context, baseURL!, ['viewer']);
+  await page.goto(`/intents?q=${marker}`);
+  await expect(rowOf(page, intent.id)).toContainText('RECEIVED');
+  await expectLive(page);
+  // A full reload would lose this.
+  await page.evaluate(() => ((window as unknown as { notReloaded: boolean }).notReloaded = true));
+
+  // Measured in the page (MutationObserver), from the API's answer (the commit) to the text on screen.
+  const statusSeen = await watchFor(page, `tr[data-intent-id="${intent.id}"]`, 'NORMALIZED');
+  const moved = await request.post(`/api/intents/${intent.id}/status`, { headers: { authorization }, data: { status: 'NORMALIZED' } });
+  const movedAt = Date.now();
+  expect(moved.status()).toBe(200);
+  await expect(rowOf(page, intent.id)).toContainText('NORMALIZED');
+  const statusLatency = (await statusSeen()) - movedAt;
+
+  const newSeen = await watchFor(page, 'table[aria-label="Intents"] tbody', 'created-by-api');
+  const created = await request.post('/api/intents', { headers: { authorization }, data: { payload: { marker, kind: 'created-by-api' }, source: 'e2e-api' } });
+  const createdAt = Date.now();
+  expect(created.status()).toBe(201);
+  const { id } = (await created.json()) as { id: string };
+  await expect(rowOf(page, id)).toBeVisible();
+  const createLatency = (await newSeen()) - createdAt;
+  // Within a second of the commit (the response arrives a little after the commit, so this is a slight underestimate).
+  expect(statusLatency).toBeLessThan(1_000);
+  expect(createLatency).toBeLessThan(1_000);
+  await expect(page.getByTestId('count-All')).toHaveText('2');
+
+  expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+  test.info().annotations.push({ type: 'live latency', description: `status change ${statusLatency} ms, new intent ${createLatency} ms (API response → row on screen)` });
+  console.log(`[live] API response → on screen: status change ${statusLatency} ms, new intent ${createLatency} ms`);
+  await screenshot(page, 'intents-live');
+});
+
+test('an open intent page follows changes made elsewhere', async ({ page, context, baseURL, request }) => {
+  const intent = await seedIntent('PROCESSED', { marker: uniqueMarker('e2e-live-detail'), amount: 1 });
+  const { authorization } = await apiTokenFor(['reviewer']);
+  await useSessionOf(context, baseURL!, ['viewer']);
+  await page.goto(`/intents/${intent.id}`);
+  await expectLive(page);
+  const correctedSeen = await watchFor(page, '[data-testid="intent-status"]', 'CORRECTED');
+  const res = await request.post(`/api/intents/${intent.id}/reeval`, {
+    headers: { authorization },
+    data: { diff: { amount: 2 }, source: 'partner-file', reason: 'late fee added' },
+  });
+  const answeredAt = Date.now();
+  expect(res.status()).toBe(200);
+  await expect(page.getByTestId('intent-status')).toHaveText('CORRECTED');
+  expect((await correctedSeen()) - answeredAt).toBeLessThan(1_000);
+  await expect(page.getByTestId('correction')).toContainText('late fee added');
+  await expect(page.getByTestId('audit-event').first()).toContainText('late fee added');
+});
