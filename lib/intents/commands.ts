@@ -21,6 +21,7 @@ import {
   countCorrections,
   insertConflictEvent,
   insertIntentWithAudit,
+  lastChangeWasTransitionTo,
   labelTransaction,
   selectIntent,
   selectIntentForUpdate,
@@ -73,17 +74,23 @@ function intentIdOrThrow(id: unknown): string {
 }
 
 /** Turns lock-related SQLSTATEs into domain errors, saying who holds the lock when the backend is ours. */
+async function labelledHolders(intentIds: string[]): Promise<LockHolder[]> {
+  const rows = await db().$transaction((tx) => selectLabelledBackends(tx, intentIds)).catch(() => []);
+  return rows.map((h) => ({ ...h, transactionStartedAt: h.transactionStartedAt?.toISOString() ?? null }));
+}
+
+function describeHolders(holders: LockHolder[]): string {
+  return holders.length
+    ? ` It is held by backend ${holders.map((h) => `${h.pid} (${h.applicationName}${h.transactionStartedAt ? `, transaction open since ${h.transactionStartedAt}` : ''})`).join(', ')}.`
+    : '';
+}
+
 async function mapLockErrors(err: unknown, operation: string, intentIds: string[], nowait: boolean, lockTimeoutMs: number): Promise<never> {
   const state = sqlState(err);
   if (state === SQLSTATE.lockNotAvailable) {
     recordOutcome(operation, 'lock_timeout');
-    const holders: LockHolder[] = (await db().$transaction((tx) => selectLabelledBackends(tx, intentIds)).catch(() => [])).map((h) => ({
-      ...h,
-      transactionStartedAt: h.transactionStartedAt?.toISOString() ?? null,
-    }));
-    const who = holders.length
-      ? ` It is held by backend ${holders.map((h) => `${h.pid} (${h.applicationName}${h.transactionStartedAt ? `, transaction open since ${h.transactionStartedAt}` : ''})`).join(', ')}.`
-      : '';
+    const holders = await labelledHolders(intentIds);
+    const who = describeHolders(holders);
     const what = intentIds.length === 1 ? `intent ${intentIds[0]}` : `${intentIds.length} intents`;
     throw new LockTimeoutError(
       nowait
@@ -178,7 +185,12 @@ export async function updateIntentStatus(input: UpdateStatusInput, actor: Actor,
             const row = await lockOrRead(tx, operation, id, mode, nowait);
             if (!row) throw new NotFoundError(`Intent ${id}`, { id });
             // The target state is already reached — typically an identical request just won the race.
-            if (row.status === target && (expectedVersion === undefined || expectedVersion === row.version || expectedVersion === row.version - 1)) {
+            if (
+              row.status === target &&
+              (expectedVersion === undefined ||
+                expectedVersion === row.version ||
+                (expectedVersion === row.version - 1 && (await lastChangeWasTransitionTo(tx, id, row.version, target))))
+            ) {
               const result = { intent: toIntent(row), alreadyApplied: true };
               await idem?.completeIn(tx, { ok: true, value: result });
               return { stale: false as const, value: result };
@@ -296,13 +308,27 @@ export async function reevaluateIntent(input: ReevaluateInput, actor: Actor, opt
   const lockTimeoutMs = options.lockTimeoutMs ?? settings.lockTimeoutMs;
   const strategy = options.strategy ?? settings.strategies.reevaluate;
   const correctionId = correctionIdFor(id, diff);
+  let attempts = 0;
+  let phase: LockStrategy = strategy;
 
   return runIdempotent({ key: idempotencyKey, operation, request: { id, diff, source, reason, metadata, expectedVersion } }, async (idem) => {
     try {
       type Applied = { row: IntentRow; correctionCount: number; alreadyApplied: boolean };
+      const answer = (value: Applied, retries: number): ReevaluateResult => ({
+        intentId: id,
+        status: value.row.status,
+        version: value.row.version,
+        correctionId,
+        correctionCount: value.correctionCount,
+        alreadyApplied: value.alreadyApplied,
+        retries,
+      });
+      attempts = 0;
       const { value, retries } = await runWithStrategy<Applied | Refusal>(operation, strategy, (mode) =>
         withDeadlockRetry(operation, [id], () =>
           db().$transaction(async (tx) => {
+            attempts++;
+            phase = mode;
             await labelTransaction(tx, `bridge:${operation}:${id}`, lockTimeoutMs);
             const row = await lockOrRead(tx, operation, id, mode, false);
             if (!row) throw new NotFoundError(`Intent ${id}`, { id });
@@ -311,6 +337,7 @@ export async function reevaluateIntent(input: ReevaluateInput, actor: Actor, opt
               // has its own snapshot): read it again so the answer shows the intent with the correction in it.
               const current = mode === 'optimistic' ? ((await selectIntent(tx, id)) ?? row) : row;
               const result = { row: current, correctionCount: await countCorrections(tx, id), alreadyApplied: true };
+              await idem?.completeIn(tx, { ok: true, value: answer(result, attempts - 1) });
               return { stale: false as const, value: result };
             }
             // A caller who saw an older version is told the intent moved on (and the conflict is recorded) even when
@@ -339,22 +366,16 @@ export async function reevaluateIntent(input: ReevaluateInput, actor: Actor, opt
               actor: actor.name,
             });
             if (!updated) return { stale: true as const };
-            return { stale: false as const, value: { row: updated as IntentRow, correctionCount: updated.correctionCount, alreadyApplied: false } };
+            const applied = { row: updated as IntentRow, correctionCount: updated.correctionCount, alreadyApplied: false };
+            // The answer is stored in the transaction that commits the correction: a crash cannot separate them.
+            await idem?.completeIn(tx, { ok: true, value: answer(applied, attempts - 1) });
+            return { stale: false as const, value: applied };
           }),
         ),
       );
       if (isRefusal(value)) throw value.refused;
-      const result: ReevaluateResult = {
-        intentId: id,
-        status: value.row.status,
-        version: value.row.version,
-        correctionId,
-        correctionCount: value.correctionCount,
-        alreadyApplied: value.alreadyApplied,
-        retries,
-      };
       recordOutcome(operation, value.alreadyApplied ? 'already_applied' : 'success');
-      return result;
+      return answer(value, retries);
     } catch (err) {
       if (sqlState(err) === SQLSTATE.uniqueViolation) {
         // The same correction committed concurrently between our read and our write: it is applied.
@@ -374,11 +395,19 @@ export async function reevaluateIntent(input: ReevaluateInput, actor: Actor, opt
       if (err instanceof NotFoundError) recordOutcome(operation, 'not_found');
       if (err instanceof DomainError) throw err;
       if (sqlState(err) === SQLSTATE.lockNotAvailable) {
+        recordOutcome(operation, 'lock_timeout');
         recordOutcome(operation, 'retries_exhausted');
-        throw new RetriesExhaustedError(
-          `The correction of intent ${id} did not get through: ${settings.retry.maxAttempts} optimistic tries met newer versions and the locked attempt waited ${lockTimeoutMs} ms. Nothing was applied; try again.`,
-          { intentId: id, attempts: settings.retry.maxAttempts + 1 },
-        );
+        const holders = await labelledHolders([id]);
+        const why =
+          phase === 'pessimistic' && attempts > 1
+            ? `${attempts - 1} optimistic tries met newer versions and the locked attempt waited ${lockTimeoutMs} ms for the row`
+            : `attempt ${attempts} waited ${lockTimeoutMs} ms for a row lock held by another transaction`;
+        throw new RetriesExhaustedError(`The correction of intent ${id} did not get through: ${why}.${describeHolders(holders)} Nothing was applied; try again.`, {
+          intentId: id,
+          attempts,
+          lockTimeoutMs,
+          holders,
+        });
       }
       return mapLockErrors(err, operation, [id], false, lockTimeoutMs);
     }

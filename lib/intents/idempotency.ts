@@ -81,21 +81,17 @@ export async function runIdempotent<T>(
     await sleep(Math.min(200, 10 * 2 ** Math.min(poll, 5)));
   }
 
-  let completed = false;
-  const handle: IdempotencyHandle = {
-    completeIn: async (tx, outcome) => {
-      await store(tx, key, outcome);
-      completed = true;
-    },
-  };
+  const handle: IdempotencyHandle = { completeIn: (tx, outcome) => store(tx, key, outcome) };
   try {
     const value = await work(handle);
     // JSON round trip: the first caller sees exactly what a replay will see.
     const normalized = JSON.parse(JSON.stringify(value)) as T;
-    if (!completed) await store(db() as unknown as Tx, key, { ok: true, value: normalized });
+    // Usually already stored by the committing transaction (then this matches no in-progress row); written here
+    // when the work committed nothing (already applied) or its transaction rolled back after storing.
+    await store(db() as unknown as Tx, key, { ok: true, value: normalized });
     return normalized;
   } catch (err) {
-    if (completed) throw err;
+    // Both statements only touch a key still in progress: an outcome committed with the work stays as it is.
     if (isStorable(err)) {
       await store(db() as unknown as Tx, key, { ok: false, status: err.httpStatus, error: err.toBody() });
     } else {

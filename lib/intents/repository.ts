@@ -186,3 +186,12 @@ export async function selectLabelledBackends(tx: Tx, intentIds: string[]) {
       AND split_part(application_name, ':', 3) = ANY(${intentIds}::text[])
     LIMIT 5`;
 }
+
+/** Whether the change that produced `version` was a status change to `to` (an identical request that won the race). */
+export async function lastChangeWasTransitionTo(tx: Tx, intentId: string, version: number, to: IntentStatus): Promise<boolean> {
+  const rows = await tx.$queryRaw<unknown[]>`
+    SELECT 1 FROM audit_events
+    WHERE intent_id = ${intentId}::uuid AND version_after = ${version} AND to_status = ${to}::"IntentStatus"
+      AND from_status IS DISTINCT FROM to_status AND action IN ('status_change', 'bulk_status_change')`;
+  return rows.length > 0;
+}

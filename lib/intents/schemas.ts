@@ -15,6 +15,8 @@ const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff
 export function unstorableJsonProblem(value: unknown, depth = 0): string | undefined {
   if (depth > MAX_JSON_DEPTH) return `must not be nested deeper than ${MAX_JSON_DEPTH} levels`;
   if (typeof value === 'string') return UNSTORABLE.test(value) ? 'must not contain NUL characters or unpaired surrogates' : undefined;
+  // JSON.parse turns 1e400 into Infinity, which would be stored as null without a word.
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : 'must not contain numbers too large to represent';
   if (Array.isArray(value)) {
     for (const item of value) {
       const problem = unstorableJsonProblem(item, depth + 1);
@@ -25,6 +27,7 @@ export function unstorableJsonProblem(value: unknown, depth = 0): string | undef
   if (value !== null && typeof value === 'object') {
     for (const [key, item] of Object.entries(value)) {
       if (UNSTORABLE.test(key)) return 'must not contain NUL characters or unpaired surrogates in keys';
+      if (key === '__proto__') return 'must not use the key "__proto__"';
       const problem = unstorableJsonProblem(item, depth + 1);
       if (problem) return problem;
     }
@@ -32,10 +35,14 @@ export function unstorableJsonProblem(value: unknown, depth = 0): string | undef
   return undefined;
 }
 
-const jsonObject = z.record(z.string(), z.unknown(), { error: 'must be a JSON object' }).superRefine((value, ctx) => {
-  const problem = unstorableJsonProblem(value);
-  if (problem) ctx.addIssue({ code: 'custom', message: problem });
-});
+// Checked on the raw value, before the record schema copies it (which would silently drop a "__proto__" key).
+const jsonObject = z
+  .unknown()
+  .superRefine((value, ctx) => {
+    const problem = value !== null && typeof value === 'object' && !Array.isArray(value) ? unstorableJsonProblem(value) : undefined;
+    if (problem) ctx.addIssue({ code: 'custom', message: problem, abort: true });
+  })
+  .pipe(z.record(z.string(), z.unknown(), { error: 'must be a JSON object' }));
 // Versions are Postgres `integer`s: a larger expectedVersion must be refused here, not overflow in the conflict insert.
 const MAX_VERSION = 2_147_483_647;
 const versionSchema = z
