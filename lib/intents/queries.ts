@@ -94,5 +94,8 @@ export async function getIntentAudit(idInput: string): Promise<AuditEvent[]> {
 
 export async function getIntentConflicts(idInput: string): Promise<ConflictEvent[]> {
   const id = idOrThrow(idInput);
-  return db().$transaction((tx) => selectConflictEvents(tx, id));
+  return db().$transaction(async (tx) => {
+    if (!(await selectIntent(tx, id))) throw new NotFoundError(`Intent ${id}`, { id });
+    return selectConflictEvents(tx, id);
+  });
 }

@@ -153,7 +153,7 @@ beforeAll(async () => {
 });
 
 describe('fuzzing the JSON API', () => {
-  it.each(DOORS)('$name answers every malformed request with a 4xx and changes nothing', async (door) => {
+  it.each(DOORS.filter((d) => d.fuzz !== false))('$name answers every malformed request with a 4xx and changes nothing', async (door) => {
     const before = await snapshot();
     const seen = new Map<number, number>();
     await fc.assert(

@@ -8,6 +8,12 @@ import { GET as getAudit } from '@/app/api/intents/[id]/audit/route';
 import { POST as postStatus } from '@/app/api/intents/[id]/status/route';
 import { POST as postReeval } from '@/app/api/intents/[id]/reeval/route';
 import { POST as postBulk } from '@/app/api/intents/bulk-status/route';
+import { GET as getLocks } from '@/app/api/locks/route';
+import { GET as getEvents } from '@/app/api/events/route';
+import { GET as getContention } from '@/app/api/console/contention/route';
+import { GET as getCounts } from '@/app/api/console/intents/counts/route';
+import { GET as getConflicts } from '@/app/api/console/intents/[id]/conflicts/route';
+import { GET as getReplayRuns } from '@/app/api/console/replay/runs/route';
 import type { Permission } from '@/lib/auth/permissions';
 
 export type Door = {
@@ -16,6 +22,8 @@ export type Door = {
   permission: Permission;
   path: (intentId: string) => string;
   call: (request: Request, intentId: string) => Promise<Response>;
+  /** Streams (SSE) and the like are left out of the fuzz test: they have no input to fuzz beyond credentials. */
+  fuzz?: false;
   /** A body the door accepts for an intent in status NORMALIZED (so an allowed call succeeds). */
   validBody?: (intentId: string) => unknown;
 };
@@ -58,4 +66,16 @@ export const DOORS: Door[] = [
     call: (r) => postBulk(r, undefined as never),
     validBody: (id) => ({ ids: [id], status: 'PROCESSED' }),
   },
+  { name: 'GET /api/locks', method: 'GET', permission: 'locks.read', path: () => '/api/locks', call: (r) => getLocks(r, undefined as never), fuzz: false },
+  { name: 'GET /api/events', method: 'GET', permission: 'intents.read', path: () => '/api/events', call: (r) => getEvents(r), fuzz: false },
+  { name: 'GET /api/console/contention', method: 'GET', permission: 'contention.read', path: () => '/api/console/contention?window=15m', call: (r) => getContention(r, undefined as never), fuzz: false },
+  { name: 'GET /api/console/intents/counts', method: 'GET', permission: 'intents.read', path: () => '/api/console/intents/counts', call: (r) => getCounts(r, undefined as never), fuzz: false },
+  {
+    name: 'GET /api/console/intents/:id/conflicts',
+    method: 'GET',
+    permission: 'intents.read',
+    path: (id) => `/api/console/intents/${id}/conflicts`,
+    call: (r, id) => getConflicts(r, params(id)),
+  },
+  { name: 'GET /api/console/replay/runs', method: 'GET', permission: 'replay.read', path: () => '/api/console/replay/runs', call: (r) => getReplayRuns(r, undefined as never), fuzz: false },
 ];
