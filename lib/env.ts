@@ -14,6 +14,8 @@ export const envSchema = z.object({
   /** Which environment this console serves; shown as a badge, and production disables the replay. */
   BRIDGE_ENV: z.enum(['development', 'staging', 'production']).default('development'),
   DB_POOL_SIZE: intFrom(10, 1, 200),
+  /** Server-side prepared statements for the engine's queries (lib/db/client.ts); false behind PgBouncer < 1.21 in transaction mode. */
+  DB_PREPARED_STATEMENTS: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
   LOCK_TIMEOUT_MS: intFrom(5000, 1, 600_000),
   LOCK_STRATEGY_UPDATE_STATUS: strategy('pessimistic'),
   LOCK_STRATEGY_REEVALUATE: strategy('optimistic'),
@@ -97,6 +99,7 @@ export function concurrencySettings() {
     deadlockMaxAttempts: e.DEADLOCK_MAX_ATTEMPTS,
     idempotencyTtlHours: e.IDEMPOTENCY_TTL_HOURS,
     poolSize: e.DB_POOL_SIZE,
+    preparedStatements: e.DB_PREPARED_STATEMENTS,
   };
 }
 

