@@ -28,14 +28,19 @@ type Row = { id: string; status: IntentStatus; version: number };
 
 export class BaselineTransitionError extends Error {}
 
-/** One status update, the raw way. Returns the new version (or the current one when already at `to`). */
-export async function rawUpdateStatus(pool: pg.Pool, id: string, to: IntentStatus, actor: string, lockTimeoutMs: number): Promise<number> {
+/**
+ * One status update, the raw way. Returns the new version (or the current one when already at `to`). `prepared`
+ * names the statements (server-side prepared, parsed once per connection) exactly when the engine does, so the two
+ * sides differ only in what runs in this process.
+ */
+export async function rawUpdateStatus(pool: pg.Pool, id: string, to: IntentStatus, actor: string, lockTimeoutMs: number, prepared = false): Promise<number> {
+  const name = (n: string) => (prepared ? `baseline_${n}` : undefined);
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
     try {
-      await client.query(LABEL_SQL, [`bridge:baseline:${id}`, `${lockTimeoutMs}ms`]);
-      const { rows } = await client.query<Row>(LOCK_SQL, [id]);
+      await client.query({ name: name('label'), text: LABEL_SQL, values: [`bridge:baseline:${id}`, `${lockTimeoutMs}ms`] });
+      const { rows } = await client.query<Row>({ name: name('lock'), text: LOCK_SQL, values: [id] });
       const row = rows[0];
       if (!row) throw new BaselineTransitionError(`intent ${id} not found`);
       if (row.status === to) {
@@ -43,7 +48,7 @@ export async function rawUpdateStatus(pool: pg.Pool, id: string, to: IntentStatu
         return row.version;
       }
       if (!canTransition(row.status, to)) throw new BaselineTransitionError(`${row.status} -> ${to} is not allowed`);
-      const updated = await client.query<Row>(UPDATE_SQL, [id, to, row.version, actor, row.status, 'null']);
+      const updated = await client.query<Row>({ name: name('update'), text: UPDATE_SQL, values: [id, to, row.version, actor, row.status, 'null'] });
       await client.query('COMMIT');
       return updated.rows[0].version;
     } catch (err) {

@@ -111,6 +111,7 @@ export async function executeReplay(run: ReplayRunView, options: { onProgress?: 
     databaseUrl: databaseUrl(),
     poolSize: settings.poolSize,
     lockTimeoutMs: settings.lockTimeoutMs,
+    preparedStatements: settings.preparedStatements,
     progress: (fraction, note) => {
       progress = { ...progress, fraction: Math.max(0, Math.min(1, fraction)), note };
       options.onProgress?.(progress, results);

@@ -28,6 +28,8 @@ export type ScenarioContext = {
   /** The engine's pool size: the baseline gets the same. */
   poolSize: number;
   lockTimeoutMs: number;
+  /** Whether the engine names its statements (server-side prepared); the baseline does the same. */
+  preparedStatements: boolean;
   /** 0..1 within the scenario, with a short note; the runner persists it (throttled). */
   progress: (fraction: number, note: string) => void;
   /** Throws ReplayCancelledError when someone asked to cancel the run; called between steps. */
@@ -344,7 +346,7 @@ const throughput: Scenario = {
       // Warm-up (not measured): connections opened, statements and code paths warm on both sides.
       const warm = await createReplayIntents(ctx, this.name, Math.min(batch, 50) * 2, 'RECEIVED');
       await unobserved(() =>
-        Promise.all(warm.map((w, i) => (i % 2 ? rawUpdateStatus(pool, w.id, 'NORMALIZED', ctx.actor.name, ctx.lockTimeoutMs) : updateIntentStatus({ id: w.id, status: 'NORMALIZED' }, ctx.actor)))),
+        Promise.all(warm.map((w, i) => (i % 2 ? rawUpdateStatus(pool, w.id, 'NORMALIZED', ctx.actor.name, ctx.lockTimeoutMs, ctx.preparedStatements) : updateIntentStatus({ id: w.id, status: 'NORMALIZED' }, ctx.actor)))),
       );
       for (const r of range(rounds)) {
         for (const side of r % 2 === 0 ? (['ours', 'raw'] as const) : (['raw', 'ours'] as const)) {
@@ -358,7 +360,7 @@ const throughput: Scenario = {
               const results = await Promise.all(slice.map((intent) => tally.call(() => updateIntentStatus({ id: intent.id, status: 'NORMALIZED' }, ctx.actor))));
               succeeded += results.filter((x) => x.ok).length;
             } else {
-              const results = await Promise.allSettled(slice.map((intent) => rawUpdateStatus(pool, intent.id, 'NORMALIZED', ctx.actor.name, ctx.lockTimeoutMs)));
+              const results = await Promise.allSettled(slice.map((intent) => rawUpdateStatus(pool, intent.id, 'NORMALIZED', ctx.actor.name, ctx.lockTimeoutMs, ctx.preparedStatements)));
               rawFailures += results.filter((x) => x.status === 'rejected').length;
             }
             ctx.progress((step + (i + slice.length) / intents.length) / steps, `round ${r + 1} of ${rounds}: ${side === 'ours' ? 'engine' : 'raw-SQL baseline'}`);
@@ -388,7 +390,7 @@ const throughput: Scenario = {
       notes: [
         `rounds (engine /s vs baseline /s): ${range(rounds).map((r) => `${Math.round(ours[r]?.perSec ?? NaN)} vs ${Math.round(raw[r]?.perSec ?? NaN)}`).join('; ')}; medians compared`,
         `client CPU per update (this process): engine ${round(median(ours.map((x) => x.cpuMs)), 3)} ms, baseline ${round(median(raw.map((x) => x.cpuMs)), 3)} ms`,
-        `pool size ${ctx.poolSize} on both sides, ${batch} updates in flight at a time`,
+        `pool size ${ctx.poolSize} on both sides, ${batch} updates in flight at a time, ${ctx.preparedStatements ? 'named (prepared) statements' : 'unnamed statements'} on both sides`,
         ...(rawFailures ? [`${rawFailures} baseline updates failed`] : []),
       ],
     };
