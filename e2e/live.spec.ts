@@ -1,4 +1,5 @@
 import { expect, test } from '@playwright/test';
+import { updateIntentStatus } from '../lib/intents/commands';
 import { apiTokenFor, useSessionOf } from './auth';
 import { expectLive, rowOf, screenshot, seedIntent, uniqueMarker, watchFor } from './intents-fixtures';
 
@@ -60,4 +61,28 @@ test('an open intent page follows changes made elsewhere', async ({ page, contex
   expect((await correctedSeen()) - answeredAt).toBeLessThan(1_000);
   await expect(page.getByTestId('correction')).toContainText('late fee added');
   await expect(page.getByTestId('audit-event').first()).toContainText('late fee added');
+});
+
+test('while the stream is down the page says it is reconnecting, and on reconnecting it catches up on what it missed', async ({ page, context, baseURL }) => {
+  const marker = uniqueMarker('e2e-resume');
+  const intent = await seedIntent('RECEIVED', { marker });
+  await useSessionOf(context, baseURL!, ['viewer']);
+  // The stream cannot connect: every attempt fails, as when the network or the server is away.
+  await page.route('**/api/events**', (route) => route.abort('connectionreset'));
+  await page.goto(`/intents?q=${marker}`);
+  await expect(page.getByTestId('live-indicator')).toHaveAttribute('data-state', 'reconnecting');
+  await expect(page.getByTestId('live-indicator')).toHaveText(/Reconnecting/);
+  await screenshot(page, 'intents-reconnecting');
+
+  // Committed while the page had no stream at all.
+  await updateIntentStatus({ id: intent.id, status: 'NORMALIZED' }, { name: 'e2e-elsewhere' });
+  await page.waitForTimeout(300);
+  await expect(rowOf(page, intent.id)).toContainText('RECEIVED');
+
+  // The stream comes back and resumes from the position the page was rendered at: the change arrives, no reload.
+  const resumed = page.waitForRequest((r) => r.url().includes('/api/events?since='));
+  await page.unroute('**/api/events**');
+  await resumed;
+  await expectLive(page);
+  await expect(rowOf(page, intent.id)).toContainText('NORMALIZED');
 });
