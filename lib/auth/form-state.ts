@@ -7,6 +7,8 @@ import { DomainError, ValidationError } from '@/lib/intents/errors';
  */
 export type FormState = {
   status: 'idle' | 'ok' | 'error';
+  /** The error's code (e.g. `forbidden`, `invalid_request`) when it failed. */
+  code?: string;
   message?: string;
   fieldErrors?: Record<string, string>;
   reveal?: { label: string; value: string };
@@ -18,12 +20,12 @@ export const idleState: FormState = { status: 'idle' };
 
 export function failure(err: unknown, where: string): FormState {
   if (err instanceof ValidationError) {
-    return { status: 'error', message: err.message, fieldErrors: Object.fromEntries(err.issues.map((i) => [i.field, i.message])) };
+    return { status: 'error', code: err.code, message: err.message, fieldErrors: Object.fromEntries(err.issues.map((i) => [i.field, i.message])) };
   }
-  if (err instanceof DomainError) return { status: 'error', message: err.message };
+  if (err instanceof DomainError) return { status: 'error', code: err.code, message: err.message };
   // Only the error itself: form data (passwords) is never passed here.
   console.error(`[auth] ${where} failed unexpectedly:`, err);
-  return { status: 'error', message: 'Something went wrong on the server; nothing was changed. Try again, and report it if it persists.' };
+  return { status: 'error', code: 'internal_error', message: 'Something went wrong on the server; nothing was changed. Try again, and report it if it persists.' };
 }
 
 /** A form field as a string ('' when missing or a file), for handing to Zod-validated domain functions. */
