@@ -49,7 +49,10 @@ test('a reviewer applies a correction (a double click applies it once) and sees 
   await expect(entries.first()).toContainText(reviewer.username);
   await expect(entries.first()).toContainText('Partner sent the wrong amount (ticket OPS-1)');
   await expect(entries.first()).toContainText('v2 → v3');
+  // A two-sided diff: the console records the values the correction replaced.
+  await expect(entries.first().getByTestId('diff')).toContainText('−amount: 10');
   await expect(entries.first().getByTestId('diff')).toContainText('+amount: 12.5');
+  await expect(entries.first().getByTestId('diff')).toContainText('−customer.city: "Leeds"');
   await expect(entries.first().getByTestId('diff')).toContainText('+customer.city: "York"');
   // Exactly one correction in the audit trail too: the double click did not apply it twice.
   await expect(page.getByTestId('audit-event').filter({ hasText: 'Corrected' })).toHaveCount(1);
@@ -92,6 +95,7 @@ test('two reviewers edit the same intent: the second sees the conflict, what cha
   await expect(since).toHaveCount(1);
   await expect(since.first()).toContainText(alice.username);
   await expect(since.first()).toContainText('Alice: amount confirmed by partner');
+  await expect(since.first()).toContainText('−amount: 10');
   await expect(since.first()).toContainText('+amount: 20');
   await screenshot(b, 'intent-conflict');
 

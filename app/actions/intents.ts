@@ -55,8 +55,8 @@ export async function bulkChangeStatusAction(input: unknown): Promise<ActionResu
 export async function correctIntentAction(input: unknown): Promise<ActionResult<ReevaluateResult>> {
   const result = await run('correction', async () => {
     const actor = await actionActor('intents.correct');
-    const { id, diff, reason, source, expectedVersion, idempotencyKey } = envelope(input);
-    return reevaluateIntent({ id, diff, reason, source, expectedVersion, idempotencyKey } as never, actor);
+    const { id, diff, reason, source, metadata, expectedVersion, idempotencyKey } = envelope(input);
+    return reevaluateIntent({ id, diff, reason, source, metadata, expectedVersion, idempotencyKey } as never, actor);
   });
   if (result.ok || result.error.code !== 'version_conflict') return result;
   const details = result.error.details as VersionConflictError['details'] & { intentId: string; expectedVersion: number };

@@ -7,7 +7,7 @@ import { correctIntentAction } from '@/app/actions/intents';
 import { RelativeTime } from '@/components/ui/RelativeTime';
 import type { ActionError, ActionResult } from '@/lib/console/action-result';
 import { newIdempotencyKey } from '@/lib/console/ids';
-import { diffLines, formatJson, mergeDiff, overlappingPaths, parseDiffText, touchedPaths, type JsonRecord } from '@/lib/console/json-diff';
+import { correctionLines, diffLines, formatJson, mergeDiff, overlappingPaths, parseDiffText, recordBefore, touchedPaths, type JsonRecord, type RecordedBefore } from '@/lib/console/json-diff';
 import { errorTitle, fieldErrors } from '@/lib/console/messages';
 import type { ChangesSince } from '@/lib/intents/changes-since';
 import { intentKeys } from '@/lib/intents/keys';
@@ -16,7 +16,7 @@ import { DiffView } from './DiffView';
 import { JsonView } from './JsonView';
 import styles from './intents.module.css';
 
-type Submission = { diff: JsonRecord; reason: string; source: string; expectedVersion: number; idempotencyKey: string };
+type Submission = { diff: JsonRecord; reason: string; source: string; expectedVersion: number; idempotencyKey: string; metadata: { console: { before: RecordedBefore } } };
 type Conflict = { submission: Submission; base: JsonRecord; changes: ChangesSince };
 type Outcome = { kind: 'ok'; result: ReevaluateResult } | { kind: 'error'; error: ActionError } | null;
 
@@ -93,7 +93,7 @@ export function CorrectionForm({ intent }: { intent: IntentWithCorrections }) {
     e.preventDefault();
     setTouched(true);
     if (!parsed.ok || !reason.trim() || !source.trim()) return;
-    submit({ diff: parsed.diff, reason: reason.trim(), source: source.trim(), expectedVersion: opened.version, idempotencyKey: key });
+    submit({ diff: parsed.diff, reason: reason.trim(), source: source.trim(), expectedVersion: opened.version, idempotencyKey: key, metadata: { console: { before: recordBefore(opened.payload, parsed.diff) } } });
   };
 
   const reapply = () => {
@@ -102,7 +102,7 @@ export function CorrectionForm({ intent }: { intent: IntentWithCorrections }) {
     const nextKey = newIdempotencyKey('correction');
     setKey(nextKey);
     setOpened({ version: current.version, payload: current.payload as JsonRecord });
-    submit({ ...conflict.submission, expectedVersion: current.version, idempotencyKey: nextKey });
+    submit({ ...conflict.submission, expectedVersion: current.version, idempotencyKey: nextKey, metadata: { console: { before: recordBefore(current.payload as JsonRecord, conflict.submission.diff) } } });
   };
 
   const discard = () => {
@@ -282,7 +282,7 @@ function ThreeWay({ conflict, pending, onReapply, onDiscard }: { conflict: Confl
                   <span className="muted">Why: </span>
                   {c.reason}
                 </p>
-                <DiffView lines={diffLines({}, c.diff as JsonRecord)} label={`Change by ${c.actor}`} />
+                <DiffView lines={correctionLines({}, c.diff as JsonRecord, c.metadata)} label={`Change by ${c.actor}`} />
               </li>
             ))}
             {statusEvents.map((e) => (

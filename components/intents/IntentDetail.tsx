@@ -14,7 +14,7 @@ import { StatusBadge } from '@/components/ui/StatusBadge';
 import type { ActionError } from '@/lib/console/action-result';
 import { newIdempotencyKey } from '@/lib/console/ids';
 import { fetchIntent } from '@/lib/console/intents-client';
-import { diffLines, mergeDiff, type JsonRecord } from '@/lib/console/json-diff';
+import { correctionLines, mergeDiff, type DiffLine, type JsonRecord } from '@/lib/console/json-diff';
 import { errorTitle } from '@/lib/console/messages';
 import { intentKeys } from '@/lib/intents/keys';
 import { allowedNextStatuses, type IntentStatus } from '@/lib/intents/state-machine';
@@ -224,10 +224,10 @@ export function CorrectionHistory({ corrections }: { corrections: Correction[] }
   const entries = useMemo(
     () =>
       corrections
-        .reduce<{ known: JsonRecord; out: { correction: Correction; lines: ReturnType<typeof diffLines> }[] }>(
+        .reduce<{ known: JsonRecord; out: { correction: Correction; lines: DiffLine[] }[] }>(
           ({ known, out }, c) => ({
             known: mergeDiff(known, c.diff as JsonRecord),
-            out: [...out, { correction: c, lines: diffLines(known, c.diff as JsonRecord) }],
+            out: [...out, { correction: c, lines: correctionLines(known, c.diff as JsonRecord, c.metadata) }],
           }),
           { known: {}, out: [] },
         )

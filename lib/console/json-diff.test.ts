@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { diffLines, mergeDiff, overlappingPaths, parseDiffText, touchedPaths } from './json-diff';
+import { correctionLines, diffLines, mergeDiff, overlappingPaths, parseDiffText, recordBefore, touchedPaths } from './json-diff';
 
 describe('correction diffs for the console', () => {
   it('merges like the engine: objects key by key, everything else replaced', () => {
@@ -26,5 +26,22 @@ describe('correction diffs for the console', () => {
     const bad = parseDiffText('{\n  "amount": 12,\n}');
     expect(bad.ok).toBe(false);
     expect(!bad.ok && bad.message).toMatch(/^Not valid JSON: .*line 3/);
+  });
+});
+
+describe('recorded before-values make the history a two-sided diff', () => {
+  it('records what each changed field held, and reads it back for the history', () => {
+    const before = recordBefore({ amount: 10, customer: { city: 'Leeds' } }, { amount: 12, customer: { city: 'York', zip: 'Y1' } });
+    expect(before).toEqual([{ path: 'amount', value: 10 }, { path: 'customer.city', value: 'Leeds' }, { path: 'customer.zip' }]);
+    expect(correctionLines({}, { amount: 12, customer: { city: 'York', zip: 'Y1' } }, { console: { before } })).toEqual([
+      { path: 'amount', before: 10, after: 12 },
+      { path: 'customer.city', before: 'Leeds', after: 'York' },
+      { path: 'customer.zip', before: undefined, after: 'Y1' },
+    ]);
+  });
+
+  it('falls back to earlier corrections when nothing was recorded (API corrections)', () => {
+    expect(correctionLines({ amount: 12 }, { amount: 14 }, null)).toEqual([{ path: 'amount', before: 12, after: 14 }]);
+    expect(correctionLines({}, { amount: 14 }, { other: true })).toEqual([{ path: 'amount', before: undefined, after: 14 }]);
   });
 });

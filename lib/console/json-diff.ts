@@ -94,3 +94,32 @@ export function inlineJson(value: Json | undefined, max = 120): string {
   const text = JSON.stringify(value);
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
+
+/**
+ * What the console records with a correction it submits (`metadata.console.before`): the value of each field the
+ * diff sets, as the reviewer saw it at the version they edited. The correction applies only at that exact version
+ * (expectedVersion), so these are exactly the values it replaced, and the history can show a two-sided diff.
+ */
+export type RecordedBefore = { path: string; value?: Json }[];
+
+export function recordBefore(payload: JsonRecord, diff: JsonRecord): RecordedBefore {
+  return diffLines(payload, diff).map((l) => (l.before === undefined ? { path: l.path } : { path: l.path, value: l.before }));
+}
+
+export function recordedBeforeOf(metadata: unknown): Map<string, Json | undefined> | null {
+  if (!isRecord(metadata) || !isRecord(metadata.console) || !Array.isArray(metadata.console.before)) return null;
+  const out = new Map<string, Json | undefined>();
+  for (const item of metadata.console.before) if (isRecord(item) && typeof item.path === 'string') out.set(item.path, item.value);
+  return out;
+}
+
+/**
+ * A correction's lines for the history: before values from what the console recorded when it was applied, else
+ * from earlier corrections in the history (`known`), else unknown (shown as an addition only).
+ */
+export function correctionLines(known: JsonRecord, diff: JsonRecord, metadata: unknown): DiffLine[] {
+  const recorded = recordedBeforeOf(metadata);
+  const lines = diffLines(known, diff);
+  if (!recorded) return lines;
+  return leafPaths(diff).map(({ path, value }) => ({ path, before: recorded.has(path) ? recorded.get(path) : valueAt(known, path), after: value }));
+}
