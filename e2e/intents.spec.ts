@@ -120,3 +120,29 @@ test('an operator bulk-completes several intents, and a refused bulk change name
   await screenshot(page, 'intents-bulk-refused');
   await expect(rowOf(page, early.id)).toContainText('RECEIVED');
 });
+
+test('the shell: skip link, keyboard search, and a dark theme that stays chosen', async ({ page, context, baseURL }) => {
+  await useSessionOf(context, baseURL!, ['viewer']);
+  await page.goto('/intents');
+  // The first Tab reaches the skip link, which jumps past the navigation.
+  await page.keyboard.press('Tab');
+  const skip = page.getByRole('link', { name: 'Skip to content' });
+  await expect(skip).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(page.locator('main#main')).toBeFocused();
+  // "/" focuses the search from anywhere on the page.
+  await page.keyboard.press('/');
+  await expect(page.getByRole('searchbox', { name: 'Search payload' })).toBeFocused();
+  await expect(page.getByRole('navigation', { name: 'Main' }).getByText('Workers')).toHaveAttribute('aria-disabled', 'true');
+
+  const themes = page.getByRole('radiogroup', { name: 'Colour theme' });
+  await themes.getByRole('radio', { name: 'Dark' }).click();
+  await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
+  await page.reload();
+  await expect(page.locator('html')).toHaveAttribute('data-theme', 'dark');
+  await expect(themes.getByRole('radio', { name: 'Dark' })).toHaveAttribute('aria-checked', 'true');
+  await expectLive(page);
+  await screenshot(page, 'intents-dark');
+  await themes.getByRole('radio', { name: 'Light' }).click();
+  await expect(page.locator('html')).toHaveAttribute('data-theme', 'light');
+});
