@@ -6,9 +6,10 @@ import { defineConfig, devices } from '@playwright/test';
  * embedded PostgreSQL, the migrations, `next build` when the build is missing or stale, `next start` on a free port —
  * and hands the server's URL and the database's URL to the test workers through the environment (Playwright
  * starts `webServer` *before* globalSetup, so a server that needs the database cannot be a `webServer`).
- * Set E2E_BASE_URL and DATABASE_URL to run against a server you started yourself.
  *
- * Chromium: the one on the machine (/usr/bin/chromium, or CHROMIUM_PATH), else Playwright's own where installed.
+ * Knobs: E2E_BASE_URL + DATABASE_URL run against a server you started yourself; E2E_SKIP_BUILD=1 uses the build
+ * as it is; E2E_BRIDGE_ENV picks the environment the server runs as (default development); CHROMIUM_PATH points at a
+ * browser. Chromium: the one on the machine (/usr/bin/chromium), else Playwright's own where installed.
  */
 const chromiumPath = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => p && existsSync(p));
 

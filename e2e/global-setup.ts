@@ -37,16 +37,21 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
 
     ensureBuild(say, process.env.E2E_SKIP_BUILD === '1');
 
+    // Development unless asked (E2E_BRIDGE_ENV), whatever the shell exports: the tests expect its badge and cookies.
+    const bridgeEnv = process.env.E2E_BRIDGE_ENV ?? 'development';
+
     server = await startNext({
       port: await freePort(),
       databaseUrl: database.url,
       logFile: join(root, 'test-results', 'next-server.log'),
-      env: { BRIDGE_ENV: process.env.BRIDGE_ENV ?? 'development' },
+      env: { BRIDGE_ENV: bridgeEnv },
     });
     say(`next start is serving ${server.url} (server log: test-results/next-server.log)`);
 
     process.env.DATABASE_URL = database.url;
     process.env.E2E_BASE_URL = server.url;
+    // The workers sign in by planting the session cookie, whose name depends on the environment: same as the server.
+    process.env.BRIDGE_ENV = bridgeEnv;
     return teardown;
   } catch (err) {
     await teardown();
