@@ -50,6 +50,7 @@ test('after a burst of conflicting corrections the Contention charts show it', a
     // Postgres' own deadlock counter is shown beside the application's figure.
     await expect(page.getByTestId('deadlocks-postgres')).toContainText('pg_stat_database.deadlocks');
     await expect(page.getByTestId('deadlocks-app')).toBeVisible();
+    await page.screenshot({ path: 'e2e/screenshots/contention.png', fullPage: true });
 
     // The window is in the URL: switching keeps it shareable.
     await page.getByRole('link', { name: '24 hours' }).click();
