@@ -162,7 +162,14 @@ describe('the live event stream', () => {
     expect(terminated.length).toBeGreaterThan(0);
     await a.next((m) => m.event === 'status' && JSON.parse(m.data).listening === false);
     const intent = await createIntent({ payload: { live: 'while the listener was down' }, source: 'live-test' }, tester);
-    await a.next((m) => m.event === 'status' && JSON.parse(m.data).listening === true, 15_000);
-    await a.next(changesFor(intent.id), 6_000);
+    // The stream promises both — the listener back, and the change that committed meanwhile — but not their order
+    // (a round started by the reconnect can beat the status message): wait for both, in either order.
+    let listening = false;
+    let delivered = false;
+    await a.next((m) => {
+      if (m.event === 'status' && JSON.parse(m.data).listening === true) listening = true;
+      if (changesFor(intent.id)(m)) delivered = true;
+      return listening && delivered;
+    }, 15_000);
   });
 });
