@@ -117,7 +117,6 @@ function TreeNode({ node, byPid, snap, depth, ctx }: { node: BlockingNode; byPid
           )}
         </div>
         {b?.query && <span className={styles.query} title={b.query}>{b.query}</span>}
-        {ctx.selected === node.pid && <UnblockPanel key={node.pid} pid={node.pid} canTerminate={ctx.canTerminate} onClose={() => ctx.onSelect(null)} />}
       </div>
       {(node.children.length > 0 || node.hiddenChildren > 0) && (
         <ul>
@@ -141,6 +140,9 @@ function BlockingTreeSection({ snap, ...ctx }: { snap: LocksSnapshot } & TreeCtx
       <p className={styles.sectionNote}>
         From pg_blocking_pids. Roots hold what others wait for; {ctx.canCancel ? 'unblocking shows the impact first, then cancel, then terminate.' : 'the on-call role can unblock them.'}
       </p>
+      {/* Rendered beside the tree, not inside its node: a successful cancel removes the node at the next refresh,
+          and the operator must still see what their action did. */}
+      {ctx.selected !== null && <UnblockPanel key={ctx.selected} pid={ctx.selected} canTerminate={ctx.canTerminate} onClose={() => ctx.onSelect(null)} />}
       {snap.tree.length === 0 ? (
         <div className={styles.empty} data-testid="tree-empty">Nobody is waiting for a lock right now.</div>
       ) : (
