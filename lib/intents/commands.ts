@@ -23,6 +23,7 @@ import {
   insertIntentWithAudit,
   lastChangeWasTransitionTo,
   labelTransaction,
+  lockAndUpdateStatus,
   selectIntent,
   selectIntentForUpdate,
   selectIntentsForUpdateSorted,
@@ -44,7 +45,7 @@ import {
   type ReevaluateInput,
   type UpdateStatusInput,
 } from './schemas';
-import { allowedNextStatuses, canTransition, statusAfterCorrection, transitionLabel, type IntentStatus } from './state-machine';
+import { allowedNextStatuses, canTransition, INTENT_STATUSES, statusAfterCorrection, transitionLabel, type IntentStatus } from './state-machine';
 import type { Actor, BulkStatusResult, Intent, ReevaluateResult, UpdateStatusResult } from './types';
 
 /**
@@ -178,41 +179,82 @@ export async function updateIntentStatus(input: UpdateStatusInput, actor: Actor,
   return runIdempotent({ key: idempotencyKey, operation, request: { id, status: target, expectedVersion, nowait } }, async (idem) => {
     try {
       let from: IntentStatus = target;
+      /**
+       * The locked attempt without an idempotency key or NOWAIT, in one statement (see lockAndUpdateStatusSql): one
+       * round trip instead of five, the same checks in the same order, the same rows written. The benchmark measured
+       * it: client CPU per update 1.2 → 0.3 ms, which is what brings the engine near the raw-SQL baseline. Whatever
+       * the statement did not write is decided here from the row as it was locked, as in the interactive transaction
+       * below. STATUS_UPDATE_ONE_STATEMENT=false keeps every update in the interactive transaction.
+       */
+      const inOneStatement = async (): Promise<Attempt<UpdateStatusResult | Refusal>> => {
+        const client = db();
+        const { locked: row, updated, lockWaitMs } = await lockAndUpdateStatus(client, {
+          id,
+          to: target,
+          allowedFrom: INTENT_STATUSES.filter((s) => canTransition(s, target)),
+          expectedVersion: expectedVersion ?? null,
+          label: `bridge:${operation}:${id}`,
+          lockTimeoutMs,
+          actor: actor.name,
+          action: 'status_change',
+        });
+        recordLockWait(operation, lockWaitMs);
+        if (!row) throw new NotFoundError(`Intent ${id}`, { id });
+        if (updated) {
+          from = row.status;
+          return { stale: false, value: { intent: toIntent(updated), alreadyApplied: false } };
+        }
+        if (
+          row.status === target &&
+          (expectedVersion === undefined ||
+            expectedVersion === row.version ||
+            (expectedVersion === row.version - 1 && (await lastChangeWasTransitionTo(client, id, row.version, target))))
+        ) {
+          return { stale: false, value: { intent: toIntent(row), alreadyApplied: true } };
+        }
+        if (expectedVersion !== undefined && expectedVersion !== row.version) {
+          return { stale: false, value: await refuseStale(client, operation, row, expectedVersion, actor, undefined) };
+        }
+        if (!canTransition(row.status, target)) throw invalidTransition(row, target);
+        throw new Error(`the status update of ${id} neither applied nor was refused: this cannot happen`);
+      };
       const { value } = await runWithStrategy<UpdateStatusResult | Refusal>(operation, nowait ? 'pessimistic' : strategy, (mode) =>
         withDeadlockRetry(operation, [id], () =>
-          db().$transaction(async (tx) => {
-            await labelTransaction(tx, `bridge:${operation}:${id}`, lockTimeoutMs);
-            const row = await lockOrRead(tx, operation, id, mode, nowait);
-            if (!row) throw new NotFoundError(`Intent ${id}`, { id });
-            // The target state is already reached — typically an identical request just won the race.
-            if (
-              row.status === target &&
-              (expectedVersion === undefined ||
-                expectedVersion === row.version ||
-                (expectedVersion === row.version - 1 && (await lastChangeWasTransitionTo(tx, id, row.version, target))))
-            ) {
-              const result = { intent: toIntent(row), alreadyApplied: true };
-              await idem?.completeIn(tx, { ok: true, value: result });
-              return { stale: false as const, value: result };
-            }
-            if (expectedVersion !== undefined && expectedVersion !== row.version) {
-              return { stale: false as const, value: await refuseStale(tx, operation, row, expectedVersion, actor, idem) };
-            }
-            if (!canTransition(row.status, target)) throw invalidTransition(row, target);
-            from = row.status;
-            const updated = await updateStatusWithAudit(tx, {
-              id,
-              fromVersion: row.version,
-              from: row.status,
-              to: target,
-              actor: actor.name,
-              action: 'status_change',
-            });
-            if (!updated) return { stale: true as const };
-            const result = { intent: toIntent(updated), alreadyApplied: false };
-            await idem?.completeIn(tx, { ok: true, value: result });
-            return { stale: false as const, value: result };
-          }),
+          mode === 'pessimistic' && !idem && !nowait && settings.statusUpdateInOneStatement
+            ? inOneStatement()
+            : db().$transaction(async (tx) => {
+                await labelTransaction(tx, `bridge:${operation}:${id}`, lockTimeoutMs);
+                const row = await lockOrRead(tx, operation, id, mode, nowait);
+                if (!row) throw new NotFoundError(`Intent ${id}`, { id });
+                // The target state is already reached — typically an identical request just won the race.
+                if (
+                  row.status === target &&
+                  (expectedVersion === undefined ||
+                    expectedVersion === row.version ||
+                    (expectedVersion === row.version - 1 && (await lastChangeWasTransitionTo(tx, id, row.version, target))))
+                ) {
+                  const result = { intent: toIntent(row), alreadyApplied: true };
+                  await idem?.completeIn(tx, { ok: true, value: result });
+                  return { stale: false as const, value: result };
+                }
+                if (expectedVersion !== undefined && expectedVersion !== row.version) {
+                  return { stale: false as const, value: await refuseStale(tx, operation, row, expectedVersion, actor, idem) };
+                }
+                if (!canTransition(row.status, target)) throw invalidTransition(row, target);
+                from = row.status;
+                const updated = await updateStatusWithAudit(tx, {
+                  id,
+                  fromVersion: row.version,
+                  from: row.status,
+                  to: target,
+                  actor: actor.name,
+                  action: 'status_change',
+                });
+                if (!updated) return { stale: true as const };
+                const result = { intent: toIntent(updated), alreadyApplied: false };
+                await idem?.completeIn(tx, { ok: true, value: result });
+                return { stale: false as const, value: result };
+              }),
         ),
       );
       if (isRefusal(value)) throw value.refused;

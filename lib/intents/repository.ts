@@ -62,6 +62,77 @@ export async function updateStatusWithAudit(
   return rows[0];
 }
 
+export type LockAndUpdateArgs = {
+  id: string;
+  to: IntentStatus;
+  /** The statuses the state machine lets move to `to` (computed by the caller from TRANSITIONS: one source of truth). */
+  allowedFrom: readonly IntentStatus[];
+  /** null: no expectation. */
+  expectedVersion: number | null;
+  /** The backend's label for the Locks page, and this statement's lock timeout. */
+  label: string;
+  lockTimeoutMs: number;
+  actor: string;
+  action: string;
+};
+
+/**
+ * A pessimistic status update in one statement — one round trip, one (implicit) transaction — doing what the
+ * interactive transaction does step by step: label the backend and set the lock timeout (in the WHERE clause, so
+ * they are in force before the row lock is requested), SELECT … FOR UPDATE, then update and audit only if the state
+ * machine allows the move from the locked status and the expected version (if any) is the locked one. The row as
+ * locked always comes back; the updated row only when it was updated. Exposed as SQL so the benchmark's raw-pg
+ * baseline runs exactly this statement.
+ *
+ * One difference from the step-by-step transaction, by construction: Postgres takes a statement's table-level locks
+ * (intents, audit_events) when the statement starts, before set_config runs — so a wait for a table lock held by DDL
+ * or LOCK TABLE is not bounded by this command's lock timeout (row locks are). NOWAIT calls, which must fail before
+ * anything else waits, keep the step-by-step transaction.
+ */
+export function lockAndUpdateStatusSql(args: LockAndUpdateArgs): Prisma.Sql {
+  return Prisma.sql`
+    WITH locked AS MATERIALIZED (
+      SELECT * FROM intents
+      WHERE id = ${args.id}::uuid
+        AND set_config('application_name', ${args.label.slice(0, 63)}, true) IS NOT NULL
+        AND set_config('lock_timeout', ${`${args.lockTimeoutMs}ms`}, true) IS NOT NULL
+      FOR UPDATE
+    ), updated AS (
+      UPDATE intents i SET status = ${args.to}::"IntentStatus", version = i.version + 1, updated_at = now()
+      FROM locked l
+      -- No version comparison with i: this statement's snapshot may predate the commit it waited for, and then the
+      -- scan sees the old row version; the update re-checks the newest one (which we hold locked) on its own.
+      WHERE i.id = l.id
+        AND l.status = ANY(${[...args.allowedFrom]}::"IntentStatus"[])
+        AND (${args.expectedVersion}::int IS NULL OR l.version = ${args.expectedVersion}::int)
+      RETURNING i.*, l.status AS from_status
+    ), audit AS (
+      INSERT INTO audit_events (intent_id, action, actor, from_status, to_status, version_before, version_after, details)
+      SELECT id, ${args.action}, ${args.actor}, from_status, status, version - 1, version, 'null'::jsonb
+      FROM updated
+    )
+    SELECT 'locked' AS "rowKind", ${INTENT_COLUMNS},
+           (extract(epoch FROM clock_timestamp() - statement_timestamp()) * 1000)::float8 AS "lockWaitMs"
+    FROM locked
+    UNION ALL
+    SELECT 'updated', ${INTENT_COLUMNS}, NULL::float8 FROM updated`;
+}
+
+/**
+ * Runs lockAndUpdateStatusSql. `lockWaitMs` is measured by the server: from the statement's start to the row being
+ * locked (the projection of the locked row is computed once the lock is held).
+ */
+export async function lockAndUpdateStatus(client: Tx, args: LockAndUpdateArgs): Promise<{ locked?: IntentRow; updated?: IntentRow; lockWaitMs: number }> {
+  const rows = await client.$queryRaw<(IntentRow & { rowKind: 'locked' | 'updated'; lockWaitMs: number | null })[]>(lockAndUpdateStatusSql(args));
+  const strip = (r: (typeof rows)[number] | undefined): IntentRow | undefined => {
+    if (!r) return undefined;
+    const { rowKind: _kind, lockWaitMs: _wait, ...row } = r;
+    return row;
+  };
+  const locked = rows.find((r) => r.rowKind === 'locked');
+  return { locked: strip(locked), updated: strip(rows.find((r) => r.rowKind === 'updated')), lockWaitMs: locked?.lockWaitMs ?? 0 };
+}
+
 /** Applies a correction if the intent is still at `fromVersion`: payload, status, version, correction row and audit together. */
 export async function applyCorrection(
   tx: Tx,
