@@ -1,12 +1,14 @@
 import pg from 'pg';
-import { canTransition, type IntentStatus } from '@/lib/intents/state-machine';
+import { lockAndUpdateStatusSql } from '@/lib/intents/repository';
+import { canTransition, INTENT_STATUSES, type IntentStatus } from '@/lib/intents/state-machine';
 
 /**
  * The raw-SQL baseline of the benchmark (brief §7): the engine's status-update transaction written against plain
  * `pg`, with nothing around it — no Prisma, no validation, no idempotency, no outcome counting, no deadlock
- * wrapper. Same statements, same order, same round trips as lib/intents (label + lock timeout, SELECT … FOR UPDATE,
- * the transition check, UPDATE … RETURNING with its audit insert in one CTE), so the ratio of the two throughputs
- * is the price of everything the engine adds. Parameters are bound; the SQL text is fixed.
+ * wrapper. Same statements, same order, same round trips as lib/intents, in whichever form the engine is set to
+ * use: the one statement of lockAndUpdateStatusSql (the very same SQL text), or the five-step transaction (label
+ * and lock timeout, SELECT … FOR UPDATE, the transition check, UPDATE … RETURNING with its audit insert in one
+ * CTE). So the ratio of the two throughputs is the price of everything the engine adds. Parameters are bound.
  */
 const LABEL_SQL = `SELECT set_config('application_name', $1, true), set_config('lock_timeout', $2, true)`;
 const LOCK_SQL = `SELECT id::text AS id, status::text AS status, payload, source, version, is_replay AS "isReplay",
@@ -58,6 +60,27 @@ export async function rawUpdateStatus(pool: pg.Pool, id: string, to: IntentStatu
   } finally {
     client.release();
   }
+}
+
+/** The one-statement form: the engine's own SQL (lockAndUpdateStatusSql), run by plain pg. */
+export async function rawUpdateStatusInOneStatement(pool: pg.Pool, id: string, to: IntentStatus, actor: string, lockTimeoutMs: number, prepared = false): Promise<number> {
+  const sql = lockAndUpdateStatusSql({
+    id,
+    to,
+    allowedFrom: INTENT_STATUSES.filter((s) => canTransition(s, to)),
+    expectedVersion: null,
+    label: `bridge:baseline:${id}`,
+    lockTimeoutMs,
+    actor,
+    action: 'status_change',
+  });
+  const { rows } = await pool.query<Row & { rowKind: string }>({ name: prepared ? 'baseline_one_statement' : undefined, text: sql.text, values: sql.values });
+  const locked = rows.find((r) => r.rowKind === 'locked');
+  const updated = rows.find((r) => r.rowKind === 'updated');
+  if (!locked) throw new BaselineTransitionError(`intent ${id} not found`);
+  if (updated) return updated.version;
+  if (locked.status === to) return locked.version;
+  throw new BaselineTransitionError(`${locked.status} -> ${to} is not allowed`);
 }
 
 export function createBaselinePool(connectionString: string, max: number): pg.Pool {

@@ -112,6 +112,7 @@ export async function executeReplay(run: ReplayRunView, options: { onProgress?: 
     poolSize: settings.poolSize,
     lockTimeoutMs: settings.lockTimeoutMs,
     preparedStatements: settings.preparedStatements,
+    statusUpdateInOneStatement: settings.statusUpdateInOneStatement,
     progress: (fraction, note) => {
       progress = { ...progress, fraction: Math.max(0, Math.min(1, fraction)), note };
       options.onProgress?.(progress, results);

@@ -2,7 +2,7 @@ import { bulkUpdateStatus, createIntent, reevaluateIntent, updateIntentStatus } 
 import { observeOutcomes } from '@/lib/intents/outcomes';
 import type { IntentStatus } from '@/lib/intents/state-machine';
 import type { Actor, Intent } from '@/lib/intents/types';
-import { createBaselinePool, rawUpdateStatus } from './baseline';
+import { createBaselinePool, rawUpdateStatus, rawUpdateStatusInOneStatement } from './baseline';
 import { ReplayCancelledError } from './errors';
 import { intentStates } from './queries';
 import { median, round, summarize } from './stats';
@@ -30,6 +30,8 @@ export type ScenarioContext = {
   lockTimeoutMs: number;
   /** Whether the engine names its statements (server-side prepared); the baseline does the same. */
   preparedStatements: boolean;
+  /** Whether the engine runs a plain status update as one statement; the baseline does the same. */
+  statusUpdateInOneStatement: boolean;
   /** 0..1 within the scenario, with a short note; the runner persists it (throttled). */
   progress: (fraction: number, note: string) => void;
   /** Throws ReplayCancelledError when someone asked to cancel the run; called between steps. */
@@ -336,6 +338,7 @@ const throughput: Scenario = {
   async run(ctx, tally) {
     const { throughputIntents: n, throughputBatch: batch, throughputRounds: rounds } = ctx.sizes;
     const pool = createBaselinePool(ctx.databaseUrl, ctx.poolSize);
+    const baseline = ctx.statusUpdateInOneStatement ? rawUpdateStatusInOneStatement : rawUpdateStatus;
     type Side = { ms: number; cpuMs: number };
     const ours: { perSec: number; cpuMs: number }[] = [];
     const raw: { perSec: number; cpuMs: number }[] = [];
@@ -348,7 +351,7 @@ const throughput: Scenario = {
         const results = await Promise.all(slice.map((intent) => tally.call(() => updateIntentStatus({ id: intent.id, status: 'NORMALIZED' }, ctx.actor))));
         succeeded += results.filter((x) => x.ok).length;
       } else {
-        const results = await Promise.allSettled(slice.map((intent) => rawUpdateStatus(pool, intent.id, 'NORMALIZED', ctx.actor.name, ctx.lockTimeoutMs, ctx.preparedStatements)));
+        const results = await Promise.allSettled(slice.map((intent) => baseline(pool, intent.id, 'NORMALIZED', ctx.actor.name, ctx.lockTimeoutMs, ctx.preparedStatements)));
         rawFailures += results.filter((x) => x.status === 'rejected').length;
       }
       into.ms += performance.now() - started;
@@ -359,7 +362,7 @@ const throughput: Scenario = {
       // Warm-up (not measured): connections opened, statements prepared, code paths warm on both sides.
       const warm = await createReplayIntents(ctx, this.name, Math.min(batch, 50) * 2, 'RECEIVED');
       await unobserved(() =>
-        Promise.all(warm.map((w, i) => (i % 2 ? rawUpdateStatus(pool, w.id, 'NORMALIZED', ctx.actor.name, ctx.lockTimeoutMs, ctx.preparedStatements) : updateIntentStatus({ id: w.id, status: 'NORMALIZED' }, ctx.actor)))),
+        Promise.all(warm.map((w, i) => (i % 2 ? baseline(pool, w.id, 'NORMALIZED', ctx.actor.name, ctx.lockTimeoutMs, ctx.preparedStatements) : updateIntentStatus({ id: w.id, status: 'NORMALIZED' }, ctx.actor)))),
       );
       for (const r of range(rounds)) {
         await ctx.checkCancelled();
@@ -397,7 +400,7 @@ const throughput: Scenario = {
       notes: [
         `rounds (engine /s vs baseline /s = share): ${range(rounds).map((r) => `${Math.round(ours[r].perSec)} vs ${Math.round(raw[r].perSec)} = ${Math.round(ratios[r] * 100)} %`).join('; ')}; medians reported`,
         `client CPU per update (this process): engine ${round(median(ours.map((x) => x.cpuMs)), 3)} ms, baseline ${round(median(raw.map((x) => x.cpuMs)), 3)} ms`,
-        `pool size ${ctx.poolSize} on both sides, ${batch} updates in flight at a time, ${ctx.preparedStatements ? 'named (prepared) statements' : 'unnamed statements'} on both sides`,
+        `pool size ${ctx.poolSize} on both sides, ${batch} updates in flight at a time; on both sides ${ctx.statusUpdateInOneStatement ? 'one statement per update' : 'a five-step transaction per update'}, ${ctx.preparedStatements ? 'named (prepared) statements' : 'unnamed statements'}`,
         ...(rawFailures ? [`${rawFailures} baseline updates failed`] : []),
       ],
     };
