@@ -258,6 +258,8 @@ function FlagsPanel({ settings, targets, targetsProblem }: { settings: Concurren
           <FlagRow name="retries (version conflicts)" value={`${retry.maxAttempts} tries, ${retry.baseMs} ms × ${retry.factor}^n ± ${retry.jitterMs} ms, max ${retry.maxDelayMs} ms`} />
           <FlagRow name="deadlock attempts" value={String(settings.deadlockMaxAttempts)} />
           <FlagRow name="database pool" value={`${settings.poolSize} connections`} />
+          <FlagRow name="plain status update" value={settings.statusUpdateInOneStatement ? 'one statement' : 'five-step transaction'} />
+          <FlagRow name="prepared statements" value={settings.preparedStatements ? 'on' : 'off'} />
         </dl>
       </section>
       <section className={styles.section} data-testid="replay-targets">

@@ -13,7 +13,13 @@ export function RunDetail({ data, canCancel, onCancel }: { data: RunWithComparis
   const { run, previous, comparison } = data;
   const [cancelError, setCancelError] = useState<string | null>(null);
   const [cancelling, startCancel] = useTransition();
-  const settings = run.config.settings as { strategies?: Record<string, string>; lockTimeoutMs?: number; retry?: { maxAttempts: number; baseMs: number } };
+  const settings = run.config.settings as {
+    strategies?: Record<string, string>;
+    lockTimeoutMs?: number;
+    retry?: { maxAttempts: number; baseMs: number };
+    statusUpdateInOneStatement?: boolean;
+    preparedStatements?: boolean;
+  };
   const overall = run.progress.total ? (run.progress.done + (run.status === 'running' ? run.progress.fraction : 0)) / run.progress.total : 0;
   const byScenario = new Map(comparison.scenarios.map((s) => [s.scenario, s]));
 
@@ -48,6 +54,8 @@ export function RunDetail({ data, canCancel, onCancel }: { data: RunWithComparis
             .map(([op, s]) => `${op} ${s}`)
             .join(', ')}
           , lock timeout {settings.lockTimeoutMs} ms, {settings.retry?.maxAttempts} retries from {settings.retry?.baseMs} ms
+          {settings.statusUpdateInOneStatement === false ? ', five-step status updates' : ''}
+          {settings.preparedStatements === false ? ', unprepared statements' : ''}
         </span>
         ; PostgreSQL {run.config.runtime.postgres} (deadlock_timeout {run.config.runtime.serverSettings.deadlock_timeout ?? '?'}).
       </p>

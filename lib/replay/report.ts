@@ -20,6 +20,8 @@ export function formatSettings(run: ReplayRunView): string[] {
     retry?: { maxAttempts: number; baseMs: number; factor: number; jitterMs: number; maxDelayMs: number };
     deadlockMaxAttempts?: number;
     poolSize?: number;
+    preparedStatements?: boolean;
+    statusUpdateInOneStatement?: boolean;
   };
   const rt = run.config.runtime;
   const server = Object.entries(rt.serverSettings)
@@ -30,7 +32,7 @@ export function formatSettings(run: ReplayRunView): string[] {
     `PostgreSQL ${rt.postgres ?? '?'} (${server}) · Node ${rt.node} · ${rt.cpus} CPUs · host ${rt.host}`,
     `Flags in force: ${Object.entries(s.strategies ?? {})
       .map(([op, st]) => `${op} ${st}`)
-      .join(', ')}; lock timeout ${s.lockTimeoutMs} ms; retries ${s.retry?.maxAttempts} × ${s.retry?.baseMs} ms ×${s.retry?.factor} ±${s.retry?.jitterMs} ms (max ${s.retry?.maxDelayMs} ms); deadlock attempts ${s.deadlockMaxAttempts}; pool ${s.poolSize}`,
+      .join(', ')}; lock timeout ${s.lockTimeoutMs} ms; retries ${s.retry?.maxAttempts} × ${s.retry?.baseMs} ms ×${s.retry?.factor} ±${s.retry?.jitterMs} ms (max ${s.retry?.maxDelayMs} ms); deadlock attempts ${s.deadlockMaxAttempts}; pool ${s.poolSize}; status update ${s.statusUpdateInOneStatement === false ? 'five-step transaction' : 'one statement'}; prepared statements ${s.preparedStatements === false ? 'off' : 'on'}`,
   ];
 }
 
