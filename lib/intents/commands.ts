@@ -1,4 +1,5 @@
 import { db, type Tx } from '@/lib/db/client';
+import { announceCommitted } from '@/lib/live/announce';
 import { SQLSTATE, sqlState } from '@/lib/db/sqlstate';
 import { concurrencySettings, type LockStrategy } from '@/lib/env';
 import { withDeadlockRetry } from './deadlock';
@@ -160,6 +161,7 @@ async function lockOrRead(tx: Tx, operation: string, id: string, mode: LockStrat
 export async function createIntent(input: CreateIntentInput, actor: Actor, options: CommandOptions = {}): Promise<Intent> {
   const { payload, source } = parseInput(createIntentSchema, input);
   const row = await db().$transaction((tx) => insertIntentWithAudit(tx, { payload: payload as JsonObject, source, actor: actor.name, isReplay: options.isReplay ?? false }));
+  announceCommitted();
   return toIntent(row);
 }
 
@@ -258,6 +260,7 @@ export async function updateIntentStatus(input: UpdateStatusInput, actor: Actor,
         ),
       );
       if (isRefusal(value)) throw value.refused;
+      if (!value.alreadyApplied) announceCommitted();
       recordOutcome(operation, value.alreadyApplied ? 'already_applied' : 'success', value.alreadyApplied ? '' : transitionLabel(from, target));
       return value;
     } catch (err) {
@@ -316,6 +319,7 @@ export async function bulkUpdateStatus(input: BulkStatusInput, actor: Actor, opt
         return { intents, alreadyApplied };
       }),
     );
+    if (result.intents.length > result.alreadyApplied.length) announceCommitted();
     recordOutcome(operation, 'success', `*->${target}`, result.intents.length - result.alreadyApplied.length);
     recordOutcome(operation, 'already_applied', '', result.alreadyApplied.length);
     return result;
@@ -416,6 +420,7 @@ export async function reevaluateIntent(input: ReevaluateInput, actor: Actor, opt
         ),
       );
       if (isRefusal(value)) throw value.refused;
+      if (!value.alreadyApplied) announceCommitted();
       recordOutcome(operation, value.alreadyApplied ? 'already_applied' : 'success');
       return answer(value, retries);
     } catch (err) {

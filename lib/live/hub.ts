@@ -1,15 +1,17 @@
 import pg from 'pg';
 import { databaseUrl } from '@/lib/db/client';
+import { CHANGES_CHANNEL } from './announce';
 import { changesSinceSnapshot, currentSnapshot, formatPosition, type LiveEvent, type Snapshot } from './positions';
 
 /**
- * One live hub per server process: a dedicated `pg` connection LISTENs on `bridge_changes` (the audit trigger
- * notifies at commit), and each notification wakes a "round" that reads what committed since the last round from
- * `audit_events` itself (positions.ts) and fans it out to every open event stream of this process.
+ * One live hub per server process: a dedicated `pg` connection LISTENs on `bridge_changes` (every instance's engine
+ * notifies after its commits, announce.ts), and each notification wakes a "round" that reads what committed since
+ * the last round from `audit_events` itself (positions.ts) and fans it out to every open event stream of this process.
  *
  * Notifications are only a wake-up call: the rows are the truth. So a notification lost while the listening
- * connection was down costs nothing — the round after reconnecting reads it from the table — and rounds are
- * coalesced (at most one every ROUND_MIN_GAP_MS) so a burst of commits becomes one query and one message.
+ * connection was down, or never sent (a writer that died after its commit, a person's psql session), costs at most a
+ * second — the safety round, or the round after reconnecting, reads it from the table — and rounds are coalesced
+ * (at most one every ROUND_MIN_GAP_MS) so a burst of commits becomes one query and one message.
  */
 export type LiveBatch =
   | { kind: 'changes'; position: string; events: LiveEvent[] }
@@ -19,10 +21,12 @@ export type LiveBatch =
 
 type Subscriber = (batch: LiveBatch) => void;
 
-const CHANNEL = 'bridge_changes';
 const ROUND_MIN_GAP_MS = 50;
-/** Safety net: a round now and then even without notifications (cheap: an index range scan that finds nothing). */
-const SAFETY_ROUND_MS = 5_000;
+/**
+ * Safety net: a round every second even without notifications (cheap: an index range scan that finds nothing), so
+ * a change whose writer sent no notification is still on screen within about a second.
+ */
+const SAFETY_ROUND_MS = 1_000;
 const BACKOFF_BASE_MS = 250;
 const BACKOFF_MAX_MS = 10_000;
 
@@ -120,11 +124,11 @@ export class LiveHub {
     client.on('error', lost);
     client.on('end', () => lost('connection ended'));
     client.on('notification', (msg) => {
-      if (msg.channel === CHANNEL) this.requestRound();
+      if (msg.channel === CHANGES_CHANNEL) this.requestRound();
     });
     try {
       await client.connect();
-      await client.query(`LISTEN ${CHANNEL}`);
+      await client.query(`LISTEN ${CHANGES_CHANNEL}`);
       this.attempt = 0;
       this.setListening(true);
       // Whatever committed while nobody was listening is in the table: read it now.

@@ -3,6 +3,7 @@ import { ForbiddenError } from '@/lib/auth/errors';
 import { can, type Permission } from '@/lib/auth/permissions';
 import type { AuthActor } from '@/lib/auth/types';
 import { db, type Tx } from '@/lib/db/client';
+import { announceCommitted } from '@/lib/live/announce';
 import { sqlState } from '@/lib/db/sqlstate';
 import { NotFoundError, ValidationError } from '@/lib/intents/errors';
 import { CancelFirstError, DatabaseUnderPressureError, NotBlockingError, NotSignallableError } from './errors';
@@ -131,6 +132,7 @@ async function signalAndAudit(action: UnblockAction, actor: AuthActor, reason: s
   let rows: { id: bigint; signalled: boolean }[];
   try {
     rows = await signalStatement(action, actor, details, intentIds, impact.pid, backendStart);
+    announceCommitted();
   } catch (err) {
     // The console's database role may signal only backends of roles it belongs to, unless it has pg_signal_backend.
     if (sqlState(err) === INSUFFICIENT_PRIVILEGE) {

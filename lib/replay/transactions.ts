@@ -5,6 +5,7 @@ import { LockTimeoutError, NotFoundError } from '@/lib/intents/errors';
 import { recordLockWait, recordOutcome } from '@/lib/intents/outcomes';
 import { labelTransaction, selectIntentForUpdate, updateStatusWithAudit } from '@/lib/intents/repository';
 import { canTransition, type IntentStatus } from '@/lib/intents/state-machine';
+import { announceCommitted } from '@/lib/live/announce';
 import type { Actor } from '@/lib/intents/types';
 
 /**
@@ -56,6 +57,7 @@ export async function executePipelineStandIn(id: string, actor: Actor, options: 
         { timeout: options.workMs + 30_000 },
       ),
     ).then((result) => {
+      announceCommitted();
       recordOutcome(operation, 'success');
       return result;
     });
@@ -104,6 +106,7 @@ export async function crossingOrderTransaction(
       }
     });
   });
+  announceCommitted();
   return { attempts };
 }
 

@@ -2,13 +2,14 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
 import { createIntent, updateIntentStatus } from '@/lib/intents/commands';
+import { CHANGES_CHANNEL } from '@/lib/live/announce';
 import { liveHub } from '@/lib/live/hub';
 import { liveEventStream, parseResumePosition } from '@/lib/live/stream';
 import { rawClient, resetDatabase, tester } from '../helpers';
 
 /**
- * The live feed end to end, without a browser: commits through the engine → the audit trigger's NOTIFY → the
- * process's one LISTEN connection → a round that reads the table → every open server-sent event stream. Positions
+ * The live feed end to end, without a browser: commits through the engine → the engine's NOTIFY after the commit →
+ * the process's one LISTEN connection → a round that reads the table → every open server-sent event stream. Positions
  * let a stream that was away resume without missing anything, even what a slow transaction commits late.
  */
 type Message = { id?: string; event: string; data: string };
@@ -122,6 +123,41 @@ describe('the live event stream', () => {
     expect(Date.now() - started).toBeLessThan(1_000);
     expect(fromA.id).toMatch(/^\d+\.\d+$/);
     expect(JSON.parse(fromB.data).events).toContainEqual(expect.objectContaining({ intentId: intent.id, action: 'created', toStatus: 'RECEIVED' }));
+  });
+
+  it('is woken by a notification the engine sends after its commit, not from inside the writing transaction', async () => {
+    const listener = await rawClient('bridge-test:listener');
+    try {
+      const received: number[] = [];
+      listener.on('notification', (n) => {
+        if (n.channel === CHANGES_CHANNEL) received.push(Date.now());
+      });
+      await listener.query(`LISTEN ${CHANGES_CHANNEL}`);
+      // Nothing in the database notifies on a write (that took a database-wide lock at every commit): a raw audit
+      // row committed outside the engine wakes no one…
+      await listener.query(`INSERT INTO audit_events (action, actor) VALUES ('raw_note', 'live-test')`);
+      const triggers = await listener.query(`SELECT tgname FROM pg_trigger WHERE tgrelid = 'audit_events'::regclass AND NOT tgisinternal`);
+      expect(triggers.rows.map((r) => r.tgname)).toEqual(['audit_events_no_update']);
+      // …while the engine announces each commit it makes.
+      const started = Date.now();
+      await createIntent({ payload: { live: 'announced' }, source: 'live-test' }, tester);
+      for (let i = 0; i < 100 && received.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(received.length).toBeGreaterThan(0);
+      expect(received[0] - started).toBeLessThan(500);
+    } finally {
+      await listener.end();
+    }
+  });
+
+  it('shows a change committed without a notification (a psql session, say) within about a second', async () => {
+    const a = await open();
+    const [intent] = await db().$queryRaw<{ id: string }[]>`SELECT id::text FROM intents LIMIT 1`;
+    const writer = await rawClient('bridge-test:psql');
+    const started = Date.now();
+    await writer.query(`INSERT INTO audit_events (intent_id, action, actor) VALUES ($1, 'manual_note', 'psql')`, [intent.id]);
+    await writer.end();
+    await a.next((m) => m.event === 'changes' && JSON.parse(m.data).events.some((e: { action: string }) => e.action === 'manual_note'), 2_500);
+    expect(Date.now() - started).toBeLessThan(1_500);
   });
 
   it('resumes from Last-Event-ID after a disconnect, missing nothing — not even a lower id that commits late', async () => {

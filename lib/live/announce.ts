@@ -1,0 +1,47 @@
+import { db } from '@/lib/db/client';
+
+/**
+ * Wakes every console instance's live hub (hub.ts) after something committed: `pg_notify('bridge_changes')`, sent
+ * after the writing transaction has committed, in a statement of its own, and at most one at a time per process
+ * (the commits of a burst share one notification).
+ *
+ * Why not a trigger inside the writing transaction, as the first version had: a transaction that notifies takes a
+ * database-wide lock when it commits and holds it through its WAL flush, so every status update's commit queued
+ * behind every other's and group commit could not help. The benchmark measured the cost (docs/REPLAY.md): the
+ * throughput of plain status updates went from ~1,800 to ~2,500 /s without it.
+ *
+ * A notification is only a wake-up call; the rows are the truth. One that is lost (this process dies between the
+ * commit and the notify, or the database refuses it) costs a delay, not an event: each hub also reads the table
+ * on its own every second.
+ */
+export const CHANGES_CHANNEL = 'bridge_changes';
+
+/** Gap between two notifications from one process: a hub coalesces its rounds anyway (50 ms). */
+const MIN_GAP_MS = 10;
+
+const state = globalThis as unknown as { bridgeAnnounce?: { inFlight: boolean; wanted: boolean; warned: boolean } };
+
+/** Call after a commit that wrote audit events. Never throws, never waits. */
+export function announceCommitted(): void {
+  const s = (state.bridgeAnnounce ??= { inFlight: false, wanted: false, warned: false });
+  if (s.inFlight) {
+    s.wanted = true;
+    return;
+  }
+  s.inFlight = true;
+  void (async () => {
+    try {
+      do {
+        s.wanted = false;
+        await db().$executeRaw`SELECT pg_notify(${CHANGES_CHANNEL}, '')`;
+        s.warned = false;
+        if (s.wanted) await new Promise((resolve) => setTimeout(resolve, MIN_GAP_MS));
+      } while (s.wanted);
+    } catch (err) {
+      if (!s.warned) console.warn('[live] could not notify the live hubs (they will read the change within a second anyway):', err instanceof Error ? err.message : err);
+      s.warned = true;
+    } finally {
+      s.inFlight = false;
+    }
+  })();
+}
