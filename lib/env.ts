@@ -21,6 +21,8 @@ export const envSchema = z.object({
   LOCK_STRATEGY_REEVALUATE: strategy('optimistic'),
   /** Pessimistic status updates (no idempotency key, no NOWAIT) as one statement instead of a five-step transaction (lib/intents/repository.ts). */
   STATUS_UPDATE_ONE_STATEMENT: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+  /** Locked corrections (pessimistic strategy or fallback, no idempotency key) as one call of a database function instead of an interactive transaction (lib/intents/repository.ts correctLocked). */
+  CORRECTION_ONE_STATEMENT: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
   RETRY_MAX_ATTEMPTS: intFrom(3, 1, 20),
   RETRY_BASE_MS: intFrom(100, 0, 60_000),
   RETRY_FACTOR: z.coerce.number().min(1).max(10).default(2),
@@ -99,6 +101,7 @@ export function concurrencySettings() {
     },
     retry,
     statusUpdateInOneStatement: e.STATUS_UPDATE_ONE_STATEMENT,
+    correctionInOneStatement: e.CORRECTION_ONE_STATEMENT,
     deadlockMaxAttempts: e.DEADLOCK_MAX_ATTEMPTS,
     idempotencyTtlHours: e.IDEMPOTENCY_TTL_HOURS,
     poolSize: e.DB_POOL_SIZE,

@@ -14,11 +14,12 @@ import {
   type LockHolder,
 } from './errors';
 import { runIdempotent, type IdempotencyHandle } from './idempotency';
-import { correctionIdFor, deepMerge, type JsonObject } from './json';
+import { correctionIdFor, type JsonObject } from './json';
 import { recordLockWait, recordOutcome } from './outcomes';
 import {
   applyCorrection,
   correctionExists,
+  correctLocked,
   countCorrections,
   insertConflictEvent,
   insertIntentWithAudit,
@@ -157,6 +158,15 @@ async function lockOrRead(tx: Tx, operation: string, id: string, mode: LockStrat
   recordLockWait(operation, performance.now() - started);
   return row;
 }
+
+/** What a correction does to each status, as the pairs the locked one-call path takes: from[i] becomes to[i]. */
+const CORRECTABLE = (() => {
+  const pairs = INTENT_STATUSES.flatMap((from) => {
+    const to = statusAfterCorrection(from);
+    return to ? [{ from, to }] : [];
+  });
+  return { from: pairs.map((p) => p.from), to: pairs.map((p) => p.to) };
+})();
 
 export async function createIntent(input: CreateIntentInput, actor: Actor, options: CommandOptions = {}): Promise<Intent> {
   const { payload, source } = parseInput(createIntentSchema, input);
@@ -369,10 +379,49 @@ export async function reevaluateIntent(input: ReevaluateInput, actor: Actor, opt
         alreadyApplied: value.alreadyApplied,
         retries,
       });
+      const correctionsRefused = (status: IntentStatus) =>
+        new InvalidTransitionError(`Intent ${id} is ${status}: corrections are refused on COMPLETED and FAILED intents.`, { intentId: id, from: status });
+      /**
+       * The locked attempt without an idempotency key, in one call of a database function (correctLocked): the row
+       * lock is held only inside Postgres, not across three client round trips, which is what lets 50 corrections
+       * queued on one intent finish quickly. The same checks in the same order as the transaction below.
+       * CORRECTION_ONE_STATEMENT=false keeps every correction in the interactive transaction.
+       */
+      const lockedInOneCall = async (): Promise<Attempt<Applied | Refusal>> => {
+        attempts++;
+        phase = 'pessimistic';
+        const client = db();
+        const { outcome, row, correctionCount, lockWaitMs } = await correctLocked(client, {
+          id,
+          label: `bridge:${operation}:${id}`,
+          lockTimeoutMs,
+          correctionId,
+          diff,
+          source,
+          reason,
+          metadata,
+          actor: actor.name,
+          expectedVersion: expectedVersion ?? null,
+          ...CORRECTABLE,
+        });
+        recordLockWait(operation, lockWaitMs);
+        if (!row) throw new NotFoundError(`Intent ${id}`, { id });
+        switch (outcome) {
+          case 'applied':
+          case 'already_applied':
+            return { stale: false, value: { row, correctionCount, alreadyApplied: outcome === 'already_applied' } };
+          case 'stale':
+            return { stale: false, value: await refuseStale(client, operation, row, expectedVersion!, actor, undefined) };
+          default:
+            throw correctionsRefused(row.status);
+        }
+      };
       attempts = 0;
       const { value, retries } = await runWithStrategy<Applied | Refusal>(operation, strategy, (mode) =>
         withDeadlockRetry(operation, [id], () =>
-          db().$transaction(async (tx) => {
+          mode === 'pessimistic' && !idem && settings.correctionInOneStatement
+            ? lockedInOneCall()
+            : db().$transaction(async (tx) => {
             attempts++;
             phase = mode;
             await labelTransaction(tx, `bridge:${operation}:${id}`, lockTimeoutMs);
@@ -392,18 +441,12 @@ export async function reevaluateIntent(input: ReevaluateInput, actor: Actor, opt
               return { stale: false as const, value: await refuseStale(tx, operation, row, expectedVersion, actor, idem) };
             }
             const to = statusAfterCorrection(row.status);
-            if (!to) {
-              throw new InvalidTransitionError(`Intent ${id} is ${row.status}: corrections are refused on COMPLETED and FAILED intents.`, {
-                intentId: id,
-                from: row.status,
-              });
-            }
+            if (!to) throw correctionsRefused(row.status);
             const updated = await applyCorrection(tx, {
               id,
               fromVersion: row.version,
               from: row.status,
               to,
-              payload: deepMerge(row.payload, diff),
               correctionId,
               diff,
               source,

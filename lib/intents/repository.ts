@@ -133,7 +133,10 @@ export async function lockAndUpdateStatus(client: Tx, args: LockAndUpdateArgs): 
   return { locked: strip(locked), updated: strip(rows.find((r) => r.rowKind === 'updated')), lockWaitMs: locked?.lockWaitMs ?? 0 };
 }
 
-/** Applies a correction if the intent is still at `fromVersion`: payload, status, version, correction row and audit together. */
+/**
+ * Applies a correction if the intent is still at `fromVersion`: payload (the diff deep-merged by the database's
+ * bridge_jsonb_deep_merge, the same rule as the locked path), status, version, correction row and audit together.
+ */
 export async function applyCorrection(
   tx: Tx,
   args: {
@@ -141,7 +144,6 @@ export async function applyCorrection(
     fromVersion: number;
     from: IntentStatus;
     to: IntentStatus;
-    payload: JsonObject;
     correctionId: string;
     diff: JsonObject;
     source: string;
@@ -152,7 +154,7 @@ export async function applyCorrection(
 ): Promise<(IntentRow & { correctionCount: number }) | undefined> {
   const rows = await tx.$queryRaw<(IntentRow & { correctionCount: bigint })[]>`
     WITH updated AS (
-      UPDATE intents SET payload = ${JSON.stringify(args.payload)}::jsonb, status = ${args.to}::"IntentStatus",
+      UPDATE intents SET payload = bridge_jsonb_deep_merge(payload, ${JSON.stringify(args.diff)}::jsonb), status = ${args.to}::"IntentStatus",
              version = version + 1, updated_at = now()
       WHERE id = ${args.id}::uuid AND version = ${args.fromVersion}
       RETURNING *
@@ -173,6 +175,55 @@ export async function applyCorrection(
     FROM updated`;
   const row = rows[0];
   return row && { ...row, correctionCount: Number(row.correctionCount) };
+}
+
+export type CorrectLockedArgs = {
+  id: string;
+  /** The backend's label for the Locks page, and this call's lock timeout. */
+  label: string;
+  lockTimeoutMs: number;
+  correctionId: string;
+  diff: JsonObject;
+  source: string;
+  reason: string;
+  metadata: JsonObject | null;
+  actor: string;
+  /** null: no expectation. */
+  expectedVersion: number | null;
+  /** The state machine's answer for corrections (statusAfterCorrection), as pairs: from[i] becomes to[i]. */
+  from: readonly IntentStatus[];
+  to: readonly IntentStatus[];
+};
+
+export type CorrectLockedOutcome = 'applied' | 'already_applied' | 'stale' | 'refused' | 'not_found';
+
+/**
+ * A locked correction in one call of the database function bridge_correct_locked (migration
+ * 20261123121000_correction_in_one_call): the row lock is held only inside Postgres, never across client round
+ * trips. `row` is the intent as it is after the call (updated when applied, as locked otherwise); `lockWaitMs` is
+ * measured by the server, from the lock request to the row being locked.
+ */
+export async function correctLocked(
+  client: Tx,
+  args: CorrectLockedArgs,
+): Promise<{ outcome: CorrectLockedOutcome; row?: IntentRow; correctionCount: number; lockWaitMs: number }> {
+  type Row = IntentRow & { outcome: CorrectLockedOutcome; correctionCount: bigint | null; lockWaitMs: number | null };
+  const rows = await client.$queryRaw<Row[]>`
+    SELECT outcome, r_id::text AS id, r_status AS status, r_payload AS payload, r_source AS source, r_version AS version,
+           r_is_replay AS "isReplay", r_created_at AS "createdAt", r_updated_at AS "updatedAt",
+           r_correction_count AS "correctionCount", r_lock_wait_ms AS "lockWaitMs"
+    FROM bridge_correct_locked(
+      ${args.id}::uuid, ${args.label}, ${`${args.lockTimeoutMs}ms`},
+      ${args.correctionId}, ${JSON.stringify(args.diff)}::jsonb, ${args.source}, ${args.reason},
+      ${args.metadata === null ? null : JSON.stringify(args.metadata)}::jsonb, ${args.actor},
+      ${args.expectedVersion}::int, ${[...args.from]}::text[], ${[...args.to]}::text[])`;
+  const { outcome, correctionCount, lockWaitMs, ...row } = rows[0];
+  return {
+    outcome,
+    row: outcome === 'not_found' ? undefined : (row as IntentRow),
+    correctionCount: Number(correctionCount ?? 0),
+    lockWaitMs: lockWaitMs ?? 0,
+  };
 }
 
 export async function countCorrections(tx: Tx, intentId: string): Promise<number> {
