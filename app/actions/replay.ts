@@ -24,13 +24,13 @@ async function run<T>(what: string, fn: () => Promise<T>): Promise<ActionResult<
   }
 }
 
-/** Starts a run of the chosen scenarios (`all` by default) at `full` or `small` size. */
+/** Starts a run of the chosen scenarios (`all` by default) at `full` or `small` size, with the configured strategies or its own. */
 export async function startReplayAction(input: unknown): Promise<ActionResult<RunSummary>> {
   return run('starting a replay', async () => {
     const actor = await actionActor('replay.run');
     const parsed = objectInput.safeParse(input);
-    const { scenarios, size } = parsed.success ? parsed.data : {};
-    return summarizeRun(await startReplayInBackground({ scenarios, size } as never, { name: actor.name }));
+    const { scenarios, size, strategies } = parsed.success ? parsed.data : {};
+    return summarizeRun(await startReplayInBackground({ scenarios, size, strategies } as never, { name: actor.name }));
   });
 }
 

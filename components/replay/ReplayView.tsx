@@ -9,9 +9,9 @@ import { ErrorState } from '@/components/ui/ErrorState';
 import { PageHeader } from '@/components/ui/PageHeader';
 import { Skeleton } from '@/components/ui/Skeleton';
 import { fetchReplayRun, fetchReplayRuns, replayKeys } from '@/lib/console/replay-client';
-import type { ConcurrencySettings } from '@/lib/env';
+import type { ConcurrencySettings, LockStrategy } from '@/lib/env';
 import type { Targets } from '@/lib/replay/targets';
-import type { ScenarioName } from '@/lib/replay/types';
+import type { ScenarioName, StrategyFlag } from '@/lib/replay/types';
 import { RunDetail } from './RunDetail';
 import { VerdictBadge, when } from './format';
 import r from './replay.module.css';
@@ -133,7 +133,7 @@ export function ReplayView(props: ReplayViewProps) {
                     <td>{x.environment}</td>
                     <td className={styles.mono}>
                       {Object.entries(x.strategies)
-                        .map(([op, s]) => `${op}: ${s}`)
+                        .map(([op, s]) => `${op}: ${s}${x.strategyOverrides.includes(op) ? ' (this run)' : ''}`)
                         .join(', ')}
                     </td>
                     <td>
@@ -156,9 +156,17 @@ export function ReplayView(props: ReplayViewProps) {
   );
 }
 
+/** The strategies a run may choose for its own calls, to compare with the configured ones without a redeploy. */
+const STRATEGY_CHOICES: { flag: StrategyFlag; label: string }[] = [
+  { flag: 'reevaluate', label: 'Correction strategy' },
+  { flag: 'update_status', label: 'Status update strategy' },
+];
+
 function StartPanel(props: ReplayViewProps & { running: { id: string; requestedBy: string; createdAt: string } | null; onStarted: (id: string) => void }) {
   const [chosen, setChosen] = useState<Set<ScenarioName>>(() => new Set(props.scenarios.map((s) => s.name)));
   const [size, setSize] = useState<'full' | 'small'>('full');
+  // '' = as configured; otherwise this run's own choice (the console's other traffic keeps the configured one).
+  const [strategies, setStrategies] = useState<Record<StrategyFlag, '' | LockStrategy>>({ reevaluate: '', update_status: '' });
   const [error, setError] = useState<string | null>(null);
   const [pending, startTransition] = useTransition();
 
@@ -182,7 +190,8 @@ function StartPanel(props: ReplayViewProps & { running: { id: string; requestedB
       <h2 id="replay-start-heading">Start a run</h2>
       <p className={styles.sectionNote}>
         Each scenario creates its own intents, tagged as replay data (hidden from the Intents page), and drives this environment’s engine. The run goes on
-        in the background of the console’s server; you can leave the page and come back.
+        in the background of the console’s server; you can leave the page and come back. A strategy chosen here applies to this run’s own calls only, so two
+        strategies compare run against run before the flag is changed for everyone.
       </p>
       <fieldset disabled={!props.guard.allowed || !props.canRun} style={{ border: 0, padding: 0, margin: 0 }}>
         <legend className="visually-hidden">Scenarios</legend>
@@ -205,6 +214,21 @@ function StartPanel(props: ReplayViewProps & { running: { id: string; requestedB
             <option value="small">small (a quick smoke run)</option>
           </select>
         </label>
+        {STRATEGY_CHOICES.map(({ flag, label }) => (
+          <label key={flag} className={r.scenarioOption}>
+            {label}
+            <select
+              value={strategies[flag]}
+              onChange={(e) => setStrategies((prev) => ({ ...prev, [flag]: e.target.value as '' | LockStrategy }))}
+              disabled={!props.guard.allowed || !props.canRun}
+              data-testid={`replay-strategy-${flag}`}
+            >
+              <option value="">as configured ({props.settings.strategies[flag]})</option>
+              <option value="pessimistic">pessimistic, for this run</option>
+              <option value="optimistic">optimistic, for this run</option>
+            </select>
+          </label>
+        ))}
         <button
           type="button"
           className="btn btn-primary"
@@ -214,7 +238,8 @@ function StartPanel(props: ReplayViewProps & { running: { id: string; requestedB
           onClick={() => {
             setError(null);
             startTransition(async () => {
-              const result = await startReplayAction({ scenarios: chosen.size === props.scenarios.length ? 'all' : [...chosen], size });
+              const chosenStrategies = Object.fromEntries(Object.entries(strategies).filter(([, s]) => s !== ''));
+              const result = await startReplayAction({ scenarios: chosen.size === props.scenarios.length ? 'all' : [...chosen], size, strategies: chosenStrategies });
               if (result.ok) props.onStarted(result.data.id);
               else setError(result.error.message);
             });
@@ -259,6 +284,7 @@ function FlagsPanel({ settings, targets, targetsProblem }: { settings: Concurren
           <FlagRow name="deadlock attempts" value={String(settings.deadlockMaxAttempts)} />
           <FlagRow name="database pool" value={`${settings.poolSize} connections`} />
           <FlagRow name="plain status update" value={settings.statusUpdateInOneStatement ? 'one statement' : 'five-step transaction'} />
+          <FlagRow name="locked correction" value={settings.correctionInOneStatement ? 'one call' : 'interactive transaction'} />
           <FlagRow name="prepared statements" value={settings.preparedStatements ? 'on' : 'off'} />
         </dl>
       </section>

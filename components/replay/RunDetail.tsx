@@ -3,7 +3,7 @@
 import { useState, useTransition } from 'react';
 import styles from '@/components/locks/console.module.css';
 import type { RunWithComparison } from '@/lib/replay/runner';
-import type { ScenarioResult } from '@/lib/replay/types';
+import type { ScenarioResult, StrategyFlag } from '@/lib/replay/types';
 import type { ScenarioComparison } from '@/lib/replay/verdict';
 import { duration, figure, VerdictBadge, when } from './format';
 import r from './replay.module.css';
@@ -18,6 +18,7 @@ export function RunDetail({ data, canCancel, onCancel }: { data: RunWithComparis
     lockTimeoutMs?: number;
     retry?: { maxAttempts: number; baseMs: number };
     statusUpdateInOneStatement?: boolean;
+    correctionInOneStatement?: boolean;
     preparedStatements?: boolean;
   };
   const overall = run.progress.total ? (run.progress.done + (run.status === 'running' ? run.progress.fraction : 0)) / run.progress.total : 0;
@@ -51,10 +52,11 @@ export function RunDetail({ data, canCancel, onCancel }: { data: RunWithComparis
         <span className={styles.mono}>
           {Object.entries(settings.strategies ?? {})
             .filter(([, s]) => s !== 'none')
-            .map(([op, s]) => `${op} ${s}`)
+            .map(([op, s]) => `${op} ${s}${run.config.strategyOverrides?.[op as StrategyFlag] ? ' (chosen for this run)' : ''}`)
             .join(', ')}
           , lock timeout {settings.lockTimeoutMs} ms, {settings.retry?.maxAttempts} retries from {settings.retry?.baseMs} ms
           {settings.statusUpdateInOneStatement === false ? ', five-step status updates' : ''}
+          {settings.correctionInOneStatement === false ? ', locked corrections in interactive transactions' : ''}
           {settings.preparedStatements === false ? ', unprepared statements' : ''}
         </span>
         ; PostgreSQL {run.config.runtime.postgres} (deadlock_timeout {run.config.runtime.serverSettings.deadlock_timeout ?? '?'}).

@@ -1,4 +1,4 @@
-import type { ReplayRunView, ScenarioResult } from './types';
+import type { ReplayRunView, ScenarioResult, StrategyFlag } from './types';
 import type { RunComparison } from './verdict';
 
 /** Plain-text reports for the CLI and the bench: the same facts the Replay page shows. */
@@ -22,6 +22,7 @@ export function formatSettings(run: ReplayRunView): string[] {
     poolSize?: number;
     preparedStatements?: boolean;
     statusUpdateInOneStatement?: boolean;
+    correctionInOneStatement?: boolean;
   };
   const rt = run.config.runtime;
   const server = Object.entries(rt.serverSettings)
@@ -31,8 +32,8 @@ export function formatSettings(run: ReplayRunView): string[] {
   return [
     `PostgreSQL ${rt.postgres ?? '?'} (${server}) · Node ${rt.node} · ${rt.cpus} CPUs · host ${rt.host}`,
     `Flags in force: ${Object.entries(s.strategies ?? {})
-      .map(([op, st]) => `${op} ${st}`)
-      .join(', ')}; lock timeout ${s.lockTimeoutMs} ms; retries ${s.retry?.maxAttempts} × ${s.retry?.baseMs} ms ×${s.retry?.factor} ±${s.retry?.jitterMs} ms (max ${s.retry?.maxDelayMs} ms); deadlock attempts ${s.deadlockMaxAttempts}; pool ${s.poolSize}; status update ${s.statusUpdateInOneStatement === false ? 'five-step transaction' : 'one statement'}; prepared statements ${s.preparedStatements === false ? 'off' : 'on'}`,
+      .map(([op, st]) => `${op} ${st}${run.config.strategyOverrides?.[op as StrategyFlag] ? ' (chosen for this run)' : ''}`)
+      .join(', ')}; lock timeout ${s.lockTimeoutMs} ms; retries ${s.retry?.maxAttempts} × ${s.retry?.baseMs} ms ×${s.retry?.factor} ±${s.retry?.jitterMs} ms (max ${s.retry?.maxDelayMs} ms); deadlock attempts ${s.deadlockMaxAttempts}; pool ${s.poolSize}; status update ${s.statusUpdateInOneStatement === false ? 'five-step transaction' : 'one statement'}; locked correction ${s.correctionInOneStatement === false ? 'interactive transaction' : 'one call'}; prepared statements ${s.preparedStatements === false ? 'off' : 'on'}`,
   ];
 }
 

@@ -9,7 +9,7 @@ import { serverSettings } from './queries';
 import { abandonStaleRuns, finishRun, getRun, insertRun, previousFinishedRun, requestCancel, saveProgress } from './runs';
 import { runScenario, type ScenarioContext } from './scenarios';
 import { resolveTargets } from './targets';
-import { SCENARIO_NAMES, SIZES, type ReplayRunView, type RunConfig, type RunDoor, type RunProgress, type ScenarioName, type ScenarioResult, type Sizes } from './types';
+import { SCENARIO_NAMES, SIZES, STRATEGY_FLAGS, type ReplayRunView, type StrategyFlag, type RunConfig, type RunDoor, type RunProgress, type ScenarioName, type ScenarioResult, type Sizes } from './types';
 import { compareRuns, runVerdict, type RunComparison } from './verdict';
 
 /**
@@ -28,6 +28,14 @@ export const startReplaySchema = z.object({
   sizes: sizesSchema.optional(),
   /** Target overrides on top of REPLAY_TARGETS and the §7 defaults. */
   targets: z.record(z.string(), z.unknown()).optional(),
+  /**
+   * Lock strategies for this run's own calls instead of the configured ones, to compare strategies run against run
+   * without redeploying (the console's other traffic keeps the configured ones).
+   */
+  strategies: z
+    .object(Object.fromEntries(STRATEGY_FLAGS.map((f) => [f, z.enum(['pessimistic', 'optimistic'], { error: 'must be pessimistic or optimistic' }).optional()])) as Record<StrategyFlag, z.ZodOptional<z.ZodEnum<{ pessimistic: 'pessimistic'; optimistic: 'optimistic' }>>>)
+    .strict()
+    .optional(),
 });
 export type StartReplayInput = z.input<typeof startReplaySchema>;
 
@@ -37,10 +45,14 @@ export function replayAllowed(environment: string = env().BRIDGE_ENV): { allowed
   return { allowed: false, reason: new ReplayDisabledError(environment).message };
 }
 
-async function runConfig(sizes: Sizes, sizePreset: RunConfig['sizePreset'], targets: RunConfig['targets']): Promise<RunConfig> {
+async function runConfig(sizes: Sizes, sizePreset: RunConfig['sizePreset'], targets: RunConfig['targets'], overrides: RunConfig['strategyOverrides'] = {}): Promise<RunConfig> {
   const server = await serverSettings().catch(() => null);
+  const settings = concurrencySettings();
+  // Only what differs from the configuration is an override: choosing the configured strategy changes nothing.
+  const strategyOverrides = Object.fromEntries(Object.entries(overrides).filter(([flag, s]) => s && settings.strategies[flag as StrategyFlag] !== s));
   return {
-    settings: concurrencySettings(),
+    settings: { ...settings, strategies: { ...settings.strategies, ...strategyOverrides } },
+    strategyOverrides,
     sizes,
     sizePreset,
     targets,
@@ -56,7 +68,7 @@ export async function startReplay(input: StartReplayInput, door: RunDoor, actor:
   const scenarios: ScenarioName[] = parsed.scenarios === 'all' ? [...SCENARIO_NAMES] : [...new Set(parsed.scenarios)];
   const sizes: Sizes = { ...SIZES[parsed.size], ...(parsed.sizes as Partial<Sizes> | undefined) };
   const targets = resolveTargets(env().REPLAY_TARGETS, parsed.targets);
-  const config = await runConfig(sizes, parsed.sizes && Object.keys(parsed.sizes).length ? 'custom' : parsed.size, targets);
+  const config = await runConfig(sizes, parsed.sizes && Object.keys(parsed.sizes).length ? 'custom' : parsed.size, targets, parsed.strategies);
   await abandonStaleRuns();
   return insertRun({
     door,
@@ -113,6 +125,10 @@ export async function executeReplay(run: ReplayRunView, options: { onProgress?: 
     lockTimeoutMs: settings.lockTimeoutMs,
     preparedStatements: settings.preparedStatements,
     statusUpdateInOneStatement: settings.statusUpdateInOneStatement,
+    strategies: {
+      update_status: (run.config.strategyOverrides?.update_status ?? settings.strategies.update_status),
+      reevaluate: (run.config.strategyOverrides?.reevaluate ?? settings.strategies.reevaluate),
+    },
     progress: (fraction, note) => {
       progress = { ...progress, fraction: Math.max(0, Math.min(1, fraction)), note };
       options.onProgress?.(progress, results);

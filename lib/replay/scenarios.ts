@@ -1,4 +1,5 @@
 import { bulkUpdateStatus, createIntent, reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
+import type { LockStrategy } from '@/lib/env';
 import { observeOutcomes } from '@/lib/intents/outcomes';
 import type { IntentStatus } from '@/lib/intents/state-machine';
 import type { Actor, Intent } from '@/lib/intents/types';
@@ -9,7 +10,7 @@ import { median, round, summarize } from './stats';
 import { OutcomeTally } from './tally';
 import type { Targets } from './targets';
 import { crossingOrderTransaction, executePipelineStandIn, lockAndRelease } from './transactions';
-import type { ScenarioName, ScenarioResult, Sizes } from './types';
+import type { ScenarioName, ScenarioResult, Sizes, StrategyFlag } from './types';
 import { checksFor, verdictOf } from './verdict';
 
 /**
@@ -32,6 +33,8 @@ export type ScenarioContext = {
   preparedStatements: boolean;
   /** Whether the engine runs a plain status update as one statement; the baseline does the same. */
   statusUpdateInOneStatement: boolean;
+  /** The lock strategies the measured calls use: the configured ones, or the run's own choice (RunConfig.strategyOverrides). */
+  strategies: Record<StrategyFlag, LockStrategy>;
   /** 0..1 within the scenario, with a short note; the runner persists it (throttled). */
   progress: (fraction: number, note: string) => void;
   /** Throws ReplayCancelledError when someone asked to cancel the run; called between steps. */
@@ -109,7 +112,7 @@ const statusRace: Scenario = {
       await ctx.checkCancelled();
       const calls = await Promise.all(
         (['NORMALIZED', 'PROCESSED'] as const).map((status) =>
-          tally.call(() => updateIntentStatus({ id: intent.id, status }, ctx.actor), (r) => r.alreadyApplied).then((r) => ({ status, r })),
+          tally.call(() => updateIntentStatus({ id: intent.id, status }, ctx.actor, { strategy: ctx.strategies.update_status }), (r) => r.alreadyApplied).then((r) => ({ status, r })),
         ),
       );
       applied.set(intent.id, calls.filter(({ r }) => r.ok && !r.value.alreadyApplied).map(({ status }) => status));
@@ -135,17 +138,32 @@ function corrections(name: 'corrections-3' | 'corrections-50', count: (s: Sizes)
     title: `${name === 'corrections-3' ? 'Three' : 'Many'} concurrent corrections of one intent`,
     source,
     description:
-      'Concurrent corrections (re-evaluations) of one PROCESSED intent, each with its own diff: all succeed — optimistic attempts with backoff, then a locked attempt — every one is in the history, and the version went up by one per correction.',
+      'Concurrent corrections (re-evaluations) of one PROCESSED intent, each with its own diff, by the correction strategy in force (optimistic: version-checked tries with backoff, then a locked attempt; pessimistic: each queues on the row lock): all succeed, every one is in the history, and the version went up by one per correction.',
     async run(ctx, tally) {
       const n = count(ctx.sizes);
-      const [intent] = await createReplayIntents(ctx, name, 1, 'PROCESSED');
+      const [intent, ...spares] = await createReplayIntents(ctx, name, 1 + ctx.poolSize, 'PROCESSED');
+      // Warm-up, not measured: one correction per pooled connection, by the strategy under test and by the locked
+      // path (the fallback). A running console's connections have done this long ago; a fresh one pays Postgres'
+      // one-time costs on first use (compiling the correction function, planning its statements: ~5 ms each).
+      await unobserved(() =>
+        Promise.all(
+          spares.map((spare, k) =>
+            reevaluateIntent({ id: spare.id, diff: { warmUp: k }, source: 'replay', reason: 'warm-up' }, ctx.actor, { strategy: ctx.strategies.reevaluate }).then(() =>
+              reevaluateIntent({ id: spare.id, diff: { warmUp: -k }, source: 'replay', reason: 'warm-up' }, ctx.actor, { strategy: 'pessimistic' }),
+            ),
+          ),
+        ),
+      );
       await ctx.checkCancelled();
       let done = 0;
       const results = await Promise.all(
         range(n).map((i) =>
           tally
             .call(
-              () => reevaluateIntent({ id: intent.id, diff: { [`field_${i}`]: `value_${i}` }, source: 'replay', reason: `replay correction ${i + 1} of ${n}` }, ctx.actor),
+              () =>
+                reevaluateIntent({ id: intent.id, diff: { [`field_${i}`]: `value_${i}` }, source: 'replay', reason: `replay correction ${i + 1} of ${n}` }, ctx.actor, {
+                  strategy: ctx.strategies.reevaluate,
+                }),
               (r) => r.alreadyApplied,
             )
             .finally(() => ctx.progress(++done / n, `${done} of ${n} corrections`)),
@@ -163,7 +181,9 @@ function corrections(name: 'corrections-3' | 'corrections-50', count: (s: Sizes)
           auditCount: state?.correctionEvents ?? 0,
           maxRetries,
         },
-        notes: [`final status ${state?.status}, version ${state?.version}; the most retries any correction needed: ${maxRetries}`],
+        notes: [
+          `strategy ${ctx.strategies.reevaluate}${ctx.strategies.reevaluate === 'optimistic' ? ' (version-checked tries with backoff, then a locked attempt)' : ' (every correction queues on the row lock)'}; final status ${state?.status}, version ${state?.version}; the most retries any correction needed: ${maxRetries}`,
+        ],
       };
     },
   };
@@ -182,7 +202,9 @@ const identicalTransitions: Scenario = {
     for (const [i, intent] of intents.entries()) {
       await ctx.checkCancelled();
       const results = await Promise.all(
-        range(ctx.sizes.identicalCalls).map(() => tally.call(() => updateIntentStatus({ id: intent.id, status: 'NORMALIZED' }, ctx.actor), (r) => r.alreadyApplied)),
+        range(ctx.sizes.identicalCalls).map(() =>
+          tally.call(() => updateIntentStatus({ id: intent.id, status: 'NORMALIZED' }, ctx.actor, { strategy: ctx.strategies.update_status }), (r) => r.alreadyApplied),
+        ),
       );
       succeeded += results.filter((r) => r.ok).length;
       alreadyApplied += results.filter((r) => r.ok && r.value.alreadyApplied).length;
@@ -348,7 +370,7 @@ const throughput: Scenario = {
       const cpu = process.cpuUsage();
       const started = performance.now();
       if (side === 'ours') {
-        const results = await Promise.all(slice.map((intent) => tally.call(() => updateIntentStatus({ id: intent.id, status: 'NORMALIZED' }, ctx.actor))));
+        const results = await Promise.all(slice.map((intent) => tally.call(() => updateIntentStatus({ id: intent.id, status: 'NORMALIZED' }, ctx.actor, { strategy: ctx.strategies.update_status }))));
         succeeded += results.filter((x) => x.ok).length;
       } else {
         const results = await Promise.allSettled(slice.map((intent) => baseline(pool, intent.id, 'NORMALIZED', ctx.actor.name, ctx.lockTimeoutMs, ctx.preparedStatements)));
@@ -362,7 +384,7 @@ const throughput: Scenario = {
       // Warm-up (not measured): connections opened, statements prepared, code paths warm on both sides.
       const warm = await createReplayIntents(ctx, this.name, Math.min(batch, 50) * 2, 'RECEIVED');
       await unobserved(() =>
-        Promise.all(warm.map((w, i) => (i % 2 ? baseline(pool, w.id, 'NORMALIZED', ctx.actor.name, ctx.lockTimeoutMs, ctx.preparedStatements) : updateIntentStatus({ id: w.id, status: 'NORMALIZED' }, ctx.actor)))),
+        Promise.all(warm.map((w, i) => (i % 2 ? baseline(pool, w.id, 'NORMALIZED', ctx.actor.name, ctx.lockTimeoutMs, ctx.preparedStatements) : updateIntentStatus({ id: w.id, status: 'NORMALIZED' }, ctx.actor, { strategy: ctx.strategies.update_status })))),
       );
       for (const r of range(rounds)) {
         await ctx.checkCancelled();

@@ -13,6 +13,8 @@ export type RunSummary = {
   progress: RunProgress;
   /** The lock strategies in force for the run (the rollout's main flags), e.g. { update_status: 'pessimistic' }. */
   strategies: Record<string, string>;
+  /** Which of those the run chose for itself instead of the configured one. */
+  strategyOverrides: string[];
   sizePreset: string;
   scenarios: { name: ScenarioName; verdict: 'pass' | 'fail' | null }[];
   cancelRequested: boolean;
@@ -31,6 +33,7 @@ export function summarizeRun(run: ReplayRunView): RunSummary {
     finishedAt: run.finishedAt,
     progress: run.progress,
     strategies: Object.fromEntries(Object.entries(settings.strategies ?? {}).filter(([, s]) => s !== 'none')),
+    strategyOverrides: Object.keys(run.config.strategyOverrides ?? {}),
     sizePreset: run.config.sizePreset,
     scenarios: run.scenarios.map((name) => ({ name, verdict: run.results.find((r) => r.name === name)?.verdict ?? null })),
     cancelRequested: run.cancelRequested,

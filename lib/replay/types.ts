@@ -151,9 +151,18 @@ export type RunProgress = {
   note: string;
 };
 
+/** The operations whose lock strategy a run may choose for itself (the others have one strategy only). */
+export const STRATEGY_FLAGS = ['update_status', 'reevaluate'] as const;
+export type StrategyFlag = (typeof STRATEGY_FLAGS)[number];
+
 /** The settings in force when the run started: the rollout's feature flags, so two strategies compare run against run. */
 export type RunConfig = {
   settings: Record<string, unknown>;
+  /**
+   * Strategies this run used instead of the configured ones (the Replay page's and the bench's strategy choice);
+   * `settings.strategies` already has them applied. Absent or empty: the run used the configuration as it is.
+   */
+  strategyOverrides?: Partial<Record<StrategyFlag, 'pessimistic' | 'optimistic'>>;
   sizes: Sizes;
   sizePreset: 'full' | 'small' | 'custom';
   targets: Targets;

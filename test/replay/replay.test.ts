@@ -4,6 +4,7 @@ import { listIntents, countIntentsByStatus } from '@/lib/intents/queries';
 import { ReplayDisabledError, ReplayInProgressError, ReplayNotRunningError } from '@/lib/replay/errors';
 import { cancelReplay, executeReplay, replayAllowed, runReplay, runWithComparison, startReplay } from '@/lib/replay/runner';
 import { getRun, listRuns } from '@/lib/replay/runs';
+import { summarizeRun } from '@/lib/replay/summary';
 import { SCENARIO_NAMES, type ScenarioResult } from '@/lib/replay/types';
 import { resetDatabase } from '../helpers';
 
@@ -152,6 +153,29 @@ describe('contention replay', () => {
     expect(finished.results.length).toBeGreaterThanOrEqual(1);
     expect(finished.results.length).toBeLessThan(3);
     await expect(cancelReplay(run.id, { name: 'on-call' })).rejects.toBeInstanceOf(ReplayNotRunningError);
+  });
+
+  it('runs with a strategy chosen for the run, records it as such, and uses it for its own calls only', async () => {
+    const run = await runReplay({ scenarios: ['corrections-3'], size: 'small', targets: relaxed, strategies: { reevaluate: 'pessimistic', update_status: 'pessimistic' } }, 'cli', releaseEngineer, {
+      environment: 'development',
+    });
+    expect(run.verdict).toBe('pass');
+    // update_status pessimistic is what is configured anyway: only the correction strategy is an override.
+    expect(run.config.strategyOverrides).toEqual({ reevaluate: 'pessimistic' });
+    expect(run.config.settings).toMatchObject({ strategies: { reevaluate: 'pessimistic', update_status: 'pessimistic' } });
+    const corrections = scenario(run.results, 'corrections-3');
+    // Locked corrections queue on the row: no version conflict, no retry.
+    expect(corrections.outcomes).toMatchObject({ calls: 3, succeeded: 3, conflicts: 0, retries: 0 });
+    expect(corrections.notes?.[0]).toMatch(/^strategy pessimistic/);
+    const plain = await runReplay({ scenarios: ['corrections-3'], size: 'small', targets: relaxed }, 'cli', releaseEngineer, { environment: 'development' });
+    expect(plain.config.strategyOverrides).toEqual({});
+    expect(plain.config.settings).toMatchObject({ strategies: { reevaluate: 'optimistic' } });
+    expect(summarizeRun((await listRuns()).find((r) => r.id === run.id)!)).toMatchObject({ strategyOverrides: ['reevaluate'], strategies: { reevaluate: 'pessimistic' } });
+    await expect(startReplay({ strategies: { reevaluate: 'sometimes' } as never }, 'cli', releaseEngineer, { environment: 'development' })).rejects.toMatchObject({
+      code: 'invalid_request',
+      details: { fields: [{ field: 'strategies.reevaluate', message: 'must be pessimistic or optimistic' }] },
+    });
+    await expect(startReplay({ strategies: { audit_log: 'pessimistic' } as never }, 'cli', releaseEngineer, { environment: 'development' })).rejects.toMatchObject({ code: 'invalid_request' });
   });
 
   it('validates what a door asks for', async () => {
