@@ -379,6 +379,7 @@ export async function reevaluateIntent(input: ReevaluateInput, actor: Actor, opt
         alreadyApplied: value.alreadyApplied,
         retries,
       });
+      const correction = { id, correctionId, diff, source, reason, metadata, actor: actor.name };
       const correctionsRefused = (status: IntentStatus) =>
         new InvalidTransitionError(`Intent ${id} is ${status}: corrections are refused on COMPLETED and FAILED intents.`, { intentId: id, from: status });
       /**
@@ -392,15 +393,9 @@ export async function reevaluateIntent(input: ReevaluateInput, actor: Actor, opt
         phase = 'pessimistic';
         const client = db();
         const { outcome, row, correctionCount, lockWaitMs } = await correctLocked(client, {
-          id,
+          ...correction,
           label: `bridge:${operation}:${id}`,
           lockTimeoutMs,
-          correctionId,
-          diff,
-          source,
-          reason,
-          metadata,
-          actor: actor.name,
           expectedVersion: expectedVersion ?? null,
           ...CORRECTABLE,
         });
@@ -422,44 +417,33 @@ export async function reevaluateIntent(input: ReevaluateInput, actor: Actor, opt
           mode === 'pessimistic' && !idem && settings.correctionInOneStatement
             ? lockedInOneCall()
             : db().$transaction(async (tx) => {
-            attempts++;
-            phase = mode;
-            await labelTransaction(tx, `bridge:${operation}:${id}`, lockTimeoutMs);
-            const row = await lockOrRead(tx, operation, id, mode, false);
-            if (!row) throw new NotFoundError(`Intent ${id}`, { id });
-            if (await correctionExists(tx, id, correctionId)) {
-              // Unlocked, `row` may predate the commit that applied this correction (each READ COMMITTED statement
-              // has its own snapshot): read it again so the answer shows the intent with the correction in it.
-              const current = mode === 'optimistic' ? ((await selectIntent(tx, id)) ?? row) : row;
-              const result = { row: current, correctionCount: await countCorrections(tx, id), alreadyApplied: true };
-              await idem?.completeIn(tx, { ok: true, value: answer(result, attempts - 1) });
-              return { stale: false as const, value: result };
-            }
-            // A caller who saw an older version is told the intent moved on (and the conflict is recorded) even when
-            // it moved on to COMPLETED or FAILED: the reviewer needs to see what changed, as for a status update.
-            if (expectedVersion !== undefined && expectedVersion !== row.version) {
-              return { stale: false as const, value: await refuseStale(tx, operation, row, expectedVersion, actor, idem) };
-            }
-            const to = statusAfterCorrection(row.status);
-            if (!to) throw correctionsRefused(row.status);
-            const updated = await applyCorrection(tx, {
-              id,
-              fromVersion: row.version,
-              from: row.status,
-              to,
-              correctionId,
-              diff,
-              source,
-              reason,
-              metadata,
-              actor: actor.name,
-            });
-            if (!updated) return { stale: true as const };
-            const applied = { row: updated as IntentRow, correctionCount: updated.correctionCount, alreadyApplied: false };
-            // The answer is stored in the transaction that commits the correction: a crash cannot separate them.
-            await idem?.completeIn(tx, { ok: true, value: answer(applied, attempts - 1) });
-            return { stale: false as const, value: applied };
-          }),
+                attempts++;
+                phase = mode;
+                await labelTransaction(tx, `bridge:${operation}:${id}`, lockTimeoutMs);
+                const row = await lockOrRead(tx, operation, id, mode, false);
+                if (!row) throw new NotFoundError(`Intent ${id}`, { id });
+                if (await correctionExists(tx, id, correctionId)) {
+                  // Unlocked, `row` may predate the commit that applied this correction (each READ COMMITTED statement
+                  // has its own snapshot): read it again so the answer shows the intent with the correction in it.
+                  const current = mode === 'optimistic' ? ((await selectIntent(tx, id)) ?? row) : row;
+                  const result = { row: current, correctionCount: await countCorrections(tx, id), alreadyApplied: true };
+                  await idem?.completeIn(tx, { ok: true, value: answer(result, attempts - 1) });
+                  return { stale: false as const, value: result };
+                }
+                // A caller who saw an older version is told the intent moved on (and the conflict is recorded) even when
+                // it moved on to COMPLETED or FAILED: the reviewer needs to see what changed, as for a status update.
+                if (expectedVersion !== undefined && expectedVersion !== row.version) {
+                  return { stale: false as const, value: await refuseStale(tx, operation, row, expectedVersion, actor, idem) };
+                }
+                const to = statusAfterCorrection(row.status);
+                if (!to) throw correctionsRefused(row.status);
+                const updated = await applyCorrection(tx, { ...correction, fromVersion: row.version, from: row.status, to });
+                if (!updated) return { stale: true as const };
+                const applied = { row: updated as IntentRow, correctionCount: updated.correctionCount, alreadyApplied: false };
+                // The answer is stored in the transaction that commits the correction: a crash cannot separate them.
+                await idem?.completeIn(tx, { ok: true, value: answer(applied, attempts - 1) });
+                return { stale: false as const, value: applied };
+              }),
         ),
       );
       if (isRefusal(value)) throw value.refused;

@@ -133,24 +133,24 @@ export async function lockAndUpdateStatus(client: Tx, args: LockAndUpdateArgs): 
   return { locked: strip(locked), updated: strip(rows.find((r) => r.rowKind === 'updated')), lockWaitMs: locked?.lockWaitMs ?? 0 };
 }
 
+/** What a correction writes, whichever path applies it. */
+export type CorrectionWrite = {
+  id: string;
+  correctionId: string;
+  diff: JsonObject;
+  source: string;
+  reason: string;
+  metadata: JsonObject | null;
+  actor: string;
+};
+
 /**
  * Applies a correction if the intent is still at `fromVersion`: payload (the diff deep-merged by the database's
  * bridge_jsonb_deep_merge, the same rule as the locked path), status, version, correction row and audit together.
  */
 export async function applyCorrection(
   tx: Tx,
-  args: {
-    id: string;
-    fromVersion: number;
-    from: IntentStatus;
-    to: IntentStatus;
-    correctionId: string;
-    diff: JsonObject;
-    source: string;
-    reason: string;
-    metadata: JsonObject | null;
-    actor: string;
-  },
+  args: CorrectionWrite & { fromVersion: number; from: IntentStatus; to: IntentStatus },
 ): Promise<(IntentRow & { correctionCount: number }) | undefined> {
   const rows = await tx.$queryRaw<(IntentRow & { correctionCount: bigint })[]>`
     WITH updated AS (
@@ -177,17 +177,10 @@ export async function applyCorrection(
   return row && { ...row, correctionCount: Number(row.correctionCount) };
 }
 
-export type CorrectLockedArgs = {
-  id: string;
+export type CorrectLockedArgs = CorrectionWrite & {
   /** The backend's label for the Locks page, and this call's lock timeout. */
   label: string;
   lockTimeoutMs: number;
-  correctionId: string;
-  diff: JsonObject;
-  source: string;
-  reason: string;
-  metadata: JsonObject | null;
-  actor: string;
   /** null: no expectation. */
   expectedVersion: number | null;
   /** The state machine's answer for corrections (statusAfterCorrection), as pairs: from[i] becomes to[i]. */
