@@ -22,7 +22,9 @@ import {
  * The Contention page's data: outcome counts and the lock-wait histogram the engine persists per minute
  * (outcome_counts, lock_wait_buckets), the deadlocks it recorded (deadlock_events, with Postgres' DETAIL), and
  * Postgres' own deadlock counter (pg_stat_database.deadlocks) beside them. Read in one short transaction under a
- * statement timeout, like the Locks page: it must not add to a struggling database's load.
+ * statement timeout, like the Locks page: it must not add to a struggling database's load. What contention replay
+ * runs recorded (is_replay) is left out: the page shows what operators and services caused, and the Replay page
+ * shows each run's own figures. Postgres' counter cannot tell them apart and counts every deadlock.
  */
 
 export const contentionQuerySchema = z.object({
@@ -62,12 +64,12 @@ export async function contentionReport(query: { window?: unknown } = {}) {
         const outcomes = await tx.$queryRaw<OutcomeRow[]>`
           SELECT to_timestamp(floor(extract(epoch FROM minute) / ${bucketSeconds}::int) * ${bucketSeconds}::int) AS bucket,
                  operation, transition, outcome, sum(count)::bigint AS count
-          FROM outcome_counts WHERE minute >= ${from}
+          FROM outcome_counts WHERE minute >= ${from} AND NOT is_replay
           GROUP BY 1, 2, 3, 4`;
         const waits = await tx.$queryRaw<WaitRow[]>`
           SELECT to_timestamp(floor(extract(epoch FROM minute) / ${bucketSeconds}::int) * ${bucketSeconds}::int) AS bucket,
                  operation, le_ms AS "leMs", sum(count)::bigint AS count
-          FROM lock_wait_buckets WHERE minute >= ${from}
+          FROM lock_wait_buckets WHERE minute >= ${from} AND NOT is_replay
           GROUP BY 1, 2, 3`;
         const [pg] = await tx.$queryRaw<{ deadlocks: bigint; statsReset: Date | null }[]>`
           SELECT deadlocks, stats_reset AS "statsReset" FROM pg_stat_database WHERE datname = current_database()`;
@@ -75,10 +77,10 @@ export async function contentionReport(query: { window?: unknown } = {}) {
           SELECT count(*) FILTER (WHERE at >= ${from}) AS "inWindow",
                  count(*) FILTER (WHERE at >= ${from} AND retried) AS retried,
                  count(*) AS "allTime"
-          FROM deadlock_events`;
+          FROM deadlock_events WHERE NOT is_replay`;
         const recent = await tx.$queryRaw<{ id: bigint; operation: string; intentIds: string[]; detail: string; attempt: number; retried: boolean; at: Date }[]>`
           SELECT id, operation, intent_ids::text[] AS "intentIds", detail, attempt, retried, at
-          FROM deadlock_events ORDER BY at DESC, id DESC LIMIT 20`;
+          FROM deadlock_events WHERE NOT is_replay ORDER BY at DESC, id DESC LIMIT 20`;
         return { now, from, outcomes, waits, pg, app, recent };
       },
       { maxWait: 2000, timeout: 5000 },

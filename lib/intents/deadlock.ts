@@ -3,7 +3,7 @@ import { withPgErrorCapture } from '@/lib/db/pg-capture';
 import { SQLSTATE, sqlState } from '@/lib/db/sqlstate';
 import { concurrencySettings } from '@/lib/env';
 import { DeadlockError } from './errors';
-import { recordOutcome } from './outcomes';
+import { inReplayWork, recordOutcome } from './outcomes';
 import { insertDeadlockEvent } from './repository';
 import { backoffDelayMs, sleep } from './retry';
 
@@ -25,7 +25,7 @@ export async function withDeadlockRetry<T>(operation: string, intentIds: string[
       const retried = attempt < maxAttempts;
       recordOutcome(operation, 'deadlock_detected');
       recordOutcome(operation, retried ? 'deadlock_retried' : 'deadlock_exhausted');
-      await db().$transaction((tx) => insertDeadlockEvent(tx, { operation, intentIds, detail, attempt, retried }));
+      await db().$transaction((tx) => insertDeadlockEvent(tx, { operation, intentIds, detail, attempt, retried, isReplay: inReplayWork() }));
       if (!retried) {
         throw new DeadlockError(`A deadlock on intents ${intentIds.join(', ')} persisted through ${maxAttempts} attempts; try again.`, {
           intentIds,

@@ -41,6 +41,21 @@ const observers = new AsyncLocalStorage<OutcomeObserver>();
 export function observeOutcomes<T>(observer: OutcomeObserver, work: () => Promise<T>): Promise<T> {
   return observers.run(observer, work);
 }
+
+/**
+ * Work done by a contention replay run. Its outcomes, lock waits and deadlocks are persisted apart (`is_replay`), so
+ * the Contention page, /api/metrics and the alerts built on it show what operators and services caused, not what a
+ * release engineer provoked on purpose; the replay reports its own figures.
+ */
+const replayWork = new AsyncLocalStorage<true>();
+
+export function asReplayWork<T>(work: () => Promise<T>): Promise<T> {
+  return replayWork.run(true, work);
+}
+
+export function inReplayWork(): boolean {
+  return replayWork.getStore() === true;
+}
 let timer: NodeJS.Timeout | undefined;
 let flushing: Promise<void> | undefined;
 
@@ -62,7 +77,7 @@ function schedule() {
 
 export function recordOutcome(operation: string, outcome: Outcome, transition = '', n = 1): void {
   if (n <= 0) return;
-  const key = JSON.stringify([minuteOf(), operation, transition, outcome]);
+  const key = JSON.stringify([minuteOf(), operation, transition, outcome, inReplayWork()]);
   counts.set(key, (counts.get(key) ?? 0) + n);
   observers.getStore()?.(operation, outcome, n);
   schedule();
@@ -73,7 +88,7 @@ export function lockWaitBucket(ms: number): number {
 }
 
 export function recordLockWait(operation: string, ms: number): void {
-  const key = JSON.stringify([minuteOf(), operation, lockWaitBucket(ms)]);
+  const key = JSON.stringify([minuteOf(), operation, lockWaitBucket(ms), inReplayWork()]);
   const bucket = waits.get(key);
   if (bucket) {
     bucket.n += 1;
@@ -86,20 +101,22 @@ export function recordLockWait(operation: string, ms: number): void {
 
 async function writeBatch(countRows: [string, number][], waitRows: [string, { n: number; sumMs: number }][]) {
   if (countRows.length) {
-    const parsed = countRows.map(([k, n]) => [...(JSON.parse(k) as [string, string, string, string]), n] as const);
+    const parsed = countRows.map(([k, n]) => [...(JSON.parse(k) as [string, string, string, string, boolean]), n] as const);
     await db().$executeRaw`
-      INSERT INTO outcome_counts (minute, operation, transition, outcome, count)
+      INSERT INTO outcome_counts (minute, operation, transition, outcome, is_replay, count)
       SELECT * FROM unnest(${parsed.map((r) => r[0])}::timestamptz[], ${parsed.map((r) => r[1])}::text[],
-                           ${parsed.map((r) => r[2])}::text[], ${parsed.map((r) => r[3])}::text[], ${parsed.map((r) => r[4])}::bigint[])
-      ON CONFLICT (minute, operation, transition, outcome) DO UPDATE SET count = outcome_counts.count + EXCLUDED.count`;
+                           ${parsed.map((r) => r[2])}::text[], ${parsed.map((r) => r[3])}::text[], ${parsed.map((r) => r[4])}::boolean[],
+                           ${parsed.map((r) => r[5])}::bigint[])
+      ON CONFLICT (minute, operation, transition, outcome, is_replay) DO UPDATE SET count = outcome_counts.count + EXCLUDED.count`;
   }
   if (waitRows.length) {
-    const parsed = waitRows.map(([k, w]) => [...(JSON.parse(k) as [string, string, number]), w.n, w.sumMs] as const);
+    const parsed = waitRows.map(([k, w]) => [...(JSON.parse(k) as [string, string, number, boolean]), w.n, w.sumMs] as const);
     await db().$executeRaw`
-      INSERT INTO lock_wait_buckets (minute, operation, le_ms, count, sum_ms)
+      INSERT INTO lock_wait_buckets (minute, operation, le_ms, is_replay, count, sum_ms)
       SELECT * FROM unnest(${parsed.map((r) => r[0])}::timestamptz[], ${parsed.map((r) => r[1])}::text[],
-                           ${parsed.map((r) => r[2])}::int[], ${parsed.map((r) => r[3])}::bigint[], ${parsed.map((r) => r[4])}::float8[])
-      ON CONFLICT (minute, operation, le_ms) DO UPDATE
+                           ${parsed.map((r) => r[2])}::int[], ${parsed.map((r) => r[3])}::boolean[], ${parsed.map((r) => r[4])}::bigint[],
+                           ${parsed.map((r) => r[5])}::float8[])
+      ON CONFLICT (minute, operation, le_ms, is_replay) DO UPDATE
         SET count = lock_wait_buckets.count + EXCLUDED.count, sum_ms = lock_wait_buckets.sum_ms + EXCLUDED.sum_ms`;
   }
 }

@@ -285,11 +285,11 @@ export async function selectConflictEvents(tx: Tx, intentId: string): Promise<Co
 
 export async function insertDeadlockEvent(
   tx: Tx,
-  args: { operation: string; intentIds: string[]; detail: string; attempt: number; retried: boolean },
+  args: { operation: string; intentIds: string[]; detail: string; attempt: number; retried: boolean; isReplay: boolean },
 ): Promise<void> {
   await tx.$executeRaw`
-    INSERT INTO deadlock_events (operation, intent_ids, detail, attempt, retried)
-    VALUES (${args.operation}, ${args.intentIds}::uuid[], ${args.detail}, ${args.attempt}, ${args.retried})`;
+    INSERT INTO deadlock_events (operation, intent_ids, detail, attempt, retried, is_replay)
+    VALUES (${args.operation}, ${args.intentIds}::uuid[], ${args.detail}, ${args.attempt}, ${args.retried}, ${args.isReplay})`;
 }
 
 /** Backends labelled as working on these intents, other than ourselves: who holds the lock, when known. */

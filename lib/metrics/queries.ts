@@ -1,26 +1,26 @@
 import type { Tx } from '@/lib/db/client';
 
 /**
- * What /api/metrics reads. Everything comes from Postgres — the persisted outcome counts, lock-wait histogram and
+ * What /api/metrics reads, without what contention replay runs recorded (is_replay): alerts watch real traffic. Everything comes from Postgres — the persisted outcome counts, lock-wait histogram and
  * deadlock events every console instance writes, and pg_stat_activity — so every instance exports the same values.
  */
 
 export type OutcomeTotal = { operation: string; outcome: string; n: number };
 export async function selectOutcomeTotals(tx: Tx): Promise<OutcomeTotal[]> {
   return tx.$queryRaw<OutcomeTotal[]>`
-    SELECT operation, outcome, sum(count)::float8 AS n FROM outcome_counts GROUP BY operation, outcome ORDER BY operation, outcome`;
+    SELECT operation, outcome, sum(count)::float8 AS n FROM outcome_counts WHERE NOT is_replay GROUP BY operation, outcome ORDER BY operation, outcome`;
 }
 
 export type LockWaitTotal = { operation: string; leMs: number; n: number; sumMs: number };
 export async function selectLockWaitTotals(tx: Tx): Promise<LockWaitTotal[]> {
   return tx.$queryRaw<LockWaitTotal[]>`
     SELECT operation, le_ms AS "leMs", sum(count)::float8 AS n, sum(sum_ms)::float8 AS "sumMs"
-    FROM lock_wait_buckets GROUP BY operation, le_ms ORDER BY operation, le_ms`;
+    FROM lock_wait_buckets WHERE NOT is_replay GROUP BY operation, le_ms ORDER BY operation, le_ms`;
 }
 
 export async function selectDeadlockTotals(tx: Tx): Promise<{ detections: number; retries: number }> {
   const rows = await tx.$queryRaw<{ detections: number; retries: number }[]>`
-    SELECT count(*)::float8 AS detections, count(*) FILTER (WHERE retried)::float8 AS retries FROM deadlock_events`;
+    SELECT count(*)::float8 AS detections, count(*) FILTER (WHERE retried)::float8 AS retries FROM deadlock_events WHERE NOT is_replay`;
   return rows[0] ?? { detections: 0, retries: 0 };
 }
 

@@ -2,6 +2,7 @@ import { cpus, hostname } from 'node:os';
 import { z } from 'zod';
 import { databaseUrl } from '@/lib/db/client';
 import { concurrencySettings, env } from '@/lib/env';
+import { asReplayWork } from '@/lib/intents/outcomes';
 import { parseInput } from '@/lib/intents/schemas';
 import type { Actor } from '@/lib/intents/types';
 import { ReplayCancelledError, ReplayDisabledError, ReplayNotRunningError } from './errors';
@@ -148,7 +149,7 @@ export async function executeReplay(run: ReplayRunView, options: { onProgress?: 
       progress = { done: i, total: run.scenarios.length, current: name, fraction: 0, note: 'setting up' };
       options.onProgress?.(progress, results);
       await write(true);
-      results.push(await runScenario(name, ctx));
+      results.push(await asReplayWork(() => runScenario(name, ctx)));
       progress = { ...progress, done: i + 1, fraction: 1, note: 'done' };
       options.onProgress?.(progress, results);
       await write(true);

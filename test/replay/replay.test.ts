@@ -6,7 +6,11 @@ import { cancelReplay, executeReplay, replayAllowed, runReplay, runWithCompariso
 import { getRun, listRuns } from '@/lib/replay/runs';
 import { summarizeRun } from '@/lib/replay/summary';
 import { SCENARIO_NAMES, type ScenarioResult } from '@/lib/replay/types';
-import { resetDatabase } from '../helpers';
+import { contentionReport } from '@/lib/contention/queries';
+import { reevaluateIntent } from '@/lib/intents/commands';
+import { flushOutcomes } from '@/lib/intents/outcomes';
+import { readPersistedMetrics } from '@/lib/metrics/registry';
+import { makeIntent, resetDatabase } from '../helpers';
 
 /**
  * The scenario engine at small sizes, on the real database. Speed is the benchmark's business: here the timing
@@ -176,6 +180,30 @@ describe('contention replay', () => {
       details: { fields: [{ field: 'strategies.reevaluate', message: 'must be pessimistic or optimistic' }] },
     });
     await expect(startReplay({ strategies: { audit_log: 'pessimistic' } as never }, 'cli', releaseEngineer, { environment: 'development' })).rejects.toMatchObject({ code: 'invalid_request' });
+  });
+
+  it('keeps what it provokes out of the Contention page and the metrics, persisted apart as replay work', async () => {
+    const live = await makeIntent('PROCESSED');
+    await reevaluateIntent({ id: live.id, diff: { live: true }, source: 'svc', reason: 'real traffic' }, { name: 'svc' });
+    const run = await runReplay({ scenarios: ['corrections-3', 'crossing-deadlock'], size: 'small', targets: relaxed }, 'cli', releaseEngineer, { environment: 'development' });
+    expect(run.status).toBe('finished');
+    expect(scenario(run.results, 'crossing-deadlock').outcomes.deadlocks).toBeGreaterThanOrEqual(2);
+    await flushOutcomes();
+    // The replay's own figures are persisted, marked as replay work…
+    const [apart] = await db().$queryRaw<{ outcomes: number; deadlocks: number; waits: number }[]>`
+      SELECT (SELECT coalesce(sum(count), 0)::int FROM outcome_counts WHERE is_replay) AS outcomes,
+             (SELECT count(*)::int FROM deadlock_events WHERE is_replay) AS deadlocks,
+             (SELECT coalesce(sum(count), 0)::int FROM lock_wait_buckets WHERE is_replay) AS waits`;
+    expect(apart.outcomes).toBeGreaterThan(0);
+    expect(apart.deadlocks).toBeGreaterThanOrEqual(2);
+    expect(apart.waits).toBeGreaterThan(0);
+    // …and what operators and alerts watch shows only the real correction.
+    const report = await contentionReport({ window: '15m' });
+    expect(report.totals).toEqual({ conflicts: 0, deadlocks: 0, lockTimeouts: 0, retries: 0, alreadyApplied: 0 });
+    const metrics = await readPersistedMetrics();
+    expect(metrics.deadlocks).toEqual({ detections: 0, retries: 0 });
+    expect(metrics.outcomes.filter((o) => o.operation === 'reevaluate')).toEqual([{ operation: 'reevaluate', outcome: 'success', n: 1 }]);
+    expect(metrics.outcomes.map((o) => o.operation)).not.toContain('replay_crossing_order');
   });
 
   it('validates what a door asks for', async () => {
