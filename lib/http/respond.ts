@@ -57,3 +57,37 @@ export function handler<C>(fn: (request: Request, context: C) => Promise<Respons
     }
   };
 }
+
+type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+const METHODS: Method[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+/**
+ * Handlers for the methods a route does not support, so a wrong method gets the API's error envelope (405 with an
+ * Allow header) instead of Next's empty answer. A route file exports the ones it lacks:
+ * `export const { PUT, PATCH, DELETE } = otherMethods('GET', 'POST');` (HEAD follows GET when GET exists).
+ */
+export function otherMethods(...allowed: Method[]): Record<Method, (request: Request) => Promise<Response>> {
+  const allow = allowed.includes('GET') && !allowed.includes('HEAD') ? [...allowed, 'HEAD'] : allowed;
+  const refuse = async (request: Request) =>
+    errorJson(
+      405,
+      {
+        code: 'method_not_allowed',
+        message: `${request.method} is not supported on ${new URL(request.url).pathname}; it answers ${allow.join(', ')}.`,
+        details: { method: request.method, allowed: allow },
+      },
+      { Allow: allow.join(', ') },
+    );
+  const handlers = {} as Record<Method, (request: Request) => Promise<Response>>;
+  for (const m of METHODS) handlers[m] = refuse;
+  return handlers;
+}
+
+/** The answer for a path under /api that names no endpoint (app/api/[...path]/route.ts). */
+export function unknownEndpoint(request: Request): NextResponse {
+  return errorJson(404, {
+    code: 'not_found',
+    message: `There is no API endpoint at ${new URL(request.url).pathname}. The endpoints are listed in the README (JSON API).`,
+    details: { path: new URL(request.url).pathname },
+  });
+}

@@ -1,5 +1,5 @@
 import { requestActor } from '@/lib/http/actor';
-import { toErrorResponse } from '@/lib/http/respond';
+import { toErrorResponse, otherMethods } from '@/lib/http/respond';
 import { liveEventStream, parseResumePosition } from '@/lib/live/stream';
 
 /**
@@ -18,3 +18,5 @@ export async function GET(request: Request): Promise<Response> {
     return toErrorResponse(err);
   }
 }
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods('GET');

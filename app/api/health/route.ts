@@ -1,5 +1,6 @@
 import { NextResponse } from 'next/server';
 import { db } from '@/lib/db/client';
+import { otherMethods } from '@/lib/http/respond';
 
 export const dynamic = 'force-dynamic';
 
@@ -13,3 +14,5 @@ export async function GET() {
     return NextResponse.json({ ok: false, db: 'down', error: { code: 'db_unavailable', message: 'The database is not reachable.' } }, { status: 503 });
   }
 }
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods('GET');

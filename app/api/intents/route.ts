@@ -1,6 +1,6 @@
 import { NextResponse } from 'next/server';
 import { requestActor } from '@/lib/http/actor';
-import { handler, readJsonBody } from '@/lib/http/respond';
+import { handler, readJsonBody, otherMethods } from '@/lib/http/respond';
 import { createIntent } from '@/lib/intents/commands';
 import { listIntents } from '@/lib/intents/queries';
 
@@ -17,3 +17,5 @@ export const GET = handler(async (request) => {
   const params = Object.fromEntries(new URL(request.url).searchParams);
   return NextResponse.json(await listIntents(params));
 });
+
+export const { PUT, PATCH, DELETE } = otherMethods('POST', 'GET');

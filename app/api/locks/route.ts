@@ -1,6 +1,6 @@
 import { NextResponse } from 'next/server';
 import { requireRequestActor } from '@/lib/auth/request';
-import { handler } from '@/lib/http/respond';
+import { handler, otherMethods } from '@/lib/http/respond';
 import { takeLocksSnapshot } from '@/lib/locks/queries';
 
 export const dynamic = 'force-dynamic';
@@ -16,3 +16,5 @@ export const GET = handler(async (request) => {
   const snapshot = await takeLocksSnapshot({ limit });
   return NextResponse.json(snapshot, { headers: { 'Cache-Control': 'no-store' } });
 });
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods('GET');

@@ -1,5 +1,5 @@
 import { requireMetricsAccess } from '@/lib/auth/request';
-import { handler } from '@/lib/http/respond';
+import { handler, otherMethods } from '@/lib/http/respond';
 import { metricsText } from '@/lib/metrics/registry';
 
 export const dynamic = 'force-dynamic';
@@ -11,3 +11,5 @@ export const GET = handler(async (request: Request) => {
   const { body, contentType } = await metricsText();
   return new Response(body, { status: 200, headers: { 'Content-Type': contentType, 'Cache-Control': 'no-store' } });
 });
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods('GET');

@@ -1,7 +1,7 @@
 import { NextResponse } from 'next/server';
 import { requireRequestActor } from '@/lib/auth/request';
 import { contentionReport } from '@/lib/contention/queries';
-import { handler } from '@/lib/http/respond';
+import { handler, otherMethods } from '@/lib/http/respond';
 
 export const dynamic = 'force-dynamic';
 
@@ -15,3 +15,5 @@ export const GET = handler(async (request) => {
   const window = new URL(request.url).searchParams.get('window') ?? undefined;
   return NextResponse.json(await contentionReport({ window }), { headers: { 'Cache-Control': 'no-store' } });
 });
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods('GET');

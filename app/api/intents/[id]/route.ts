@@ -1,6 +1,6 @@
 import { NextResponse } from 'next/server';
 import { requestActor } from '@/lib/http/actor';
-import { handler } from '@/lib/http/respond';
+import { handler, otherMethods } from '@/lib/http/respond';
 import { getIntent } from '@/lib/intents/queries';
 
 export const dynamic = 'force-dynamic';
@@ -9,3 +9,5 @@ export const GET = handler(async (request, { params }: { params: Promise<{ id: s
   await requestActor(request, 'intents.read');
   return NextResponse.json(await getIntent((await params).id));
 });
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods('GET');

@@ -1,6 +1,6 @@
 import { NextResponse } from 'next/server';
 import { requestActor } from '@/lib/http/actor';
-import { handler, readJsonBody } from '@/lib/http/respond';
+import { handler, readJsonBody, otherMethods } from '@/lib/http/respond';
 import { bulkUpdateStatus } from '@/lib/intents/commands';
 
 export const dynamic = 'force-dynamic';
@@ -10,3 +10,5 @@ export const POST = handler(async (request) => {
   const { intents } = await bulkUpdateStatus((await readJsonBody(request)) as never, actor);
   return NextResponse.json({ intents });
 });
+
+export const { GET, HEAD, PUT, PATCH, DELETE } = otherMethods('POST');

@@ -1,7 +1,7 @@
 import { NextResponse } from 'next/server';
 import { z } from 'zod';
 import { requestActor } from '@/lib/http/actor';
-import { handler } from '@/lib/http/respond';
+import { handler, otherMethods } from '@/lib/http/respond';
 import { countIntentsByStatus } from '@/lib/intents/queries';
 import { parseInput } from '@/lib/intents/schemas';
 
@@ -15,3 +15,5 @@ export const GET = handler(async (request) => {
   const { q } = parseInput(countsQuery, Object.fromEntries(new URL(request.url).searchParams), 'query');
   return NextResponse.json(await countIntentsByStatus({ q }));
 });
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods('GET');

@@ -1,6 +1,6 @@
 import { NextResponse } from 'next/server';
 import { requireRequestActor } from '@/lib/auth/request';
-import { handler } from '@/lib/http/respond';
+import { handler, otherMethods } from '@/lib/http/respond';
 import { listRuns } from '@/lib/replay/runs';
 import { summarizeRun } from '@/lib/replay/summary';
 
@@ -12,3 +12,5 @@ export const GET = handler(async (request) => {
   const runs = await listRuns(30);
   return NextResponse.json({ runs: runs.map(summarizeRun) }, { headers: { 'Cache-Control': 'no-store' } });
 });
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods('GET');

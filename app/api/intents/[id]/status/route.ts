@@ -1,6 +1,6 @@
 import { NextResponse } from 'next/server';
 import { requestActor } from '@/lib/http/actor';
-import { handler, readJsonBody } from '@/lib/http/respond';
+import { handler, readJsonBody, otherMethods } from '@/lib/http/respond';
 import { updateIntentStatus } from '@/lib/intents/commands';
 import { parseInput, updateStatusSchema } from '@/lib/intents/schemas';
 
@@ -11,3 +11,5 @@ export const POST = handler(async (request, { params }: { params: Promise<{ id: 
   const body = parseInput(updateStatusSchema, await readJsonBody(request));
   return NextResponse.json(await updateIntentStatus({ ...body, id: (await params).id }, actor));
 });
+
+export const { GET, HEAD, PUT, PATCH, DELETE } = otherMethods('POST');

@@ -1,6 +1,6 @@
 import { NextResponse } from 'next/server';
 import { requestActor } from '@/lib/http/actor';
-import { handler } from '@/lib/http/respond';
+import { handler, otherMethods } from '@/lib/http/respond';
 import { getIntentConflicts } from '@/lib/intents/queries';
 
 export const dynamic = 'force-dynamic';
@@ -10,3 +10,5 @@ export const GET = handler(async (request, { params }: { params: Promise<{ id: s
   await requestActor(request, 'intents.read');
   return NextResponse.json(await getIntentConflicts((await params).id));
 });
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods('GET');

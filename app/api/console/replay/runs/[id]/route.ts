@@ -1,6 +1,6 @@
 import { NextResponse } from 'next/server';
 import { requireRequestActor } from '@/lib/auth/request';
-import { handler } from '@/lib/http/respond';
+import { handler, otherMethods } from '@/lib/http/respond';
 import { NotFoundError } from '@/lib/intents/errors';
 import { runWithComparison } from '@/lib/replay/runner';
 
@@ -17,3 +17,5 @@ export const GET = handler(async (request, { params }: { params: Promise<{ id: s
   if (!found) throw new NotFoundError(`Replay run ${id}`, { id });
   return NextResponse.json(found, { headers: { 'Cache-Control': 'no-store' } });
 });
+
+export const { POST, PUT, PATCH, DELETE } = otherMethods('GET');
