@@ -29,9 +29,8 @@ export class ValidationError extends DomainError {
   readonly httpStatus = 400;
   constructor(readonly issues: FieldIssue[]) {
     super(
-      issues.length === 1
-        ? `${issues[0].field}: ${issues[0].message}`
-        : `Invalid request: ${issues.map((i) => `${i.field}: ${i.message}`).join('; ')}`,
+      // One shape whatever the count: "Invalid request: status is required; expectedVersion must be …".
+      `Invalid request: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}.`,
       { fields: issues },
     );
   }
@@ -59,7 +58,9 @@ export class VersionConflictError extends DomainError {
     readonly currentVersion: number,
   ) {
     super(
-      `Intent ${intentId} is at version ${currentVersion}, not the expected ${expectedVersion}: someone changed it first. Reload it, review the changes and try again.`,
+      expectedVersion < currentVersion
+        ? `Intent ${intentId} is at version ${currentVersion}, not the expected ${expectedVersion}: someone changed it first. Nothing was applied; reload it, review the changes and try again.`
+        : `Intent ${intentId} is at version ${currentVersion}, not the expected ${expectedVersion}: that version does not exist yet, so the expectation cannot be met. Nothing was applied; read the intent again for its current version.`,
       { intentId, expectedVersion, currentVersion },
     );
   }

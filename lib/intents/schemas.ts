@@ -130,7 +130,8 @@ export function fieldIssues(error: z.ZodError, input?: unknown, root = 'body'): 
     if (issue.code === 'unrecognized_keys') {
       return issue.keys.map((key) => ({ field: name([...issue.path, key]), message: 'is not a known field' }));
     }
-    const missing = issue.code === 'invalid_type' && issue.path.length > 0 && valueAt(input, issue.path) === undefined;
+    // Whatever the rule (a type, an enum, a format), a field that is absent is reported as missing.
+    const missing = issue.path.length > 0 && valueAt(input, issue.path) === undefined;
     return [{ field: name(issue.path), message: missing ? 'is required' : issue.message }];
   });
 }

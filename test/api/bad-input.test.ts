@@ -132,6 +132,28 @@ describe('POST /api/intents/:id/status', () => {
     expect(res.body.error).toMatchObject({ code: 'version_conflict', details: { expectedVersion: 2 ** 31 - 1, currentVersion: 2 } });
   });
 
+  it('a missing status "is required", like every other missing field, in one message shape', async () => {
+    const res = await api.status(processed, { expectedVersion: 'x' });
+    expect(res.status).toBe(400);
+    expect(res.body.error.details.fields).toEqual([
+      { field: 'status', message: 'is required' },
+      expect.objectContaining({ field: 'expectedVersion' }),
+    ]);
+    expect(res.body.error.message).toMatch(/^Invalid request: status is required; expectedVersion .+\.$/);
+    const one = await api.status(processed, {});
+    expect(one.body.error.message).toBe('Invalid request: status is required.');
+  });
+
+  it('a version the intent has not reached yet is a conflict that says so, not "someone changed it first"', async () => {
+    const own = (await makeIntent('PROCESSED')).id;
+    const ahead = await api.status(own, { status: 'COMPLETED', expectedVersion: 7 });
+    expect(ahead.status).toBe(409);
+    expect(ahead.body.error.message).toContain('does not exist yet');
+    expect(ahead.body.error.message).not.toContain('someone changed it first');
+    const behind = await api.status(own, { status: 'COMPLETED', expectedVersion: 1 });
+    expect(behind.body.error.message).toContain('someone changed it first');
+  });
+
   it('accepts an idempotencyKey of exactly 255 characters (the boundary)', async () => {
     const own = (await makeIntent('PROCESSED')).id;
     const res = await api.status(own, { status: 'COMPLETED', idempotencyKey: longText(255) });
