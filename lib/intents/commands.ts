@@ -188,7 +188,7 @@ export async function updateIntentStatus(input: UpdateStatusInput, actor: Actor,
   const lockTimeoutMs = options.lockTimeoutMs ?? settings.lockTimeoutMs;
   const strategy = options.strategy ?? settings.strategies.update_status;
 
-  return runIdempotent({ key: idempotencyKey, operation, request: { id, status: target, expectedVersion, nowait } }, async (idem) => {
+  return runIdempotent({ key: idempotencyKey, scope: actor.name, operation, request: { id, status: target, expectedVersion, nowait } }, async (idem) => {
     try {
       let from: IntentStatus = target;
       /**
@@ -367,7 +367,7 @@ export async function reevaluateIntent(input: ReevaluateInput, actor: Actor, opt
   let attempts = 0;
   let phase: LockStrategy = strategy;
 
-  return runIdempotent({ key: idempotencyKey, operation, request: { id, diff, source, reason, metadata, expectedVersion } }, async (idem) => {
+  return runIdempotent({ key: idempotencyKey, scope: actor.name, operation, request: { id, diff, source, reason, metadata, expectedVersion } }, async (idem) => {
     try {
       type Applied = { row: IntentRow; correctionCount: number; alreadyApplied: boolean };
       const answer = (value: Applied, retries: number): ReevaluateResult => ({

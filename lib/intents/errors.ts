@@ -103,9 +103,11 @@ export class IdempotencyInProgressError extends DomainError {
 }
 
 /** A stored outcome replayed from an idempotency record: same code, status and body as the first answer. */
+/** The stored refusal of the first request with an idempotency key, answered again to a repeat. */
 export class ReplayedError extends DomainError {
   readonly code: string;
   readonly httpStatus: number;
+  readonly headers = { 'Idempotent-Replayed': 'true' };
   constructor(body: ErrorBody, httpStatus: number) {
     super(body.message, body.details);
     this.code = body.code;

@@ -8,7 +8,8 @@ import { sleep } from './retry';
 /**
  * Idempotency keys (brief §4): a repeat with the same key and body gets the first result — conflicts included —
  * without the work being done again, even when repeats arrive concurrently; the same key with another body is
- * refused. The first request claims the key (a row in Postgres, so every console instance agrees), and its
+ * refused. Keys belong to their caller (the signed-in user or the token's owner): another caller's identical key is
+ * another key, so no one reads someone else's answer. The first request claims the key (a row in Postgres, so every console instance agrees), and its
  * outcome is stored in the same transaction that commits the work.
  */
 export type StoredOutcome<T> = { ok: true; value: T } | { ok: false; status: number; error: ErrorBody };
@@ -28,13 +29,13 @@ function isStorable(err: unknown): err is DomainError {
   return err instanceof DomainError && err.httpStatus < 500 && err.httpStatus !== 423 && err.code !== 'idempotency_in_progress';
 }
 
-async function claim(key: string, operation: string, requestHash: string): Promise<Claimed> {
+async function claim(scope: string, key: string, operation: string, requestHash: string): Promise<Claimed> {
   const ttlHours = concurrencySettings().idempotencyTtlHours;
   // Take the key if it is free, expired, or abandoned by a request whose lease ran out.
   const taken = await db().$queryRaw<unknown[]>`
-    INSERT INTO idempotency_records (key, operation, request_hash, state, locked_until, expires_at)
-    VALUES (${key}, ${operation}, ${requestHash}, 'in_progress', now() + ${`${CLAIM_LEASE_MS} milliseconds`}::interval, now() + ${`${ttlHours} hours`}::interval)
-    ON CONFLICT (key) DO UPDATE SET operation = EXCLUDED.operation, request_hash = EXCLUDED.request_hash, state = 'in_progress',
+    INSERT INTO idempotency_records (scope, key, operation, request_hash, state, locked_until, expires_at)
+    VALUES (${scope}, ${key}, ${operation}, ${requestHash}, 'in_progress', now() + ${`${CLAIM_LEASE_MS} milliseconds`}::interval, now() + ${`${ttlHours} hours`}::interval)
+    ON CONFLICT (scope, key) DO UPDATE SET operation = EXCLUDED.operation, request_hash = EXCLUDED.request_hash, state = 'in_progress',
       response_status = NULL, response_body = NULL, locked_until = EXCLUDED.locked_until, created_at = now(), expires_at = EXCLUDED.expires_at
     WHERE idempotency_records.expires_at < now()
        OR (idempotency_records.state = 'in_progress' AND idempotency_records.locked_until < now()
@@ -43,37 +44,51 @@ async function claim(key: string, operation: string, requestHash: string): Promi
   if (taken.length) return { claimed: true };
   const rows = await db().$queryRaw<{ requestHash: string; operation: string; state: string; responseStatus: number | null; responseBody: unknown; lockedUntil: Date }[]>`
     SELECT request_hash AS "requestHash", operation, state, response_status AS "responseStatus", response_body AS "responseBody", locked_until AS "lockedUntil"
-    FROM idempotency_records WHERE key = ${key}`;
+    FROM idempotency_records WHERE scope = ${scope} AND key = ${key}`;
   // Deleted between the two statements (a transient failure released it): try again.
-  if (!rows[0]) return claim(key, operation, requestHash);
+  if (!rows[0]) return claim(scope, key, operation, requestHash);
   return { claimed: false, record: rows[0] };
 }
 
-async function store(client: Tx, key: string, outcome: StoredOutcome<unknown>) {
+async function store(client: Tx, scope: string, key: string, outcome: StoredOutcome<unknown>) {
   const status = outcome.ok ? 200 : outcome.status;
   const body = outcome.ok ? { ok: true, value: outcome.value } : { ok: false, error: outcome.error };
   await client.$executeRaw`
     UPDATE idempotency_records SET state = 'completed', response_status = ${status}, response_body = ${JSON.stringify(body)}::jsonb
-    WHERE key = ${key} AND state = 'in_progress'`;
+    WHERE scope = ${scope} AND key = ${key} AND state = 'in_progress'`;
+}
+
+/**
+ * Marks an answer that was not worked out now but replayed from the first request with the same key (the API says so
+ * in an `Idempotent-Replayed: true` header). A symbol: JSON never carries it.
+ */
+const REPLAYED = Symbol('idempotentReplay');
+
+export function wasReplayed(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[REPLAYED] === true;
 }
 
 export async function runIdempotent<T>(
-  args: { key: string | undefined; operation: string; request: unknown },
+  /** `scope`: whose key it is (the actor); the same key from another caller is another key. */
+  args: { key: string | undefined; scope: string; operation: string; request: unknown },
   work: (handle: IdempotencyHandle | undefined) => Promise<T>,
 ): Promise<T> {
-  const { key, operation } = args;
+  const { key, scope, operation } = args;
   if (key === undefined) return work(undefined);
   const requestHash = sha256Hex(`${operation}\n${canonicalJson(args.request)}`);
   const started = Date.now();
   for (let poll = 0; ; poll++) {
-    const result = await claim(key, operation, requestHash);
+    const result = await claim(scope, key, operation, requestHash);
     if (result.claimed) break;
     const { record } = result;
     if (record.requestHash !== requestHash || record.operation !== operation) throw new IdempotencyKeyReusedError(key);
     if (record.state === 'completed') {
       recordOutcome(operation, 'idempotent_replay');
       const body = record.responseBody as StoredOutcome<T>;
-      if (body.ok) return body.value;
+      if (body.ok) {
+        if (typeof body.value === 'object' && body.value !== null) Object.defineProperty(body.value, REPLAYED, { value: true });
+        return body.value;
+      }
       throw new ReplayedError(body.error, record.responseStatus ?? 409);
     }
     // Another request with this key is at work: wait for its answer rather than do the work twice.
@@ -81,21 +96,21 @@ export async function runIdempotent<T>(
     await sleep(Math.min(200, 10 * 2 ** Math.min(poll, 5)));
   }
 
-  const handle: IdempotencyHandle = { completeIn: (tx, outcome) => store(tx, key, outcome) };
+  const handle: IdempotencyHandle = { completeIn: (tx, outcome) => store(tx, scope, key, outcome) };
   try {
     const value = await work(handle);
     // JSON round trip: the first caller sees exactly what a replay will see.
     const normalized = JSON.parse(JSON.stringify(value)) as T;
     // Usually already stored by the committing transaction (then this matches no in-progress row); written here
     // when the work committed nothing (already applied) or its transaction rolled back after storing.
-    await store(db() as unknown as Tx, key, { ok: true, value: normalized });
+    await store(db() as unknown as Tx, scope, key, { ok: true, value: normalized });
     return normalized;
   } catch (err) {
     // Both statements only touch a key still in progress: an outcome committed with the work stays as it is.
     if (isStorable(err)) {
-      await store(db() as unknown as Tx, key, { ok: false, status: err.httpStatus, error: err.toBody() });
+      await store(db() as unknown as Tx, scope, key, { ok: false, status: err.httpStatus, error: err.toBody() });
     } else {
-      await db().$executeRaw`DELETE FROM idempotency_records WHERE key = ${key} AND state = 'in_progress'`;
+      await db().$executeRaw`DELETE FROM idempotency_records WHERE scope = ${scope} AND key = ${key} AND state = 'in_progress'`;
     }
     throw err;
   }

@@ -5,6 +5,8 @@ import { correctionIdFor } from '@/lib/intents/json';
 import { getIntentConflicts } from '@/lib/intents/queries';
 import { dbFingerprint, holdRowLocks, persistedOutcomes, clearOutcomes, resetEngine, session, waitForWaiters } from '../barriers';
 import { intentRow, makeIntent, tester } from '../helpers';
+import { POST as statusRoute } from '@/app/api/intents/[id]/status/route';
+import { apiRequest, userWithToken } from '../auth-helpers';
 import { api, signInApiCaller } from './route-client';
 
 /**
@@ -200,6 +202,28 @@ describe('idempotency keys through the API', () => {
     expect(repeat.body).toEqual(first.body);
     expect(repeat.body.intent).toMatchObject({ status: 'PROCESSED', version: 2 });
     expect(await intentRow(intent.id)).toMatchObject({ status: 'COMPLETED', version: 3 });
+    // The repeat says it is a replay of the first answer (which is why it can show a version that has moved on).
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    expect(repeat.headers.get('idempotent-replayed')).toBe('true');
+  });
+
+  it('keys belong to their caller: another caller’s identical key is another key, and reads nobody’s answer', async () => {
+    const [a, b] = [await makeIntent('NORMALIZED'), await makeIntent('NORMALIZED')];
+    await api.status(a.id, { status: 'PROCESSED', idempotencyKey: 'everyones-favourite' });
+    const [other, third] = [await userWithToken(['operator']), await userWithToken(['operator'])];
+    const call = async (caller: { token: string }, id: string) => {
+      const res = await statusRoute(apiRequest(`/api/intents/${id}/status`, { method: 'POST', token: caller.token, body: { status: 'PROCESSED', idempotencyKey: 'everyones-favourite' } }), {
+        params: Promise.resolve({ id }),
+      } as never);
+      return { status: res.status, replayed: res.headers.get('idempotent-replayed'), body: await res.json() };
+    };
+    // Same key and body as the first caller's: this caller's own work (already applied), not the first caller's answer.
+    expect(await call(other, a.id)).toMatchObject({ status: 200, replayed: null, body: { alreadyApplied: true } });
+    // The first caller's key with another body is a first use for a third caller: done, not 422…
+    expect(await call(third, b.id)).toMatchObject({ status: 200, replayed: null, body: { alreadyApplied: false, intent: { id: b.id, status: 'PROCESSED' } } });
+    // …and that caller's repeat is its own replay.
+    expect((await call(third, b.id)).replayed).toBe('true');
+    expect((await api.status(b.id, { status: 'PROCESSED', idempotencyKey: 'everyones-favourite' })).status).toBe(422);
   });
 
   it('the same key with another body: 422 idempotency_key_reused, nothing done', async () => {
@@ -240,6 +264,7 @@ describe('idempotency keys through the API', () => {
     expect(repeat.status).toBe(409);
     expect(repeat.body).toEqual(first.body);
     expect(await count('conflict_events')).toBe(1);
+    expect(repeat.headers.get('idempotent-replayed')).toBe('true');
   });
 
   it('an invalid transition is replayed as such even after the intent could make the move: the work is not redone', async () => {

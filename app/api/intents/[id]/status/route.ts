@@ -2,6 +2,7 @@ import { NextResponse } from 'next/server';
 import { requestActor } from '@/lib/http/actor';
 import { handler, readJsonBody, otherMethods } from '@/lib/http/respond';
 import { updateIntentStatus } from '@/lib/intents/commands';
+import { wasReplayed } from '@/lib/intents/idempotency';
 import { parseInput, updateStatusSchema } from '@/lib/intents/schemas';
 
 export const dynamic = 'force-dynamic';
@@ -9,7 +10,9 @@ export const dynamic = 'force-dynamic';
 export const POST = handler(async (request, { params }: { params: Promise<{ id: string }> }) => {
   const actor = await requestActor(request, 'intents.status');
   const body = parseInput(updateStatusSchema, await readJsonBody(request));
-  return NextResponse.json(await updateIntentStatus({ ...body, id: (await params).id }, actor));
+  const result = await updateIntentStatus({ ...body, id: (await params).id }, actor);
+  // A repeat of an idempotency key gets the first answer: say it is one.
+  return NextResponse.json(result, { headers: wasReplayed(result) ? { 'Idempotent-Replayed': 'true' } : undefined });
 });
 
 export const { GET, HEAD, PUT, PATCH, DELETE } = otherMethods('POST');
