@@ -48,6 +48,16 @@ export function IntentsTable({ filters, canBulk }: { filters: IntentListFilters;
       {canBulk && <BulkBar selected={selected} onDone={() => setSelected(new Map())} />}
       <div className={styles.tableWrap}>
         <table className={styles.table} aria-label="Intents" aria-busy={list.isFetching}>
+          {/* Fixed widths for the short columns; the payload takes what is left and ends in an ellipsis. */}
+          <colgroup>
+            {canBulk && <col className={styles.colCheck} />}
+            <col className={styles.colId} />
+            <col className={styles.colStatus} />
+            <col className={styles.colSource} />
+            <col />
+            <col className={styles.colVersion} />
+            <col className={styles.colWhen} />
+          </colgroup>
           <thead>
             <tr>
               {canBulk && (
@@ -91,9 +101,11 @@ export function IntentsTable({ filters, canBulk }: { filters: IntentListFilters;
                 <td>
                   <StatusBadge status={intent.status} />
                 </td>
-                <td className={styles.source}>{intent.source}</td>
-                <td className={styles.payloadCell} title={JSON.stringify(intent.payload)}>
-                  {payloadSummary(intent.payload)}
+                <td className={styles.source} title={intent.source}>
+                  {intent.source}
+                </td>
+                <td className={styles.payloadCell} title={payloadSummary(intent.payload, Infinity)}>
+                  {payloadSummary(intent.payload, 400)}
                 </td>
                 <td className={styles.num}>v{intent.version}</td>
                 <td className={styles.when}>
