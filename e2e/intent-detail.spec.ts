@@ -1,4 +1,5 @@
 import { expect, test, type Page } from '@playwright/test';
+import pg from 'pg';
 import { useSessionOf } from './auth';
 import { expectLive, screenshot, seedIntent, uniqueMarker } from './intents-fixtures';
 
@@ -141,4 +142,29 @@ test('a reviewer discards an edit that conflicts, and starts again from the curr
   await expect(history(b).getByTestId('correction')).toHaveCount(1);
   await first.close();
   await second.close();
+});
+
+test('a status change queued behind another transaction\'s row lock says it is waiting, then goes through when the lock is freed', async ({ page, context, baseURL }) => {
+  const intent = await seedIntent('RECEIVED', { marker: uniqueMarker('e2e-lockwait') });
+  await useSessionOf(context, baseURL!, ['operator']);
+  await page.goto(`/intents/${intent.id}`);
+  await expectLive(page);
+  const holder = new pg.Client({ connectionString: process.env.DATABASE_URL, application_name: 'e2e lock holder' });
+  holder.on('error', () => undefined);
+  await holder.connect();
+  const waitingNotice = page.getByTestId('lock-wait').filter({ hasText: 'Waiting for the row lock' });
+  try {
+    await holder.query('BEGIN');
+    await holder.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [intent.id]);
+    await page.getByRole('group', { name: 'Status actions' }).getByRole('button', { name: 'Move to NORMALIZED' }).click();
+    // Well before the server's 5 s lock timeout runs out, the page says what it is waiting for, politely.
+    await expect(waitingNotice).toHaveText('Waiting for the row lock… (another transaction holds this intent; gives up after 5 s)', { timeout: 3_000 });
+    await expect(waitingNotice).toHaveAttribute('aria-live', 'polite');
+    await expect(page.getByTestId('intent-status')).toHaveText('RECEIVED');
+  } finally {
+    await holder.query('ROLLBACK').catch(() => undefined);
+    await holder.end();
+  }
+  await expect(page.getByTestId('intent-status')).toHaveText('NORMALIZED');
+  await expect(waitingNotice).toHaveCount(0);
 });

@@ -146,3 +146,66 @@ test('the shell: skip link, keyboard search, and a dark theme that stays chosen'
   await themes.getByRole('radio', { name: 'Light' }).click();
   await expect(page.locator('html')).toHaveAttribute('data-theme', 'light');
 });
+
+test('a bulk change says which selected intents can move where, and applies once the ones that cannot are deselected', async ({ page, context, baseURL }) => {
+  const marker = uniqueMarker('e2e-bulkplan');
+  const received = [await seedIntent('RECEIVED', { marker, n: 1 }), await seedIntent('RECEIVED', { marker, n: 2 })];
+  const completed = await seedIntent('COMPLETED', { marker, n: 3 });
+  await useSessionOf(context, baseURL!, ['operator']);
+  await page.goto(`/intents?q=${marker}`);
+  await expectLive(page);
+  const refresh = page.getByRole('combobox', { name: 'Refresh' });
+  await expect(refresh).toHaveValue('live');
+  await expect(refresh).toBeEnabled();
+
+  for (const intent of received) await page.getByRole('checkbox', { name: `Select intent ${short(intent.id)}` }).check();
+  const bar = page.getByRole('region', { name: 'Bulk actions' });
+  const moveTo = bar.getByRole('combobox', { name: 'Move to' });
+  // Every one of them is RECEIVED: the one forward step is offered first, never the final COMPLETED.
+  await expect(moveTo).toHaveValue('NORMALIZED');
+  await expect(moveTo.locator('option[value="NORMALIZED"]')).toHaveText('NORMALIZED — all 2 can move');
+  await expect(moveTo.locator('option[value="COMPLETED"]')).toHaveText('COMPLETED — none can move');
+  await expect(moveTo.locator('option[value="COMPLETED"]')).toBeDisabled();
+  // The selection pauses the list, and the refresh control says so instead of "Live".
+  await expect(page.getByTestId('live-indicator')).toHaveAttribute('data-state', 'paused');
+  await expect(refresh).toBeDisabled();
+  await expect(refresh.locator('option:checked')).toHaveText('Paused while rows are selected');
+
+  // A COMPLETED one joins: no status suits all three any more, so nothing is preselected; the counts say why.
+  await page.getByRole('checkbox', { name: `Select intent ${short(completed.id)}` }).check();
+  await expect(bar).toContainText('3 selected');
+  await expect(moveTo).toHaveValue('');
+  await expect(bar.getByRole('button', { name: 'Change status…' })).toBeDisabled();
+  await expect(moveTo.locator('option[value="NORMALIZED"]')).toHaveText('NORMALIZED — 2 of 3 can move');
+  await expect(moveTo.locator('option[value="FAILED"]')).toHaveText('FAILED — 2 of 3 can move');
+  await expect(moveTo.locator('option[value="COMPLETED"]')).toHaveText('COMPLETED — none can move');
+
+  await moveTo.selectOption('NORMALIZED');
+  await bar.getByRole('button', { name: 'Change status…' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Move 3 intents to NORMALIZED?' });
+  await expect(dialog.getByTestId('bulk-blocked-warning')).toContainText('1 of 3 cannot move to NORMALIZED');
+  await expect(dialog.getByTestId('bulk-blocked-warning')).toContainText('all-or-nothing');
+  const willMove = dialog.getByRole('list', { name: 'Will move' });
+  const cannotMove = dialog.getByRole('list', { name: 'Cannot move' });
+  await expect(willMove.getByRole('listitem')).toHaveText(received.map((i) => `${short(i.id)} RECEIVED → NORMALIZED`));
+  await expect(cannotMove.getByRole('listitem')).toHaveText([`${short(completed.id)} is COMPLETED: it is final`]);
+  await screenshot(page, 'intents-bulk-blocked');
+
+  // Deselect the one that cannot move, from the dialog: it now moves the other two, and says so.
+  await dialog.getByRole('button', { name: 'Deselect the 1 that cannot move' }).click();
+  const cleaned = page.getByRole('dialog', { name: 'Move 2 intents to NORMALIZED?' });
+  await expect(cleaned.getByRole('status')).toContainText(`Deselected ${short(completed.id)}`);
+  await expect(cleaned.getByRole('status')).toBeFocused();
+  await expect(cleaned.getByRole('list', { name: 'Cannot move' })).toHaveCount(0);
+  await expect(cleaned.getByTestId('bulk-blocked-warning')).toHaveCount(0);
+  await expect(cleaned).toContainText('All 2 change together or none does');
+  await expect(page.getByRole('checkbox', { name: `Select intent ${short(completed.id)}` })).not.toBeChecked();
+  await cleaned.getByRole('button', { name: 'Move 2 to NORMALIZED' }).click();
+  await expect(page.getByRole('status').filter({ hasText: '2 intents now NORMALIZED' })).toBeVisible();
+  for (const intent of received) await expect(rowOf(page, intent.id)).toContainText('NORMALIZED');
+  await expect(rowOf(page, completed.id)).toContainText('COMPLETED');
+  // The selection is gone: live again, and the control agrees.
+  await expect(page.getByTestId('live-indicator')).toHaveAttribute('data-state', 'live');
+  await expect(refresh).toBeEnabled();
+  await expect(refresh).toHaveValue('live');
+});

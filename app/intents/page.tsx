@@ -8,6 +8,7 @@ import { can } from '@/lib/auth/permissions';
 import { requirePageUser } from '@/lib/auth/server';
 import { intentsHref, parseIntentFilters } from '@/lib/console/filters';
 import { livePositionForPage } from '@/lib/console/live-position';
+import { concurrencySettings } from '@/lib/env';
 
 export const dynamic = 'force-dynamic';
 export const metadata = { title: 'Intents · Bridge Console' };
@@ -24,7 +25,7 @@ export default async function IntentsPage({ searchParams }: { searchParams: Prom
         <StatusCountsPanel filters={filters} />
       </Suspense>
       <Suspense key={JSON.stringify(filters)} fallback={<TableSkeleton label="Loading intents" />}>
-        <IntentsListPanel filters={filters} canBulk={can(user, 'intents.bulk')} />
+        <IntentsListPanel filters={filters} canBulk={can(user, 'intents.bulk')} lockTimeoutMs={concurrencySettings().lockTimeoutMs} />
       </Suspense>
     </IntentsWorkspace>
   );

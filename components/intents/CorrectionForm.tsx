@@ -14,6 +14,7 @@ import { intentKeys } from '@/lib/intents/keys';
 import type { IntentWithCorrections, ReevaluateResult } from '@/lib/intents/types';
 import { DiffView } from './DiffView';
 import { JsonView } from './JsonView';
+import { LockWaitNotice } from './LockWaitNotice';
 import styles from './intents.module.css';
 
 type Submission = { diff: JsonRecord; reason: string; source: string; expectedVersion: number; idempotencyKey: string; metadata: { console: { before: RecordedBefore } } };
@@ -27,7 +28,7 @@ const EMPTY_DIFF = '{\n  \n}';
  * in meanwhile is a conflict the reviewer sees and decides on — re-apply on top, or discard — instead of being
  * silently overwritten. Each form instance has its own idempotency key: a double click applies once.
  */
-export function CorrectionForm({ intent }: { intent: IntentWithCorrections }) {
+export function CorrectionForm({ intent, lockTimeoutMs }: { intent: IntentWithCorrections; lockTimeoutMs?: number }) {
   const queryClient = useQueryClient();
   const ids = { diff: useId(), reason: useId(), source: useId(), diffHelp: useId() };
   const [opened, setOpened] = useState(() => ({ version: intent.version, payload: intent.payload as JsonRecord }));
@@ -117,7 +118,7 @@ export function CorrectionForm({ intent }: { intent: IntentWithCorrections }) {
     setOpened({ version: current.version, payload: current.payload as JsonRecord });
   };
 
-  if (conflict) return <ThreeWay conflict={conflict} pending={mutation.isPending} onReapply={reapply} onDiscard={discard} />;
+  if (conflict) return <ThreeWay conflict={conflict} pending={mutation.isPending} onReapply={reapply} onDiscard={discard} lockTimeoutMs={lockTimeoutMs} />;
 
   const diffInvalid = touched || text !== EMPTY_DIFF ? !parsed.ok : false;
   const stale = intent.version > opened.version;
@@ -205,6 +206,7 @@ export function CorrectionForm({ intent }: { intent: IntentWithCorrections }) {
           {mutation.isPending ? 'Applying…' : 'Apply correction'}
         </button>
       </div>
+      <LockWaitNotice pending={mutation.isPending} lockTimeoutMs={lockTimeoutMs} />
       {outcome?.kind === 'ok' && (
         <p className={styles.notice} role="status">
           {outcome.result.alreadyApplied
@@ -231,7 +233,7 @@ export function CorrectionForm({ intent }: { intent: IntentWithCorrections }) {
  * The conflict: the reviewer's edit, the intent as it is now, and what got in first (who, when, what) side by side;
  * re-apply the edit on top of the current version, or discard it.
  */
-function ThreeWay({ conflict, pending, onReapply, onDiscard }: { conflict: Conflict; pending: boolean; onReapply: () => void; onDiscard: () => void }) {
+function ThreeWay({ conflict, pending, onReapply, onDiscard, lockTimeoutMs }: { conflict: Conflict; pending: boolean; onReapply: () => void; onDiscard: () => void; lockTimeoutMs?: number }) {
   const { submission, base, changes } = conflict;
   const current = changes.intent;
   const theirPaths = changes.corrections.flatMap((c) => touchedPaths(c.diff as JsonRecord));
@@ -313,6 +315,7 @@ function ThreeWay({ conflict, pending, onReapply, onDiscard }: { conflict: Confl
           Discard my edit
         </button>
       </div>
+      <LockWaitNotice pending={pending} lockTimeoutMs={lockTimeoutMs} />
     </section>
   );
 }

@@ -22,15 +22,17 @@ import type { Correction, IntentWithCorrections } from '@/lib/intents/types';
 import { CorrectionForm } from './CorrectionForm';
 import { DiffView } from './DiffView';
 import { JsonView } from './JsonView';
+import { LockWaitNotice } from './LockWaitNotice';
 import styles from './intents.module.css';
 
 export type DetailPermissions = { status: boolean; correct: boolean };
 
 /**
  * The intent itself: facts and status actions, payload, correction form and correction history; `aside` holds the
- * server-streamed history panels (audit timeline, conflict events) beside them.
+ * server-streamed history panels (audit timeline, conflict events) beside them. `lockTimeoutMs` is the configured
+ * row-lock wait, shown while a change waits for a lock (omitted: a generic wording).
  */
-export function IntentDetail({ id, permissions, aside }: { id: string; permissions: DetailPermissions; aside: ReactNode }) {
+export function IntentDetail({ id, permissions, aside, lockTimeoutMs }: { id: string; permissions: DetailPermissions; aside: ReactNode; lockTimeoutMs?: number }) {
   const detail = useQuery({ queryKey: intentKeys.detail(id), queryFn: () => fetchIntent(id) });
   const header = (
     <PageHeader
@@ -98,12 +100,12 @@ export function IntentDetail({ id, permissions, aside }: { id: string; permissio
                 <dd>{intent.corrections.length}</dd>
               </div>
             </dl>
-            <StatusActions intent={intent} allowed={permissions.status} />
+            <StatusActions intent={intent} allowed={permissions.status} lockTimeoutMs={lockTimeoutMs} />
           </Panel>
           <Panel title="Payload" id="payload">
             <JsonView value={intent.payload} label="Payload" />
           </Panel>
-          {permissions.correct && <CorrectionPanel intent={intent} />}
+          {permissions.correct && <CorrectionPanel intent={intent} lockTimeoutMs={lockTimeoutMs} />}
           <Panel title={`Correction history (${intent.corrections.length})`} id="corrections">
             <CorrectionHistory corrections={intent.corrections} />
           </Panel>
@@ -114,7 +116,7 @@ export function IntentDetail({ id, permissions, aside }: { id: string; permissio
   );
 }
 
-function CorrectionPanel({ intent }: { intent: IntentWithCorrections }) {
+function CorrectionPanel({ intent, lockTimeoutMs }: { intent: IntentWithCorrections; lockTimeoutMs?: number }) {
   if (intent.status === 'COMPLETED' || intent.status === 'FAILED') {
     return (
       <Panel title="Apply a correction" id="correct">
@@ -124,7 +126,7 @@ function CorrectionPanel({ intent }: { intent: IntentWithCorrections }) {
   }
   return (
     <Panel title="Apply a correction" id="correct">
-      <CorrectionForm intent={intent} />
+      <CorrectionForm intent={intent} lockTimeoutMs={lockTimeoutMs} />
     </Panel>
   );
 }
@@ -134,7 +136,7 @@ const STATUS_ACTION: Partial<Record<IntentStatus, { label: string; confirm?: str
   COMPLETED: { label: 'Move to COMPLETED', confirm: 'COMPLETED is final: the intent cannot change status or take corrections afterwards.', tone: 'danger' },
 };
 
-function StatusActions({ intent, allowed }: { intent: IntentWithCorrections; allowed: boolean }) {
+function StatusActions({ intent, allowed, lockTimeoutMs }: { intent: IntentWithCorrections; allowed: boolean; lockTimeoutMs?: number }) {
   const queryClient = useQueryClient();
   const [formKey] = useState(() => newIdempotencyKey('status'));
   const [confirming, setConfirming] = useState<IntentStatus | null>(null);
@@ -185,6 +187,8 @@ function StatusActions({ intent, allowed }: { intent: IntentWithCorrections; all
           </>
         )}
       </div>
+      {/* While the confirm dialog is open (it stays open until the change answers) the notice is in it. */}
+      {!confirming && <LockWaitNotice pending={mutation.isPending} lockTimeoutMs={lockTimeoutMs} />}
       {done && (
         <p className={styles.notice} role="status" style={{ marginTop: '0.6rem' }}>
           {done}
@@ -214,6 +218,7 @@ function StatusActions({ intent, allowed }: { intent: IntentWithCorrections; all
           {intent.status} → {confirming} at version {intent.version}. {pendingConfirm?.confirm}
         </p>
         <p className="muted">If someone changes it first, nothing is applied and you will see the new version.</p>
+        <LockWaitNotice pending={mutation.isPending} lockTimeoutMs={lockTimeoutMs} />
       </ConfirmDialog>
     </div>
   );

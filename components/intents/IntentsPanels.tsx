@@ -18,7 +18,7 @@ export async function StatusCountsPanel({ filters }: { filters: IntentListFilter
   );
 }
 
-export async function IntentsListPanel({ filters, canBulk }: { filters: IntentListFilters; canBulk: boolean }) {
+export async function IntentsListPanel({ filters, canBulk, lockTimeoutMs }: { filters: IntentListFilters; canBulk: boolean; lockTimeoutMs?: number }) {
   const queryClient = new QueryClient();
   await queryClient.prefetchQuery({
     queryKey: intentKeys.list(filters),
@@ -26,7 +26,7 @@ export async function IntentsListPanel({ filters, canBulk }: { filters: IntentLi
   });
   return (
     <HydrationBoundary state={dehydrate(queryClient)}>
-      <IntentsTable filters={filters} canBulk={canBulk} />
+      <IntentsTable filters={filters} canBulk={canBulk} lockTimeoutMs={lockTimeoutMs} />
     </HydrationBoundary>
   );
 }

@@ -2,7 +2,7 @@
 
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import Link from 'next/link';
-import { useEffect, useMemo, useState } from 'react';
+import { useEffect, useId, useMemo, useRef, useState } from 'react';
 import { bulkChangeStatusAction } from '@/app/actions/intents';
 import { ConfirmDialog } from '@/components/ui/ConfirmDialog';
 import { ErrorState } from '@/components/ui/ErrorState';
@@ -13,16 +13,18 @@ import type { ActionError } from '@/lib/console/action-result';
 import { intentsHref } from '@/lib/console/filters';
 import { fetchIntentList } from '@/lib/console/intents-client';
 import { intentKeys, type IntentListFilters } from '@/lib/intents/keys';
-import { INTENT_STATUSES, type IntentStatus } from '@/lib/intents/state-machine';
+import type { IntentStatus } from '@/lib/intents/state-machine';
 import type { Intent } from '@/lib/intents/types';
 import { useIntentsWorkspace } from './IntentsWorkspace';
+import { LockWaitNotice } from './LockWaitNotice';
+import { defaultTarget, describeChoice, planBulk, targetChoices } from './bulk-plan';
 import { payloadSummary, shortId } from './format';
 import styles from './intents.module.css';
 
 type Refusal = { intentId: string; from: IntentStatus; allowed: IntentStatus[]; message: string };
 
 /** The list: keyset pages of 50, newest change first; select rows to change their status together. */
-export function IntentsTable({ filters, canBulk }: { filters: IntentListFilters; canBulk: boolean }) {
+export function IntentsTable({ filters, canBulk, lockTimeoutMs }: { filters: IntentListFilters; canBulk: boolean; lockTimeoutMs?: number }) {
   const { setSelectedCount } = useIntentsWorkspace();
   const list = useQuery({ queryKey: intentKeys.list(filters), queryFn: () => fetchIntentList(filters), placeholderData: keepPreviousData });
   const [selected, setSelected] = useState<Map<string, Intent>>(new Map());
@@ -42,12 +44,32 @@ export function IntentsTable({ filters, canBulk }: { filters: IntentListFilters;
       return next;
     });
   const toggleAll = () => setSelected(allSelected ? new Map() : new Map(items.map((i) => [i.id, i])));
+  const deselect = (ids: string[]) =>
+    setSelected((prev) => {
+      const next = new Map(prev);
+      for (const id of ids) next.delete(id);
+      return next;
+    });
+  // The selection keeps the rows as they were when picked; the list's latest copy (refetched after a bulk change,
+  // or when live refresh resumes) knows their status better.
+  const latest = new Map(items.map((i) => [i.id, i]));
+  const selectedNow = [...selected.values()].map((i) => latest.get(i.id) ?? i);
 
   return (
     <div className={styles.listPanel}>
-      {canBulk && <BulkBar selected={selected} onDone={() => setSelected(new Map())} />}
+      {canBulk && <BulkBar intents={selectedNow} onDeselect={deselect} onDone={() => setSelected(new Map())} lockTimeoutMs={lockTimeoutMs} />}
       <div className={styles.tableWrap}>
         <table className={styles.table} aria-label="Intents" aria-busy={list.isFetching}>
+          {/* Fixed widths for the short columns; the payload takes what is left and ends in an ellipsis. */}
+          <colgroup>
+            {canBulk && <col className={styles.colCheck} />}
+            <col className={styles.colId} />
+            <col className={styles.colStatus} />
+            <col className={styles.colSource} />
+            <col />
+            <col className={styles.colVersion} />
+            <col className={styles.colWhen} />
+          </colgroup>
           <thead>
             <tr>
               {canBulk && (
@@ -91,9 +113,11 @@ export function IntentsTable({ filters, canBulk }: { filters: IntentListFilters;
                 <td>
                   <StatusBadge status={intent.status} />
                 </td>
-                <td className={styles.source}>{intent.source}</td>
-                <td className={styles.payloadCell} title={JSON.stringify(intent.payload)}>
-                  {payloadSummary(intent.payload)}
+                <td className={styles.source} title={intent.source}>
+                  {intent.source}
+                </td>
+                <td className={styles.payloadCell} title={payloadSummary(intent.payload, Infinity)}>
+                  {payloadSummary(intent.payload, 400)}
                 </td>
                 <td className={styles.num}>v{intent.version}</td>
                 <td className={styles.when}>
@@ -127,19 +151,43 @@ export function IntentsTable({ filters, canBulk }: { filters: IntentListFilters;
   );
 }
 
-function BulkBar({ selected, onDone }: { selected: Map<string, Intent>; onDone: () => void }) {
+function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/**
+ * Bulk status change. The target list says, for each status, how many of the selected intents can move there (from
+ * the state machine and the statuses on screen); the confirm dialog separates those that move from those that
+ * cannot and offers to deselect the latter, because the change is all-or-nothing: the server, which checks again
+ * under its locks, refuses all of it if any one cannot move.
+ */
+function BulkBar({ intents, onDeselect, onDone, lockTimeoutMs }: { intents: Intent[]; onDeselect: (ids: string[]) => void; onDone: () => void; lockTimeoutMs?: number }) {
   const queryClient = useQueryClient();
-  const [target, setTarget] = useState<IntentStatus>('COMPLETED');
+  const selectId = useId();
+  const [chosen, setChosen] = useState<IntentStatus | null>(null);
   const [confirming, setConfirming] = useState(false);
+  const [deselectedNote, setDeselectedNote] = useState<string | null>(null);
+  const noteRef = useRef<HTMLParagraphElement>(null);
   const [outcome, setOutcome] = useState<{ kind: 'ok'; text: string } | { kind: 'error'; error: ActionError } | null>(null);
-  const intents = useMemo(() => [...selected.values()], [selected]);
+  const choices = useMemo(() => targetChoices(intents), [intents]);
+  const suggested = useMemo(() => defaultTarget(intents), [intents]);
+  // A choice stands while it still moves something; otherwise fall back to the suggestion (or none).
+  const target = chosen && (choices.find((c) => c.status === chosen)?.moving ?? 0) > 0 ? chosen : suggested;
+  const plan = useMemo(() => (target ? planBulk(intents, target) : null), [intents, target]);
+  if (intents.length === 0 && chosen) setChosen(null);
+
+  useEffect(() => {
+    // The deselect button is gone once used: the note that replaces it takes the focus, inside the dialog.
+    if (deselectedNote) noteRef.current?.focus();
+  }, [deselectedNote]);
+
   const mutation = useMutation({
     mutationFn: async (vars: { ids: string[]; status: IntentStatus }) => bulkChangeStatusAction(vars),
     onSuccess: (result, vars) => {
       setConfirming(false);
       if (result.ok) {
         const already = result.data.alreadyApplied.length;
-        setOutcome({ kind: 'ok', text: `${vars.ids.length} intent${vars.ids.length === 1 ? '' : 's'} now ${vars.status}${already ? ` (${already} already were)` : ''}.` });
+        setOutcome({ kind: 'ok', text: `${plural(vars.ids.length, 'intent')} now ${vars.status}${already ? ` (${already} already were)` : ''}.` });
         onDone();
       } else setOutcome({ kind: 'error', error: result.error });
     },
@@ -150,27 +198,50 @@ function BulkBar({ selected, onDone }: { selected: Map<string, Intent>; onDone: 
     onSettled: () => queryClient.invalidateQueries({ queryKey: intentKeys.all }),
   });
   const refusals = outcome?.kind === 'error' ? ((outcome.error.details as { intents?: Refusal[] } | undefined)?.intents ?? []) : [];
+  const stillSelectedRefusals = refusals.filter((r) => intents.some((i) => i.id === r.intentId));
+  const closeDialog = () => {
+    setConfirming(false);
+    setDeselectedNote(null);
+  };
+  const deselectBlocked = () => {
+    if (!plan) return;
+    const ids = plan.blocked.map((b) => b.intent.id);
+    onDeselect(ids);
+    setDeselectedNote(`Deselected ${ids.map(shortId).join(', ')}. ${plural(plan.moving.length + plan.already.length, 'intent')} left, all of which can move to ${plan.target}.`);
+  };
+  const n = intents.length;
 
   return (
     <>
-      {selected.size > 0 && (
+      {n > 0 && (
         <div className={styles.bulkBar} role="region" aria-label="Bulk actions">
-          <strong>{selected.size} selected</strong>
+          <strong>{n} selected</strong>
           <button type="button" className="btn btn-sm btn-ghost" onClick={onDone}>
             Clear selection
           </button>
           <span className={styles.bulkSpacer} />
-          <label className={styles.inlineLabel}>
-            Move to
-            <select className="field" value={target} onChange={(e) => setTarget(e.target.value as IntentStatus)}>
-              {INTENT_STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {s}
+          <span className={styles.inlineLabel}>
+            <label htmlFor={selectId}>Move to</label>
+            <select
+              id={selectId}
+              className="field"
+              value={target ?? ''}
+              onChange={(e) => {
+                setOutcome(null);
+                setChosen((e.target.value || null) as IntentStatus | null);
+              }}
+            >
+              <option value="" disabled>
+                Choose a status…
+              </option>
+              {choices.map((c) => (
+                <option key={c.status} value={c.status} disabled={c.moving === 0}>
+                  {c.status} — {describeChoice(c)}
                 </option>
               ))}
             </select>
-          </label>
-          <button type="button" className="btn btn-primary btn-sm" onClick={() => setConfirming(true)}>
+          </span>
+          <button type="button" className="btn btn-primary btn-sm" disabled={!target} onClick={() => setConfirming(true)} title={target ? undefined : 'Choose the status to move them to first'}>
             Change status…
           </button>
         </div>
@@ -195,34 +266,86 @@ function BulkBar({ selected, onDone }: { selected: Map<string, Intent>; onDone: 
               ))}
             </ul>
           )}
-          <button type="button" className="btn btn-sm" onClick={() => setOutcome(null)}>
-            Dismiss
-          </button>
+          <span className={styles.alertActions}>
+            {stillSelectedRefusals.length > 0 && (
+              <button type="button" className="btn btn-sm" onClick={() => onDeselect(stillSelectedRefusals.map((r) => r.intentId))}>
+                Deselect {stillSelectedRefusals.length === 1 ? 'it' : `these ${stillSelectedRefusals.length}`}
+              </button>
+            )}
+            <button type="button" className="btn btn-sm" onClick={() => setOutcome(null)}>
+              Dismiss
+            </button>
+          </span>
         </div>
       )}
-      <ConfirmDialog
-        open={confirming}
-        title={`Move ${intents.length} intent${intents.length === 1 ? '' : 's'} to ${target}?`}
-        confirmLabel={`Move ${intents.length} to ${target}`}
-        tone={target === 'FAILED' || target === 'COMPLETED' ? 'danger' : 'primary'}
-        pending={mutation.isPending}
-        onCancel={() => setConfirming(false)}
-        onConfirm={() => mutation.mutate({ ids: intents.map((i) => i.id), status: target })}
-      >
-        <p>
-          All {intents.length} change together or none does: they are locked in id order, so this cannot deadlock with another bulk change.
-          {target === 'COMPLETED' && ' COMPLETED is final: they cannot be moved again.'}
-          {target === 'FAILED' && ' Failed intents leave processing until an operator retries them.'}
-        </p>
-        <ul className={styles.confirmList}>
-          {intents.slice(0, 8).map((i) => (
-            <li key={i.id}>
-              <span className="mono">{shortId(i.id)}</span> {i.status} → {target}
-            </li>
-          ))}
-          {intents.length > 8 && <li>…and {intents.length - 8} more</li>}
-        </ul>
-      </ConfirmDialog>
+      {plan && (
+        <ConfirmDialog
+          open={confirming && n > 0}
+          title={`Move ${plural(n, 'intent')} to ${plan.target}?`}
+          confirmLabel={`Move ${n} to ${plan.target}`}
+          tone={plan.target === 'FAILED' || plan.target === 'COMPLETED' || plan.blocked.length > 0 ? 'danger' : 'primary'}
+          pending={mutation.isPending}
+          onCancel={closeDialog}
+          onConfirm={() => mutation.mutate({ ids: intents.map((i) => i.id), status: plan.target })}
+        >
+          {plan.blocked.length > 0 ? (
+            <div className={styles.bulkWarning} data-testid="bulk-blocked-warning">
+              <p>
+                <strong>
+                  {plan.blocked.length} of {n} cannot move to {plan.target}.
+                </strong>{' '}
+                A bulk change is all-or-nothing: as selected, it will be refused and nothing will change. Deselect {plan.blocked.length === 1 ? 'it' : 'them'} to move the
+                other {plan.moving.length + plan.already.length}.
+              </p>
+              <button type="button" className="btn btn-sm" onClick={deselectBlocked} disabled={mutation.isPending}>
+                Deselect the {plan.blocked.length} that cannot move
+              </button>
+            </div>
+          ) : (
+            <p>
+              {n === 1 ? 'It is locked for the change, so nobody else changes it meanwhile.' : `All ${n} change together or none does: they are locked in id order, so this cannot deadlock with another bulk change.`}
+              {plan.target === 'COMPLETED' && ` COMPLETED is final: ${n === 1 ? 'it' : 'they'} cannot be moved again.`}
+              {plan.target === 'FAILED' && ' Failed intents leave processing until an operator retries them.'}
+            </p>
+          )}
+          {deselectedNote && (
+            <p ref={noteRef} tabIndex={-1} role="status" className={styles.deselectedNote}>
+              {deselectedNote}
+            </p>
+          )}
+          <MoveList label="Will move" heading={`Will move (${plan.moving.length})`} items={plan.moving.map((i) => ({ id: i.id, text: `${i.status} → ${plan.target}` }))} />
+          <MoveList label="Already there" heading={`Already ${plan.target}, nothing changes (${plan.already.length})`} items={plan.already.map((i) => ({ id: i.id, text: `already ${i.status}` }))} />
+          <MoveList
+            label="Cannot move"
+            heading={`Cannot move to ${plan.target} (${plan.blocked.length})`}
+            tone="danger"
+            items={plan.blocked.map(({ intent, allowed }) => ({
+              id: intent.id,
+              text: `is ${intent.status}: ${allowed.length ? `it can only move to ${allowed.join(' or ')}` : 'it is final'}`,
+            }))}
+          />
+          <LockWaitNotice pending={mutation.isPending} lockTimeoutMs={lockTimeoutMs} plural={n > 1} />
+        </ConfirmDialog>
+      )}
     </>
+  );
+}
+
+const LIST_LIMIT = 8;
+
+function MoveList({ label, heading, items, tone }: { label: string; heading: string; items: { id: string; text: string }[]; tone?: 'danger' }) {
+  if (items.length === 0) return null;
+  return (
+    <section className={styles.moveGroup}>
+      <h3 className={`${styles.moveHeading} ${tone === 'danger' ? styles.moveHeadingDanger : ''}`}>{heading}</h3>
+      <ul className={styles.confirmList} aria-label={label}>
+        {items.slice(0, LIST_LIMIT).map((item) => (
+          <li key={item.id}>
+            <span className="mono">{shortId(item.id)}</span> {item.text}
+          </li>
+        ))}
+        {items.length > LIST_LIMIT && <li>…and {items.length - LIST_LIMIT} more</li>}
+      </ul>
+    </section>
   );
 }

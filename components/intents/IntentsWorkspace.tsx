@@ -37,7 +37,8 @@ export function IntentsLiveControls() {
   return (
     <>
       <LiveIndicator paused={listPaused} pausedReason={reason} pending={pending} />
-      <RefreshControl value={mode} onChange={setMode} options={LIVE_OPTIONS} />
+      {/* The selection pauses the list whatever the mode: the control says so rather than "Live". */}
+      <RefreshControl value={mode} onChange={setMode} options={LIVE_OPTIONS} heldBy={mode === 'live' && selectedCount > 0 ? 'Paused while rows are selected' : undefined} />
     </>
   );
 }

@@ -23,7 +23,24 @@ export function refetchIntervalOf(mode: RefreshMode): number | false {
   return typeof mode === 'number' ? mode : false;
 }
 
-export function RefreshControl({ value, onChange, options = POLLED_OPTIONS, label = 'Refresh' }: { value: RefreshMode; onChange: (mode: RefreshMode) => void; options?: RefreshMode[]; label?: string }) {
+/**
+ * `heldBy`: the view is paused for a reason of its own that the person cannot switch off here (e.g. "Paused while
+ * rows are selected"): the control shows that reason instead of a mode that is not in force, and is disabled until
+ * the reason ends.
+ */
+export function RefreshControl({
+  value,
+  onChange,
+  options = POLLED_OPTIONS,
+  label = 'Refresh',
+  heldBy,
+}: {
+  value: RefreshMode;
+  onChange: (mode: RefreshMode) => void;
+  options?: RefreshMode[];
+  label?: string;
+  heldBy?: string;
+}) {
   const id = useId();
   return (
     <span className={styles.refresh}>
@@ -31,12 +48,15 @@ export function RefreshControl({ value, onChange, options = POLLED_OPTIONS, labe
       <select
         id={id}
         className="field"
-        value={String(value)}
+        value={heldBy ? 'held' : String(value)}
+        disabled={Boolean(heldBy)}
+        data-testid="refresh-control"
         onChange={(e) => {
           const raw = e.target.value;
           onChange(raw === 'live' || raw === 'paused' ? raw : Number(raw));
         }}
       >
+        {heldBy && <option value="held">{heldBy}</option>}
         {options.map((o) => (
           <option key={String(o)} value={String(o)}>
             {refreshLabel(o)}

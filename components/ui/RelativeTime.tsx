@@ -1,6 +1,7 @@
 'use client';
 
 import { useSyncExternalStore } from 'react';
+import { formatUtc } from './time';
 
 /** One shared clock for every relative time on the page, ticking every 15 s. */
 let clockNow = 0;
@@ -36,7 +37,7 @@ function relative(iso: string, now: number): string {
 
 /** "3 min ago", with the exact UTC time on hover; the server renders the exact time (no hydration mismatch). */
 export function RelativeTime({ iso }: { iso: string }) {
-  const exact = `${iso.replace('T', ' ').slice(0, 19)} UTC`;
+  const exact = formatUtc(iso);
   const now = useSyncExternalStore(
     subscribeClock,
     () => (clockNow ||= Date.now()),

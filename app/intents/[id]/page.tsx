@@ -8,6 +8,7 @@ import { Skeleton } from '@/components/ui/Skeleton';
 import { can } from '@/lib/auth/permissions';
 import { requirePageUser } from '@/lib/auth/server';
 import { livePositionForPage } from '@/lib/console/live-position';
+import { concurrencySettings } from '@/lib/env';
 import { NotFoundError } from '@/lib/intents/errors';
 import { intentKeys } from '@/lib/intents/keys';
 import { getIntent } from '@/lib/intents/queries';
@@ -38,6 +39,7 @@ export default async function IntentPage({ params }: { params: Promise<{ id: str
         <IntentDetail
           id={id}
           permissions={{ status: can(user, 'intents.status'), correct: can(user, 'intents.correct') }}
+          lockTimeoutMs={concurrencySettings().lockTimeoutMs}
           aside={
             <>
               <Suspense fallback={<Skeleton label="Loading the audit timeline" lines={6} />}>
