@@ -70,7 +70,7 @@ export function ReplayView(props: ReplayViewProps) {
     <div className={styles.page}>
       <PageHeader
         title="Replay"
-        description="Contention replay: the concurrency scenarios of the spec run against this environment's engine and database, judged against the §7 targets — the go/no-go view before a rollout."
+        description="Contention replay: the concurrency scenarios run against this environment's engine and database and are judged against the performance targets — the go/no-go view before a rollout. What a run provokes stays out of the Contention page and the metrics."
       />
 
       <StartPanel
@@ -101,7 +101,7 @@ export function ReplayView(props: ReplayViewProps) {
       </section>
 
       <section className={styles.section}>
-        <h2>Earlier runs</h2>
+        <h2>Runs</h2>
         {runs.isPending && <Skeleton lines={4} label="Loading runs" />}
         {runs.isError && !runs.data && <ErrorState title="The runs could not be loaded" error={runs.error} onRetry={() => void runs.refetch()} retrying={runs.isFetching} />}
         {runs.data && runs.data.runs.length === 0 && <div className={styles.empty}>None yet.</div>}
@@ -210,7 +210,7 @@ function StartPanel(props: ReplayViewProps & { running: { id: string; requestedB
         <label className={r.scenarioOption}>
           Size
           <select value={size} onChange={(e) => setSize(e.target.value as 'full' | 'small')} disabled={!props.guard.allowed || !props.canRun}>
-            <option value="full">full (the brief’s sizes)</option>
+            <option value="full">full (the sizes the targets are set for)</option>
             <option value="small">small (a quick smoke run)</option>
           </select>
         </label>
@@ -272,7 +272,7 @@ function FlagsPanel({ settings, targets, targetsProblem }: { settings: Concurren
     <div className={styles.grid2}>
       <section className={styles.section} data-testid="replay-flags">
         <h2>Feature flags in force</h2>
-        <p className={styles.sectionNote}>The rollout’s switches (environment variables, brief §4). Every run records the values it ran with, so two strategies compare run against run.</p>
+        <p className={styles.sectionNote}>The rollout’s switches (environment variables, listed in the README’s configuration). Every run records the values it ran with, so two strategies compare run against run.</p>
         <dl className={r.flags}>
           <dt>environment</dt>
           <dd>{settings.environment}</dd>
@@ -290,7 +290,7 @@ function FlagsPanel({ settings, targets, targetsProblem }: { settings: Concurren
       </section>
       <section className={styles.section} data-testid="replay-targets">
         <h2>Targets</h2>
-        <p className={styles.sectionNote}>Brief §7 unless overridden with REPLAY_TARGETS.</p>
+        <p className={styles.sectionNote}>The product’s performance targets, unless overridden with REPLAY_TARGETS.</p>
         {targetsProblem && (
           <div className={`${styles.banner} ${styles.bannerError}`} role="alert">
             REPLAY_TARGETS cannot be used: {targetsProblem}

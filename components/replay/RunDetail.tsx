@@ -86,10 +86,10 @@ export function RunDetail({ data, canCancel, onCancel }: { data: RunWithComparis
       )}
 
       {run.status !== 'running' && (
-        <div className={`${styles.banner} ${comparison.regressions ? styles.bannerError : styles.bannerOk}`} data-testid="run-comparison-summary">
+        <div className={`${styles.banner} ${!previous ? r.bannerNeutral : comparison.regressions ? styles.bannerError : styles.bannerOk}`} data-testid="run-comparison-summary">
           {previous
             ? `Compared with the previous finished run (${when(previous.createdAt)}, by ${previous.requestedBy}, ${previous.verdict ?? 'no verdict'}): ${comparison.regressions === 0 ? 'no regressions' : `${comparison.regressions} regression${comparison.regressions === 1 ? '' : 's'}`}.`
-            : 'No earlier finished run to compare with.'}
+            : 'No earlier finished run to compare with: the next run will be compared with this one.'}
         </div>
       )}
 
@@ -168,8 +168,8 @@ function ScenarioRow({ result, comparison }: { result: ScenarioResult; compariso
       </td>
       <td>
         <strong>{result.title}</strong>
-        <div className={r.figures}>
-          {result.name} · {result.source} · {Math.round(result.durationMs)} ms
+        <div className={r.figures} title={`Where this scenario comes from in the design documents: ${result.source}`}>
+          {result.name} · {Math.round(result.durationMs)} ms
         </div>
         {result.notes.map((n) => (
           <div key={n} className={styles.hint}>

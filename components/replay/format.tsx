@@ -1,8 +1,9 @@
+import { formatUtc } from '@/components/ui/time';
 import r from './replay.module.css';
 
 /** Small presentation helpers for the Replay page. */
 export function when(iso: string): string {
-  return new Date(iso).toISOString().replace('T', ' ').slice(0, 19) + ' UTC';
+  return formatUtc(iso);
 }
 
 export function duration(fromIso: string, toIso: string | null): string {
