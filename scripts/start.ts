@@ -129,7 +129,11 @@ async function main() {
         ? `sign in at ${url}/sign-in as "${auth.admin.username}"${auth.admin.passwordSource === 'generated' ? ' with the one-time password above' : ''}`
         : `sign in at ${url}/sign-in (users are managed on /admin/users)`,
     );
-    if (embedded) say(`database: embedded PostgreSQL, data in ${embedded.dataDir} — Ctrl-C stops both`);
+    if (embedded) {
+      say(`database: embedded PostgreSQL, data in ${embedded.dataDir} — Ctrl-C stops both`);
+      // On-call needs a psql session into it now and then (to see or hold a lock): say how.
+      say(`psql: psql '${embedded.url}'`);
+    }
     else say('database: DATABASE_URL');
   } catch (err) {
     console.error(`[bridge] ${(err as Error).message}`);
