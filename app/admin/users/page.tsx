@@ -1,6 +1,7 @@
 import { createUserAction, resetPasswordAction, setDisabledAction, setRolesAction } from '@/app/actions/users';
 import { ActionForm } from '@/components/auth/ActionForm';
 import styles from '@/components/auth/auth.module.css';
+import { formatUtc } from '@/components/ui/time';
 import { Forbidden } from '@/components/auth/Forbidden';
 import { recentAuthEvents } from '@/lib/auth/events';
 import { can, ROLE_DESCRIPTIONS, ROLE_LABELS, ROLES, type Role } from '@/lib/auth/permissions';
@@ -9,8 +10,6 @@ import { listUsers } from '@/lib/auth/users';
 
 export const dynamic = 'force-dynamic';
 export const metadata = { title: 'Users · Bridge Console' };
-
-const when = (iso: string | null) => (iso ? new Date(iso).toISOString().replace('T', ' ').slice(0, 16) + ' UTC' : '—');
 
 function RoleBoxes({ checked }: { checked: Role[] }) {
   return (
@@ -62,7 +61,7 @@ export default async function UsersPage() {
                   <strong>{u.username}</strong>
                   {u.id === me.userId && <span className={styles.muted}> (you)</span>}
                   <div className={styles.muted}>
-                    created {when(u.createdAt)}
+                    created {formatUtc(u.createdAt)}
                     {u.createdBy ? ` by ${u.createdBy}` : ''}
                   </div>
                   {u.disabled && <span className={styles.badge}>disabled</span>}
@@ -74,7 +73,7 @@ export default async function UsersPage() {
                     <RoleBoxes checked={u.roles} />
                   </ActionForm>
                 </td>
-                <td>{when(u.lastSignInAt)}</td>
+                <td>{u.lastSignInAt ? formatUtc(u.lastSignInAt) : '—'}</td>
                 <td>
                   <ActionForm
                     action={setDisabledAction}
@@ -110,7 +109,7 @@ export default async function UsersPage() {
           <tbody>
             {events.map((e) => (
               <tr key={e.id}>
-                <td>{when(e.at)}</td>
+                <td>{formatUtc(e.at)}</td>
                 <td>{e.action}</td>
                 <td>{e.actor}</td>
                 <td>{e.subject ?? ''}</td>
