@@ -33,7 +33,7 @@ function view(row: UserRow): UserView {
 const userSelect = { id: true, username: true, roles: true, disabled: true, mustChangePassword: true, createdAt: true, createdBy: true, lastSignInAt: true } as const;
 
 function assertCan(actor: AuthActor, permission: Permission) {
-  if (!can(actor, permission)) throw new ForbiddenError(permission);
+  if (!can(actor, permission)) throw new ForbiddenError(permission, actor.roles);
 }
 
 // ── sign-in ─────────────────────────────────────────────────────────────────────────────────────────────────────
