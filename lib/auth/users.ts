@@ -7,7 +7,7 @@ import { AccountDisabledError, ForbiddenError, InvalidCredentialsError, RateLimi
 import { generatePassword, hashPassword, verifyAgainstDummy, verifyPassword } from './password';
 import { can, type Permission, type Role } from './permissions';
 import { lockSignInKeys, recordSignInAttempt, signInLimits, signInRetryAfter, type SignInLimits } from './rate-limit';
-import { createUserSchema, newPasswordSchema, rolesSchema, signInSchema, userIdSchema } from './schemas';
+import { createUserSchema, newPasswordSchema, ROLES_REQUIRED, rolesSchema, signInSchema, userIdSchema } from './schemas';
 import { createSession, revokeUserSessions, type SessionInfo, type SessionPolicy, sessionPolicy } from './sessions';
 import type { AuthActor, ClientInfo, UserView } from './types';
 
@@ -119,11 +119,13 @@ export async function createUser(input: unknown, actor: AuthActor): Promise<{ us
   return { user, oneTimePassword };
 }
 
-/** Inserts a user row; the caller has already decided who may. A taken username is a 409. */
+/** Inserts a user row; the caller has already decided who may. A taken username is a 409; no roles is a 400. */
 export async function insertUser(
   input: { username: string; roles: Role[]; password: string; mustChangePassword: boolean; createdBy: string },
   client: Tx | ReturnType<typeof db> = db(),
 ): Promise<UserView> {
+  // The same rule as the forms', for users made in code too: a user without roles could sign in and open nothing.
+  if (input.roles.length === 0) throw new ValidationError([{ field: 'roles', message: ROLES_REQUIRED }]);
   try {
     const row = await client.user.create({
       data: { username: input.username, roles: input.roles, passwordHash: await hashPassword(input.password), mustChangePassword: input.mustChangePassword, createdBy: input.createdBy },
