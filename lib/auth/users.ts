@@ -6,7 +6,17 @@ import { recordAuthEvent } from './events';
 import { AccountDisabledError, ForbiddenError, InvalidCredentialsError, RateLimitedError, UserConflictError } from './errors';
 import { generatePassword, hashPassword, verifyAgainstDummy, verifyPassword } from './password';
 import { can, type Permission, type Role } from './permissions';
-import { lockSignInKeys, recordSignInAttempt, signInLimits, signInRetryAfter, type SignInLimits } from './rate-limit';
+import {
+  clearSignInFailures,
+  lockSignInKeys,
+  lockSignInUsername,
+  recordSignInAttempt,
+  signInFailureStates,
+  signInLimits,
+  signInRetryAfter,
+  type SignInFailureState,
+  type SignInLimits,
+} from './rate-limit';
 import { createUserSchema, newPasswordSchema, ROLES_REQUIRED, rolesSchema, signInSchema, userIdSchema } from './schemas';
 import { createSession, revokeUserSessions, type SessionInfo, type SessionPolicy, sessionPolicy } from './sessions';
 import type { AuthActor, ClientInfo, UserView } from './types';
@@ -174,6 +184,31 @@ export async function resetUserPassword(userId: unknown, actor: AuthActor): Prom
   await revokeUserSessions(id);
   await recordAuthEvent({ action: 'user.password_reset', actor: actor.name, subject: row.username });
   return { user: view(row), oneTimePassword };
+}
+
+/** Failed sign-ins in the window per username, and whether each is locked out somewhere (for the users page). */
+export async function signInFailuresByUsername(actor: AuthActor, now = new Date(), limits?: SignInLimits): Promise<Map<string, SignInFailureState>> {
+  assertCan(actor, 'users.manage');
+  return signInFailureStates(db(), now, limits);
+}
+
+/**
+ * "Unlock sign-in": forgets the user's failed sign-ins from every address, so none of the limits that count them
+ * holds the user back any longer. Under the username's sign-in lock, so it cannot interleave with a sign-in's
+ * check-and-record; audited in the same transaction.
+ */
+export async function unlockSignIn(userId: unknown, actor: AuthActor): Promise<{ user: UserView; clearedFailures: number }> {
+  assertCan(actor, 'users.manage');
+  const id = parseInput(userIdSchema, userId, 'userId');
+  const row = await db().user.findUnique({ where: { id }, select: userSelect });
+  if (!row) throw new NotFoundError(`User ${id}`);
+  const clearedFailures = await db().$transaction(async (tx) => {
+    await lockSignInUsername(tx, row.username);
+    const cleared = await clearSignInFailures(tx, row.username);
+    await recordAuthEvent({ action: 'user.sign_in_unlocked', actor: actor.name, subject: row.username, details: { clearedFailures: cleared } }, tx);
+    return cleared;
+  });
+  return { user: view(row), clearedFailures };
 }
 
 /**
