@@ -43,7 +43,23 @@ function TokenTable({ tokens, showOwner }: { tokens: ApiTokenView[]; showOwner: 
                   revoked {formatUtc(t.revokedAt)} by {t.revokedBy}
                 </span>
               ) : (
-                <ActionForm action={revokeTokenAction} submitLabel="Revoke" variant="danger" inline confirm={`Revoke “${t.name}”? Clients using it stop working at once.`}>
+                <ActionForm
+                  action={revokeTokenAction}
+                  submitLabel="Revoke"
+                  variant="danger"
+                  inline
+                  confirm={{
+                    title: `Revoke “${t.name}”?`,
+                    body: (
+                      <p>
+                        Every client sending <code>{t.prefix}…</code>
+                        {showOwner ? ` (${t.username}’s token)` : ''} is refused (401) from now on. A revoked token cannot be restored: create a new one to
+                        replace it.
+                      </p>
+                    ),
+                    confirmLabel: 'Revoke token',
+                  }}
+                >
                   <input type="hidden" name="tokenId" value={t.id} />
                 </ActionForm>
               )}
