@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { expect, test } from '@playwright/test';
+import { THEME_COOKIE } from '../lib/console/theme';
 import { createE2eUser, signInAs, signInThroughForm, useSessionOf } from './auth';
 
 /**
@@ -63,8 +64,17 @@ test('a viewer may not open the users page, and manages their own API tokens, ea
   await expect(page.getByText(token)).toHaveCount(0);
   const row = page.getByTestId(`token-${token.slice(0, 11)}`);
   await expect(row).toContainText('nightly export');
-  page.once('dialog', (dialog) => void dialog.accept());
+  // The console's own dialog, not the browser's: it says what will happen, and Escape backs out.
   await row.getByRole('button', { name: 'Revoke' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Revoke “nightly export”?' });
+  await expect(dialog).toContainText(`Every client sending ${token.slice(0, 11)}… is refused (401) from now on`);
+  await expect(dialog.getByRole('button', { name: 'Cancel' })).toBeFocused();
+  await page.keyboard.press('Escape');
+  await expect(dialog).toBeHidden();
+  await expect(row).not.toContainText('revoked');
+  await row.getByRole('button', { name: 'Revoke' }).click();
+  await dialog.getByRole('button', { name: 'Revoke token' }).click();
+  await expect(dialog).toBeHidden();
   await expect(row).toContainText('revoked');
 });
 
@@ -73,3 +83,95 @@ test('sign-in only redirects within the console', async ({ page, baseURL }) => {
   await signInThroughForm(page, user, '//evil.example/steal');
   expect(new URL(page.url()).origin).toBe(new URL(baseURL!).origin);
 });
+
+test('creating a user: the username rule is stated beside the field, and no roles or a bad name are refused in words', async ({ page }) => {
+  await signInAs(page, ['admin'], '/admin/users');
+  const form = page.getByTestId('create-user');
+  const username = form.getByLabel('Username');
+  await expect(username).toHaveAccessibleDescription(/2 to 64 characters: letters a–z, digits, dot, underscore or hyphen/);
+
+  const name = `e2e-noroles-${randomBytes(3).toString('hex')}`;
+  await username.fill(name);
+  await form.getByRole('checkbox', { name: 'viewer', exact: true }).uncheck();
+  await form.getByRole('button', { name: 'Create user' }).click();
+  await expect(form.getByRole('group', { name: 'Roles' }).getByRole('alert')).toHaveText('must include at least one role (viewer, to read everything and change nothing)');
+  await expect(username).toHaveValue(name);
+  await expect(page.getByTestId(`user-${name}`)).toHaveCount(0);
+
+  await username.fill('bad name!');
+  await form.getByRole('checkbox', { name: 'viewer', exact: true }).check();
+  await form.getByRole('button', { name: 'Create user' }).click();
+  await expect(form.getByRole('alert')).toHaveText(/^may not contain a space, "!": use 2 to 64 characters/);
+  await expect(username).toHaveAccessibleDescription(/may not contain a space/);
+  await expect(username).toHaveValue('bad name!');
+});
+
+test('users page: a refused role change shows the saved roles again, and nothing refused is offered on yourself', async ({ page }) => {
+  const me = await signInAs(page, ['admin'], '/admin/users');
+  const target = await createE2eUser(['operator']);
+  await page.reload();
+  const row = page.getByTestId(`user-${target.username}`);
+  const roles = row.getByRole('form', { name: `Roles of ${target.username}` });
+  await roles.getByRole('checkbox', { name: 'operator' }).uncheck();
+  await roles.getByRole('button', { name: 'Save roles' }).click();
+  await expect(roles.getByRole('alert')).toContainText('must include at least one role');
+  // The form shows what is saved, not what was refused.
+  await expect(roles.getByRole('checkbox', { name: 'operator' })).toBeChecked();
+  await roles.getByRole('checkbox', { name: 'reviewer' }).check();
+  await roles.getByRole('button', { name: 'Save roles' }).click();
+  await expect(roles.getByRole('status')).toHaveText(`${target.username}: roles saved.`);
+
+  const mine = page.getByTestId(`user-${me.username}`);
+  await expect(mine).toContainText('(you)');
+  await expect(mine.getByRole('button', { name: 'Disable' })).toHaveCount(0);
+  await expect(mine.getByRole('button', { name: 'Reset password' })).toHaveCount(0);
+  await expect(mine.getByRole('link', { name: 'Change your password' })).toBeVisible();
+});
+
+test('users page: Disable and Reset password ask in the console’s dialog, saying what will happen', async ({ page }) => {
+  await signInAs(page, ['admin'], '/admin/users');
+  const target = await createE2eUser(['viewer']);
+  await page.reload();
+  const row = page.getByTestId(`user-${target.username}`);
+  let browserDialogs = 0;
+  page.on('dialog', (d) => {
+    browserDialogs += 1;
+    void d.dismiss();
+  });
+
+  await row.getByRole('button', { name: 'Disable' }).click();
+  const disable = page.getByRole('dialog', { name: `Disable ${target.username}?` });
+  await expect(disable).toContainText('signed out of every session at once, their API tokens stop working');
+  await expect(disable.getByRole('button', { name: 'Cancel' })).toBeFocused();
+  await page.keyboard.press('Escape');
+  await expect(disable).toBeHidden();
+  await expect(row).not.toContainText('disabled');
+  await row.getByRole('button', { name: 'Disable' }).click();
+  await disable.getByRole('button', { name: `Disable ${target.username}` }).click();
+  await expect(disable).toBeHidden();
+  await expect(row.getByRole('button', { name: 'Enable' })).toBeVisible();
+
+  await row.getByRole('button', { name: 'Reset password' }).click();
+  const reset = page.getByRole('dialog', { name: `Reset ${target.username}’s password?` });
+  await expect(reset).toContainText('Their current password stops working and they are signed out everywhere');
+  await reset.getByRole('button', { name: 'Reset password' }).click();
+  await expect(row.getByTestId('revealed-secret')).toContainText(`New one-time password for ${target.username}`);
+  expect(browserDialogs).toBe(0);
+});
+
+for (const theme of ['light', 'dark'] as const) {
+  test(`users and API tokens pages at 1366×768, ${theme}`, async ({ page, context, baseURL }) => {
+    await context.addCookies([{ name: THEME_COOKIE, value: theme, url: baseURL! }]);
+    await page.setViewportSize({ width: 1366, height: 768 });
+    await signInAs(page, ['admin'], '/admin/users');
+    await page.screenshot({ path: `e2e/screenshots/users-${theme}.png` });
+    await page.goto('/account/tokens');
+    await page.getByTestId('create-token').getByLabel('Name (what uses it)').fill('screenshot');
+    await page.getByTestId('create-token').getByRole('button', { name: 'Create token' }).click();
+    await expect(page.getByTestId('revealed-secret')).toBeVisible();
+    await page.screenshot({ path: `e2e/screenshots/tokens-${theme}.png` });
+    await page.getByRole('button', { name: 'Revoke' }).first().click();
+    await expect(page.getByRole('dialog')).toBeVisible();
+    await page.screenshot({ path: `e2e/screenshots/tokens-revoke-${theme}.png` });
+  });
+}

@@ -43,8 +43,9 @@ export const envSchema = z.object({
   /** Idle lifetime of a console session; each use slides it forward, up to SESSION_MAX_HOURS after sign-in. */
   SESSION_TTL_HOURS: intFrom(8, 1, 24 * 30),
   SESSION_MAX_HOURS: intFrom(72, 1, 24 * 90),
-  /** Failed sign-ins per username (and per client address, when known) within the window before refusing. */
+  /** Failed sign-ins within the window before refusing: per username from one address, per username from all, per address. */
   SIGNIN_MAX_FAILURES: intFrom(5, 1, 1000),
+  SIGNIN_MAX_FAILURES_PER_USER: intFrom(50, 1, 100_000),
   SIGNIN_MAX_FAILURES_PER_IP: intFrom(50, 1, 100_000),
   SIGNIN_WINDOW_MINUTES: intFrom(15, 1, 24 * 60),
   /** Behind a reverse proxy that sets X-Forwarded-For / X-Forwarded-Host: trust them (else they are client-controlled). */

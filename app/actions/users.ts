@@ -3,7 +3,7 @@
 import { revalidatePath } from 'next/cache';
 import { failure, field, type FormState } from '@/lib/auth/form-state';
 import { requireActionActor } from '@/lib/auth/server';
-import { createUser, resetUserPassword, setUserDisabled, setUserRoles } from '@/lib/auth/users';
+import { createUser, resetUserPassword, setUserDisabled, setUserRoles, unlockSignIn } from '@/lib/auth/users';
 
 /** The users page's actions: admins only (`users.manage`), checked here and again in the domain functions. */
 
@@ -48,5 +48,16 @@ export async function resetPasswordAction(_prev: FormState, form: FormData): Pro
     return { status: 'ok', message: `${user.username} was signed out everywhere.`, reveal: { label: `New one-time password for ${user.username} (shown only now)`, value: oneTimePassword } };
   } catch (err) {
     return failure(err, 'resetting a password');
+  }
+}
+
+export async function unlockSignInAction(_prev: FormState, form: FormData): Promise<FormState> {
+  try {
+    const actor = await requireActionActor('users.manage');
+    const { user, clearedFailures } = await unlockSignIn(field(form, 'userId'), actor);
+    revalidatePath('/admin/users');
+    return { status: 'ok', message: `${user.username} can sign in again (${clearedFailures} failed attempt${clearedFailures === 1 ? '' : 's'} forgotten).` };
+  } catch (err) {
+    return failure(err, 'unlocking sign-in');
   }
 }

@@ -1,28 +1,82 @@
 'use client';
 
-import { useActionState } from 'react';
+import { startTransition, useActionState, useEffect, useRef } from 'react';
 import { changePasswordAction } from '@/app/actions/auth';
 import { idleState } from '@/lib/auth/form-state';
 import styles from './auth.module.css';
 
+/**
+ * Own password. Submitted by hand (not `action=`) so a refusal keeps what was typed: a new password that is too
+ * short or does not match can be corrected in place. The one exception is a wrong current password: that field
+ * is emptied and focused, because resubmitting the same wrong (masked) text is the likely next mistake.
+ */
 export function ChangePasswordForm({ minLength }: { minLength: number }) {
   const [state, action, pending] = useActionState(changePasswordAction, idleState);
-  const error = (name: string) => state.fieldErrors?.[name] && <span className={styles.fieldError}>{state.fieldErrors[name]}</span>;
+  const currentRef = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    if (state.fieldErrors?.currentPassword && currentRef.current) {
+      currentRef.current.value = '';
+      currentRef.current.focus();
+    }
+  }, [state]);
+  const invalid = (name: string) => (state.fieldErrors?.[name] ? true : undefined);
+  const error = (name: string) =>
+    state.fieldErrors?.[name] && (
+      <span id={`${name}-error`} className={styles.fieldError} role="alert">
+        {state.fieldErrors[name]}
+      </span>
+    );
+  const describedBy = (name: string, hint?: string) => [hint, state.fieldErrors?.[name] ? `${name}-error` : undefined].filter(Boolean).join(' ') || undefined;
   return (
-    <form action={action} className={styles.form} aria-label="Change password">
+    <form
+      className={styles.form}
+      aria-label="Change password"
+      onSubmit={(event) => {
+        event.preventDefault();
+        const data = new FormData(event.currentTarget);
+        startTransition(() => action(data));
+      }}
+    >
       <label className={styles.label}>
         Current password
-        <input className={styles.input} name="currentPassword" type="password" autoComplete="current-password" required />
+        <input
+          ref={currentRef}
+          className={styles.input}
+          name="currentPassword"
+          type="password"
+          autoComplete="current-password"
+          required
+          aria-invalid={invalid('currentPassword')}
+          aria-describedby={describedBy('currentPassword')}
+        />
         {error('currentPassword')}
       </label>
       <label className={styles.label}>
         New password (at least {minLength} characters)
-        <input className={styles.input} name="newPassword" type="password" autoComplete="new-password" required minLength={minLength} maxLength={256} />
+        <input
+          className={styles.input}
+          name="newPassword"
+          type="password"
+          autoComplete="new-password"
+          required
+          minLength={minLength}
+          maxLength={256}
+          aria-invalid={invalid('newPassword')}
+          aria-describedby={describedBy('newPassword')}
+        />
         {error('newPassword')}
       </label>
       <label className={styles.label}>
         New password again
-        <input className={styles.input} name="confirmPassword" type="password" autoComplete="new-password" required />
+        <input
+          className={styles.input}
+          name="confirmPassword"
+          type="password"
+          autoComplete="new-password"
+          required
+          aria-invalid={invalid('confirmPassword')}
+          aria-describedby={describedBy('confirmPassword')}
+        />
         {error('confirmPassword')}
       </label>
       <button type="submit" className={styles.button} disabled={pending}>

@@ -1,4 +1,5 @@
 import { DomainError } from '@/lib/intents/errors';
+import { permissionDeniedMessage, rolesGranting, type Permission, type Role } from './permissions';
 
 /**
  * Authentication and authorisation failures as domain errors, so `lib/http/respond.ts` answers them in the API's
@@ -17,12 +18,22 @@ export class UnauthenticatedError extends DomainError {
   }
 }
 
-/** Authenticated, but the roles held do not grant the permission: 403. */
+/**
+ * Authenticated, but the roles held do not grant the permission: 403. The message names the roles that would
+ * (people read it); `details` keeps the permission's machine name, the granting roles and the roles held.
+ */
 export class ForbiddenError extends DomainError {
   readonly code = 'forbidden';
   readonly httpStatus = 403;
-  constructor(readonly permission: string, message?: string) {
-    super(message ?? `Your roles do not allow this (it needs the "${permission}" permission); ask an administrator.`, { permission });
+  constructor(
+    readonly permission: Permission,
+    held?: readonly Role[],
+  ) {
+    super(`${permissionDeniedMessage(permission, held)} Ask an administrator if you need it.`, {
+      permission,
+      requiredRoles: rolesGranting(permission),
+      ...(held ? { roles: [...held] } : {}),
+    });
   }
 }
 

@@ -15,6 +15,7 @@ export type AuthEventAction =
   | 'user.disabled'
   | 'user.enabled'
   | 'user.password_reset'
+  | 'user.sign_in_unlocked'
   | 'token.created'
   | 'token.revoked'
   | 'bootstrap.admin_created'

@@ -56,6 +56,49 @@ export const ROLE_PERMISSIONS: Record<Role, readonly Permission[]> = {
   admin: [...EVERY_ROLE, 'users.manage', 'tokens.manage', 'replay.run'],
 };
 
+/**
+ * What each permission lets someone do, as the subject of a sentence ("Creating intents needs …"): people see
+ * these, never the permission names, which stay in error details for programs.
+ */
+export const PERMISSION_ACTIONS: Record<Permission, string> = {
+  'intents.read': 'Reading intents',
+  'locks.read': 'Viewing locks',
+  'contention.read': 'Viewing contention',
+  'replay.read': 'Viewing replay runs',
+  'tokens.own': 'Managing your own API tokens',
+  'intents.create': 'Creating intents',
+  'intents.status': 'Changing an intent’s status',
+  'intents.bulk': 'Changing statuses in bulk',
+  'pipeline.run': 'Running the pipeline',
+  'intents.correct': 'Applying corrections',
+  'locks.cancel': 'Cancelling a database backend',
+  'locks.terminate': 'Terminating a database backend',
+  'users.manage': 'Managing users',
+  'tokens.manage': 'Managing other people’s API tokens',
+  'replay.run': 'Starting a contention replay',
+};
+
+/** The roles that grant `permission`, in the table's order. */
+export function rolesGranting(permission: Permission): Role[] {
+  return ROLES.filter((role) => ROLE_PERMISSIONS[role].includes(permission));
+}
+
+/** "viewer", "viewer or admin", "viewer, operator or admin". */
+function orList(words: string[]): string {
+  return words.length <= 1 ? (words[0] ?? '') : `${words.slice(0, -1).join(', ')} or ${words[words.length - 1]}`;
+}
+
+/**
+ * The refusal people read: what they tried, which role(s) would allow it, and what they hold, e.g.
+ * "Creating intents needs the operator role (you have: viewer)."
+ */
+export function permissionDeniedMessage(permission: Permission, held?: readonly Role[]): string {
+  const granting = rolesGranting(permission).map((r) => ROLE_LABELS[r]);
+  const needs = granting.length === 1 ? `the ${granting[0]} role` : `one of the ${orList(granting)} roles`;
+  const has = held === undefined ? '' : held.length === 0 ? ' (you have no roles)' : ` (you have: ${held.map((r) => ROLE_LABELS[r] ?? r).join(', ')})`;
+  return `${PERMISSION_ACTIONS[permission]} needs ${needs}${has}.`;
+}
+
 export function permissionsOf(roles: readonly Role[]): Set<Permission> {
   return new Set(roles.flatMap((role) => ROLE_PERMISSIONS[role] ?? []));
 }

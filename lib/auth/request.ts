@@ -48,7 +48,7 @@ export async function requireRequestActor(request: Request, permission: Permissi
 /** Permission check shared by both doors; a session with a one-time password may only go change it. */
 export function authorize(actor: AuthActor, permission: Permission): AuthActor {
   if (actor.via === 'session' && actor.mustChangePassword) throw new PasswordChangeRequiredError();
-  if (!can(actor, permission)) throw new ForbiddenError(permission);
+  if (!can(actor, permission)) throw new ForbiddenError(permission, actor.roles);
   return actor;
 }
 

@@ -3,20 +3,41 @@ import { PASSWORD_MAX, PASSWORD_MIN } from './password';
 import { ROLES } from './permissions';
 
 /** Zod at the auth boundaries: sign-in form, admin forms, token forms. */
+/** The username rule in words: the users page shows it beside the field, and refusals repeat it (one issue per refusal: `abort`). */
+export const USERNAME_RULE = '2 to 64 characters: letters a–z, digits, dot, underscore or hyphen, starting with a letter or digit (capitals become lowercase)';
+
+const USERNAME_CHARS = /^[a-z0-9._-]*$/;
+
 export const usernameSchema = z
   .string({ error: 'is required' })
   .trim()
   .toLowerCase()
-  .min(2, { error: 'must be at least 2 characters' })
-  .max(64, { error: 'must be at most 64 characters' })
-  .regex(/^[a-z0-9][a-z0-9._-]*$/, { error: 'may use letters, digits, dot, underscore and hyphen, starting with a letter or digit' });
+  .min(1, { error: 'is required', abort: true })
+  .min(2, { error: `is too short: use ${USERNAME_RULE}`, abort: true })
+  .max(64, { error: `is too long: use ${USERNAME_RULE}`, abort: true })
+  .regex(USERNAME_CHARS, {
+    error: (issue) => {
+      const bad = [...new Set([...String(issue.input)].filter((c) => !/[a-z0-9._-]/.test(c)))].map((c) => (c === ' ' ? 'a space' : `"${c}"`));
+      return `may not contain ${bad.join(', ')}: use ${USERNAME_RULE}`;
+    },
+    abort: true,
+  })
+  .regex(/^[a-z0-9]/, { error: `must start with a letter or digit: use ${USERNAME_RULE}` });
 
 export const newPasswordSchema = z
   .string({ error: 'is required' })
   .min(PASSWORD_MIN, { error: `must be at least ${PASSWORD_MIN} characters` })
   .max(PASSWORD_MAX, { error: `must be at most ${PASSWORD_MAX} characters` });
 
-export const rolesSchema = z.array(z.enum(ROLES, { error: `must be one of ${ROLES.join(', ')}` }), { error: 'must be a list of roles' }).transform((roles) => [...new Set(roles)].sort((a, b) => ROLES.indexOf(a) - ROLES.indexOf(b)));
+/**
+ * At least one role: a user without any can sign in but open no page at all. `viewer` is the least there is.
+ */
+export const ROLES_REQUIRED = 'must include at least one role (viewer, to read everything and change nothing)';
+
+export const rolesSchema = z
+  .array(z.enum(ROLES, { error: `must be one of ${ROLES.join(', ')}` }), { error: 'must be a list of roles' })
+  .min(1, { error: ROLES_REQUIRED })
+  .transform((roles) => [...new Set(roles)].sort((a, b) => ROLES.indexOf(a) - ROLES.indexOf(b)));
 
 export const signInSchema = z.object({
   // Not the strict username rule: a mistyped name must fail like a wrong password, not with a format lesson.

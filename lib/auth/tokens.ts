@@ -126,5 +126,5 @@ export async function listApiTokens(actor: AuthActor, options: { all?: boolean }
 }
 
 function assertCan(actor: AuthActor, permission: 'tokens.own' | 'tokens.manage') {
-  if (!can(actor, permission)) throw new ForbiddenError(permission);
+  if (!can(actor, permission)) throw new ForbiddenError(permission, actor.roles);
 }

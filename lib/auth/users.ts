@@ -6,8 +6,18 @@ import { recordAuthEvent } from './events';
 import { AccountDisabledError, ForbiddenError, InvalidCredentialsError, RateLimitedError, UserConflictError } from './errors';
 import { generatePassword, hashPassword, verifyAgainstDummy, verifyPassword } from './password';
 import { can, type Permission, type Role } from './permissions';
-import { lockSignInKeys, recordSignInAttempt, signInLimits, signInRetryAfter, type SignInLimits } from './rate-limit';
-import { createUserSchema, newPasswordSchema, rolesSchema, signInSchema, userIdSchema } from './schemas';
+import {
+  clearSignInFailures,
+  lockSignInKeys,
+  lockSignInUsername,
+  recordSignInAttempt,
+  signInFailureStates,
+  signInLimits,
+  signInRetryAfter,
+  type SignInFailureState,
+  type SignInLimits,
+} from './rate-limit';
+import { createUserSchema, newPasswordSchema, ROLES_REQUIRED, rolesSchema, signInSchema, userIdSchema } from './schemas';
 import { createSession, revokeUserSessions, type SessionInfo, type SessionPolicy, sessionPolicy } from './sessions';
 import type { AuthActor, ClientInfo, UserView } from './types';
 
@@ -33,7 +43,7 @@ function view(row: UserRow): UserView {
 const userSelect = { id: true, username: true, roles: true, disabled: true, mustChangePassword: true, createdAt: true, createdBy: true, lastSignInAt: true } as const;
 
 function assertCan(actor: AuthActor, permission: Permission) {
-  if (!can(actor, permission)) throw new ForbiddenError(permission);
+  if (!can(actor, permission)) throw new ForbiddenError(permission, actor.roles);
 }
 
 // ── sign-in ─────────────────────────────────────────────────────────────────────────────────────────────────────
@@ -119,11 +129,13 @@ export async function createUser(input: unknown, actor: AuthActor): Promise<{ us
   return { user, oneTimePassword };
 }
 
-/** Inserts a user row; the caller has already decided who may. A taken username is a 409. */
+/** Inserts a user row; the caller has already decided who may. A taken username is a 409; no roles is a 400. */
 export async function insertUser(
   input: { username: string; roles: Role[]; password: string; mustChangePassword: boolean; createdBy: string },
   client: Tx | ReturnType<typeof db> = db(),
 ): Promise<UserView> {
+  // The same rule as the forms', for users made in code too: a user without roles could sign in and open nothing.
+  if (input.roles.length === 0) throw new ValidationError([{ field: 'roles', message: ROLES_REQUIRED }]);
   try {
     const row = await client.user.create({
       data: { username: input.username, roles: input.roles, passwordHash: await hashPassword(input.password), mustChangePassword: input.mustChangePassword, createdBy: input.createdBy },
@@ -172,6 +184,31 @@ export async function resetUserPassword(userId: unknown, actor: AuthActor): Prom
   await revokeUserSessions(id);
   await recordAuthEvent({ action: 'user.password_reset', actor: actor.name, subject: row.username });
   return { user: view(row), oneTimePassword };
+}
+
+/** Failed sign-ins in the window per username, and whether each is locked out somewhere (for the users page). */
+export async function signInFailuresByUsername(actor: AuthActor, now = new Date(), limits?: SignInLimits): Promise<Map<string, SignInFailureState>> {
+  assertCan(actor, 'users.manage');
+  return signInFailureStates(db(), now, limits);
+}
+
+/**
+ * "Unlock sign-in": forgets the user's failed sign-ins from every address, so none of the limits that count them
+ * holds the user back any longer. Under the username's sign-in lock, so it cannot interleave with a sign-in's
+ * check-and-record; audited in the same transaction.
+ */
+export async function unlockSignIn(userId: unknown, actor: AuthActor): Promise<{ user: UserView; clearedFailures: number }> {
+  assertCan(actor, 'users.manage');
+  const id = parseInput(userIdSchema, userId, 'userId');
+  const row = await db().user.findUnique({ where: { id }, select: userSelect });
+  if (!row) throw new NotFoundError(`User ${id}`);
+  const clearedFailures = await db().$transaction(async (tx) => {
+    await lockSignInUsername(tx, row.username);
+    const cleared = await clearSignInFailures(tx, row.username);
+    await recordAuthEvent({ action: 'user.sign_in_unlocked', actor: actor.name, subject: row.username, details: { clearedFailures: cleared } }, tx);
+    return cleared;
+  });
+  return { user: view(row), clearedFailures };
 }
 
 /**

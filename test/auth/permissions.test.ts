@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { can, PERMISSIONS, permissionsOf, ROLES, type Permission, type Role } from '@/lib/auth/permissions';
+import { can, PERMISSION_ACTIONS, permissionDeniedMessage, PERMISSIONS, permissionsOf, rolesGranting, ROLES, type Permission, type Role } from '@/lib/auth/permissions';
 
 /** The role table, written out permission by permission: the code's table must match it exactly. */
 const READS: Permission[] = ['intents.read', 'locks.read', 'contention.read', 'replay.read', 'tokens.own'];
@@ -39,5 +39,16 @@ describe('permission table', () => {
 
   it('ignores role names it does not know', () => {
     expect(can({ roles: ['superuser' as Role] }, 'intents.read')).toBe(false);
+  });
+
+  it('words refusals by role, never by permission name', () => {
+    expect(permissionDeniedMessage('intents.create', ['viewer'])).toBe('Creating intents needs the operator role (you have: viewer).');
+    expect(permissionDeniedMessage('users.manage', [])).toBe('Managing users needs the admin role (you have no roles).');
+    expect(permissionDeniedMessage('locks.read', ['operator'])).toBe('Viewing locks needs one of the viewer, operator, reviewer, on-call or admin roles (you have: operator).');
+    for (const permission of PERMISSIONS) {
+      expect(PERMISSION_ACTIONS[permission]).toBeTruthy();
+      expect(rolesGranting(permission)).toEqual(ROLES.filter((r) => EXPECTED[r].includes(permission)));
+      expect(permissionDeniedMessage(permission, ['viewer'])).not.toContain(permission);
+    }
   });
 });

@@ -46,6 +46,16 @@ describe('requireRequestActor on crafted requests', () => {
     expect(await answer(apiRequest('/api/intents', { headers: { authorization: `bearer ${viewer.token}` } }), 'intents.read')).toMatchObject({ status: 200 });
   });
 
+  it('a 403 tells people which role would allow it and keeps the permission name in details', async () => {
+    const viewer = await userWithToken(['viewer', 'oncall']);
+    const res = toErrorResponse(await requireRequestActor(apiRequest('/api/intents', { token: viewer.token, body: {} }), 'intents.create').catch((e: unknown) => e));
+    const body = (await res.json()) as { error: { code: string; message: string; details: unknown } };
+    expect(res.status).toBe(403);
+    expect(body.error.message).toBe('Creating intents needs the operator role (you have: viewer, on-call). Ask an administrator if you need it.');
+    expect(body.error.message).not.toContain('intents.create');
+    expect(body.error.details).toEqual({ permission: 'intents.create', requiredRoles: ['operator'], roles: ['viewer', 'oncall'] });
+  });
+
   it('accepts the session cookie for reads, and for same-origin writes', async () => {
     const { cookie, user } = await userWithSession(['operator']);
     expect(await answer(apiRequest('/api/intents', { cookie }), 'intents.read')).toMatchObject({ status: 200, name: user.username });

@@ -1,10 +1,11 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
 import { validateSession } from '@/lib/auth/sessions';
-import { signIn } from '@/lib/auth/users';
-import { makeUser, resetAuth, TEST_PASSWORD } from '../auth-helpers';
+import { signIn, signInFailuresByUsername, unlockSignIn } from '@/lib/auth/users';
+import { actorOf, makeUser, resetAuth, TEST_PASSWORD } from '../auth-helpers';
 
-const limits = { maxFailures: 5, maxFailuresPerIp: 8, windowMs: 15 * 60_000 };
+// Small numbers so the tests stay short; their relations are the defaults' (pair < per address, pair < per user).
+const limits = { maxFailures: 5, maxFailuresPerUser: 12, maxFailuresPerIp: 8, windowMs: 15 * 60_000 };
 const t0 = new Date('2030-01-01T00:00:00Z');
 const at = (ms: number) => new Date(t0.getTime() + ms);
 
@@ -54,7 +55,7 @@ describe('sign-in', () => {
     expect(await db().signInAttempt.count()).toBe(0);
   });
 
-  it('locks a username after too many failures, even for the right password, until the window passes', async () => {
+  it('locks a username at one address after too many failures there, even for the right password, until the window passes', async () => {
     await makeUser(['viewer'], { username: 'gus' });
     for (let i = 0; i < 5; i++) expect(await codeOf(signIn({ username: 'gus', password: `wrong-${i}-xxxx` }, {}, { now: at(i * 1000), limits }))).toBe('invalid_credentials');
     let limited: unknown;
@@ -101,5 +102,63 @@ describe('sign-in', () => {
     expect(results.filter((r) => r === 'invalid_credentials')).toHaveLength(5);
     expect(results.filter((r) => r === 'rate_limited')).toHaveLength(15);
     expect(await db().signInAttempt.count({ where: { username: 'jo' } })).toBe(5);
+  });
+
+  it('a wrong-password flood from one address does not stop the same user signing in from another', async () => {
+    await makeUser(['viewer'], { username: 'kai' });
+    const attacker = '198.51.100.7';
+    for (let i = 0; i < 5; i++) expect(await codeOf(signIn({ username: 'kai', password: `wrong-${i}-xxxx` }, { ip: attacker }, { now: at(i), limits }))).toBe('invalid_credentials');
+    // The flooding address is stopped, even if it now guessed right...
+    expect(await codeOf(signIn({ username: 'kai', password: TEST_PASSWORD }, { ip: attacker }, { now: at(10), limits }))).toBe('rate_limited');
+    // ...but kai, elsewhere, signs in, and doing so does not lift the attacker's lock.
+    expect(await codeOf(signIn({ username: 'kai', password: TEST_PASSWORD }, { ip: '192.0.2.44' }, { now: at(20), limits }))).toBe('ok');
+    expect(await codeOf(signIn({ username: 'kai', password: 'wrong-again-xxxx' }, { ip: attacker }, { now: at(30), limits }))).toBe('rate_limited');
+    // Without a known address (no TRUST_PROXY) requests share one "unknown" address: a separate count again.
+    expect(await codeOf(signIn({ username: 'kai', password: TEST_PASSWORD }, {}, { now: at(40), limits }))).toBe('ok');
+  });
+
+  it('still stops guessing spread over many addresses at the per-username ceiling, successes notwithstanding', async () => {
+    await makeUser(['viewer'], { username: 'lou' });
+    for (let i = 0; i < 12; i++) {
+      expect(await codeOf(signIn({ username: 'lou', password: `wrong-${i}-xxxx` }, { ip: `203.0.113.${100 + i}` }, { now: at(i * 1000), limits }))).toBe('invalid_credentials');
+      // A success in between does not hand the guessers a fresh allowance.
+      if (i === 5) expect(await codeOf(signIn({ username: 'lou', password: TEST_PASSWORD }, { ip: '192.0.2.1' }, { now: at(i * 1000 + 1), limits }))).toBe('ok');
+    }
+    let limited: unknown;
+    await signIn({ username: 'lou', password: TEST_PASSWORD }, { ip: '192.0.2.1' }, { now: at(60_000), limits }).catch((e: unknown) => (limited = e));
+    expect(limited).toMatchObject({ code: 'rate_limited', retryAfterSeconds: 15 * 60 - 60 });
+    const states = await signInFailuresByUsername(actorOf((await makeUser(['admin'])).user), at(60_000), limits);
+    expect(states.get('lou')).toEqual({ failures: 12, locked: true });
+    expect(await codeOf(signIn({ username: 'lou', password: TEST_PASSWORD }, { ip: '192.0.2.1' }, { now: at(15 * 60_000 + 1), limits }))).toBe('ok');
+  });
+
+  it('an admin unlocks a user: their failures are forgotten, the change is audited, and only admins may', async () => {
+    const admin = actorOf((await makeUser(['admin'], { username: 'root-ann' })).user);
+    const { user } = await makeUser(['operator'], { username: 'max' });
+    for (let i = 0; i < 5; i++) await codeOf(signIn({ username: 'max', password: `wrong-${i}-xxxx` }, {}, { now: at(i), limits }));
+    expect(await codeOf(signIn({ username: 'max', password: TEST_PASSWORD }, {}, { now: at(10), limits }))).toBe('rate_limited');
+    expect((await signInFailuresByUsername(admin, at(10), limits)).get('max')).toEqual({ failures: 5, locked: true });
+
+    const operator = actorOf((await makeUser(['operator', 'reviewer', 'oncall', 'viewer'])).user);
+    expect(await codeOf(unlockSignIn(user.id, operator))).toBe('forbidden');
+    expect(await codeOf(signInFailuresByUsername(operator))).toBe('forbidden');
+    expect(await codeOf(unlockSignIn('00000000-0000-4000-8000-000000000000', admin))).toBe('not_found');
+
+    expect(await unlockSignIn(user.id, admin)).toMatchObject({ user: { username: 'max' }, clearedFailures: 5 });
+    expect((await signInFailuresByUsername(admin, at(20), limits)).has('max')).toBe(false);
+    expect(await codeOf(signIn({ username: 'max', password: TEST_PASSWORD }, {}, { now: at(20), limits }))).toBe('ok');
+    const events = await db().authEvent.findMany({ where: { action: 'user.sign_in_unlocked' } });
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ actor: 'root-ann', subject: 'max', details: { clearedFailures: 5 } });
+  });
+
+  it('is exact under concurrency for the per-username ceiling too: 30 guesses from 30 addresses at once get exactly 12 checks', async () => {
+    await makeUser(['viewer'], { username: 'ned' });
+    const results = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => codeOf(signIn({ username: 'ned', password: `guess-${i}-xxxxx` }, { ip: `198.18.0.${i + 1}` }, { now: t0, limits }))),
+    );
+    expect(results.filter((r) => r === 'invalid_credentials')).toHaveLength(12);
+    expect(results.filter((r) => r === 'rate_limited')).toHaveLength(18);
+    expect(await db().signInAttempt.count({ where: { username: 'ned' } })).toBe(12);
   });
 });

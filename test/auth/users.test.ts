@@ -23,12 +23,35 @@ describe('user administration', () => {
     expect(user).toMatchObject({ username: 'kim', roles: ['viewer', 'reviewer'], mustChangePassword: true, createdBy: admin.name });
     const signed = await signIn({ username: 'kim', password: oneTimePassword });
     expect(signed.user.mustChangePassword).toBe(true);
-    expect(await codeOf(createUser({ username: 'KIM', roles: [] }, admin))).toBe('user_conflict');
-    expect(await codeOf(createUser({ username: 'bad name!', roles: [] }, admin))).toBe('invalid_request');
+    expect(await codeOf(createUser({ username: 'KIM', roles: ['viewer'] }, admin))).toBe('user_conflict');
+    expect(await codeOf(createUser({ username: 'bad name!', roles: ['viewer'] }, admin))).toBe('invalid_request');
     expect(await codeOf(createUser({ username: 'lee', roles: ['root'] }, admin))).toBe('invalid_request');
     const events = await db().authEvent.findMany({ where: { action: 'user.created' } });
     expect(events).toHaveLength(1);
     expect(JSON.stringify(events.map((e) => ({ ...e, id: String(e.id) })))).not.toContain(oneTimePassword);
+  });
+
+  it('refuses a user without roles, and a bad username, with messages that name the field and the rule', async () => {
+    const admin = actorOf((await makeUser(['admin'])).user);
+    const refusal = async (p: Promise<unknown>) => (await p.then(() => null, (e: unknown) => e)) as { code: string; message: string; details: { fields: { field: string; message: string }[] } };
+    const noRoles = await refusal(createUser({ username: 'norole', roles: [] }, admin));
+    expect(noRoles.code).toBe('invalid_request');
+    expect(noRoles.details.fields).toEqual([{ field: 'roles', message: 'must include at least one role (viewer, to read everything and change nothing)' }]);
+    expect(await codeOf(createUser({ username: 'norole' }, admin))).toBe('invalid_request');
+    const badName = await refusal(createUser({ username: 'bad name!', roles: ['viewer'] }, admin));
+    expect(badName.message).toMatch(/^username: may not contain a space, "!": use 2 to 64 characters: letters a–z, digits, dot, underscore or hyphen/);
+    expect(badName.details.fields).toHaveLength(1);
+    expect((await refusal(createUser({ username: '-x', roles: ['viewer'] }, admin))).message).toMatch(/^username: must start with a letter or digit/);
+    expect((await refusal(createUser({ username: 'x', roles: ['viewer'] }, admin))).message).toMatch(/^username: is too short/);
+    // Saving roles: none is refused the same way, and nothing changes.
+    const { user } = await makeUser(['operator']);
+    const cleared = await refusal(setUserRoles(user.id, [], admin));
+    expect(cleared.details.fields).toEqual([{ field: 'roles', message: 'must include at least one role (viewer, to read everything and change nothing)' }]);
+    expect((await db().user.findUnique({ where: { id: user.id } }))!.roles).toEqual(['operator']);
+    // Users made in code follow the same rule.
+    expect(await codeOf(makeUser([]))).toBe('invalid_request');
+    expect(await db().user.count({ where: { roles: { isEmpty: true } } })).toBe(0);
+    expect(await db().authEvent.count({ where: { action: { in: ['user.created', 'user.roles_changed'] } } })).toBe(0);
   });
 
   it('is for users.manage only', async () => {

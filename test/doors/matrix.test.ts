@@ -51,7 +51,12 @@ describe.each(DOORS)('$name', (door) => {
         await res.body?.cancel();
       } else {
         expect(res.status).toBe(403);
-        expect((await res.json()).error.code).toBe('forbidden');
+        const { error } = await res.json();
+        expect(error.code).toBe('forbidden');
+        // People read which role would allow it; programs read the permission's name in details.
+        expect(error.message).toMatch(/needs (the [a-z-]+ role|one of the .+ roles) \(you have: /);
+        expect(error.message).not.toContain(door.permission);
+        expect(error.details).toMatchObject({ permission: door.permission, roles: [role] });
       }
     });
   });

@@ -1,6 +1,7 @@
 import { createTokenAction, revokeTokenAction } from '@/app/actions/tokens';
 import { ActionForm } from '@/components/auth/ActionForm';
 import styles from '@/components/auth/auth.module.css';
+import { formatUtc } from '@/components/ui/time';
 import { Forbidden } from '@/components/auth/Forbidden';
 import { can } from '@/lib/auth/permissions';
 import { requirePageUser } from '@/lib/auth/server';
@@ -9,8 +10,6 @@ import type { ApiTokenView } from '@/lib/auth/types';
 
 export const dynamic = 'force-dynamic';
 export const metadata = { title: 'API tokens · Bridge Console' };
-
-const when = (iso: string | null) => (iso ? new Date(iso).toISOString().replace('T', ' ').slice(0, 16) + ' UTC' : '—');
 
 function TokenTable({ tokens, showOwner }: { tokens: ApiTokenView[]; showOwner: boolean }) {
   if (tokens.length === 0) return <p className={styles.muted}>None yet.</p>;
@@ -35,16 +34,32 @@ function TokenTable({ tokens, showOwner }: { tokens: ApiTokenView[]; showOwner: 
             <td>
               <code>{t.prefix}…</code>
             </td>
-            <td>{when(t.createdAt)}</td>
-            <td>{when(t.lastUsedAt)}</td>
-            <td>{when(t.expiresAt)}</td>
+            <td>{formatUtc(t.createdAt)}</td>
+            <td>{t.lastUsedAt ? formatUtc(t.lastUsedAt) : '—'}</td>
+            <td>{t.expiresAt ? formatUtc(t.expiresAt) : '—'}</td>
             <td>
               {t.revokedAt ? (
                 <span className={styles.muted}>
-                  revoked {when(t.revokedAt)} by {t.revokedBy}
+                  revoked {formatUtc(t.revokedAt)} by {t.revokedBy}
                 </span>
               ) : (
-                <ActionForm action={revokeTokenAction} submitLabel="Revoke" variant="danger" inline confirm={`Revoke “${t.name}”? Clients using it stop working at once.`}>
+                <ActionForm
+                  action={revokeTokenAction}
+                  submitLabel="Revoke"
+                  variant="danger"
+                  inline
+                  confirm={{
+                    title: `Revoke “${t.name}”?`,
+                    body: (
+                      <p>
+                        Every client sending <code>{t.prefix}…</code>
+                        {showOwner ? ` (${t.username}’s token)` : ''} is refused (401) from now on. A revoked token cannot be restored: create a new one to
+                        replace it.
+                      </p>
+                    ),
+                    confirmLabel: 'Revoke token',
+                  }}
+                >
                   <input type="hidden" name="tokenId" value={t.id} />
                 </ActionForm>
               )}

@@ -1,47 +1,145 @@
-import { createUserAction, resetPasswordAction, setDisabledAction, setRolesAction } from '@/app/actions/users';
-import { ActionForm } from '@/components/auth/ActionForm';
+import Link from 'next/link';
+import { createUserAction, resetPasswordAction, setDisabledAction, setRolesAction, unlockSignInAction } from '@/app/actions/users';
+import { ActionForm, FieldError } from '@/components/auth/ActionForm';
 import styles from '@/components/auth/auth.module.css';
 import { Forbidden } from '@/components/auth/Forbidden';
+import { formatUtc } from '@/components/ui/time';
 import { recentAuthEvents } from '@/lib/auth/events';
 import { can, ROLE_DESCRIPTIONS, ROLE_LABELS, ROLES, type Role } from '@/lib/auth/permissions';
+import { signInLimits } from '@/lib/auth/rate-limit';
+import { USERNAME_RULE } from '@/lib/auth/schemas';
 import { requirePageUser } from '@/lib/auth/server';
-import { listUsers } from '@/lib/auth/users';
+import type { UserView } from '@/lib/auth/types';
+import { listUsers, signInFailuresByUsername } from '@/lib/auth/users';
 
 export const dynamic = 'force-dynamic';
 export const metadata = { title: 'Users · Bridge Console' };
 
-const when = (iso: string | null) => (iso ? new Date(iso).toISOString().replace('T', ' ').slice(0, 16) + ' UTC' : '—');
-
-function RoleBoxes({ checked }: { checked: Role[] }) {
+/**
+ * The role checkboxes. `adminLocked` keeps the admin box checked and disabled with its reason beside it (the only
+ * enabled admin cannot drop their own admin role; the server refuses it too): a disabled box is not submitted, so
+ * a hidden field sends the role it keeps.
+ */
+function RoleBoxes({ checked, adminLocked }: { checked: Role[]; adminLocked?: { reasonId: string } }) {
   return (
     <>
-      {ROLES.map((role) => (
-        <label key={role} title={ROLE_DESCRIPTIONS[role]}>
-          <input type="checkbox" name="roles" value={role} defaultChecked={checked.includes(role)} /> {ROLE_LABELS[role]}
-        </label>
-      ))}
+      {ROLES.map((role) => {
+        const locked = role === 'admin' && adminLocked;
+        return (
+          <label key={role} title={ROLE_DESCRIPTIONS[role]}>
+            <input
+              type="checkbox"
+              name={locked ? undefined : 'roles'}
+              value={role}
+              defaultChecked={checked.includes(role)}
+              disabled={!!locked}
+              aria-describedby={locked ? adminLocked.reasonId : undefined}
+            />{' '}
+            {ROLE_LABELS[role]}
+            {locked && <input type="hidden" name="roles" value="admin" />}
+          </label>
+        );
+      })}
     </>
+  );
+}
+
+function AccountActions({ user, isMe, failures }: { user: UserView; isMe: boolean; failures?: { failures: number; locked: boolean } }) {
+  return (
+    <div className={styles.actions}>
+      {isMe ? (
+        // Not offered: disabling yourself is refused, and a reset would sign you out with a password meant for someone else.
+        <p className={styles.muted}>
+          Your own account: another admin can disable it or reset its password. <Link href="/account/password">Change your password</Link>
+        </p>
+      ) : (
+        <>
+          {user.disabled ? (
+            <ActionForm action={setDisabledAction} submitLabel="Enable" variant="secondary" inline>
+              <input type="hidden" name="userId" value={user.id} />
+              <input type="hidden" name="disabled" value="false" />
+            </ActionForm>
+          ) : (
+            <ActionForm
+              action={setDisabledAction}
+              submitLabel="Disable"
+              variant="danger"
+              inline
+              confirm={{
+                title: `Disable ${user.username}?`,
+                body: (
+                  <p>
+                    <strong>{user.username}</strong> is signed out of every session at once, their API tokens stop working, and they cannot sign in
+                    until an admin enables the account again. Their roles, tokens and history are kept.
+                  </p>
+                ),
+                confirmLabel: `Disable ${user.username}`,
+              }}
+            >
+              <input type="hidden" name="userId" value={user.id} />
+              <input type="hidden" name="disabled" value="true" />
+            </ActionForm>
+          )}
+          <ActionForm
+            action={resetPasswordAction}
+            submitLabel="Reset password"
+            variant="secondary"
+            inline
+            confirm={{
+              title: `Reset ${user.username}’s password?`,
+              body: (
+                <p>
+                  Their current password stops working and they are signed out everywhere. A new one-time password is shown here once, for you
+                  to pass on; they must choose their own when they sign in with it. Their API tokens keep working.
+                </p>
+              ),
+              confirmLabel: 'Reset password',
+            }}
+          >
+            <input type="hidden" name="userId" value={user.id} />
+          </ActionForm>
+        </>
+      )}
+      {failures && (
+        <ActionForm action={unlockSignInAction} submitLabel="Unlock sign-in" variant="secondary" inline>
+          <input type="hidden" name="userId" value={user.id} />
+        </ActionForm>
+      )}
+    </div>
   );
 }
 
 export default async function UsersPage() {
   const me = await requirePageUser('/admin/users');
   if (!can(me, 'users.manage')) return <Forbidden permission="users.manage" />;
-  const [users, events] = await Promise.all([listUsers(me), recentAuthEvents(30)]);
+  const [users, events, failures] = await Promise.all([listUsers(me), recentAuthEvents(30), signInFailuresByUsername(me)]);
+  const enabledAdmins = users.filter((u) => u.roles.includes('admin') && !u.disabled).length;
+  const windowMinutes = Math.round(signInLimits().windowMs / 60_000);
   return (
     <main className={styles.page}>
       <h1>Users</h1>
       <section className={styles.section}>
         <h2>New user</h2>
         <p className={styles.muted}>They get a one-time password, shown here once, and choose their own at first sign-in.</p>
-        <ActionForm action={createUserAction} submitLabel="Create user" testId="create-user">
+        <ActionForm action={createUserAction} submitLabel="Create user" testId="create-user" ariaLabel="New user" fieldLabels={{ username: 'Username', roles: 'Roles' }}>
           <label className={styles.label}>
             Username
-            <input className={styles.input} name="username" required maxLength={64} pattern="[A-Za-z0-9][A-Za-z0-9._\-]{1,63}" />
+            <input className={styles.input} name="username" required maxLength={64} autoComplete="off" aria-describedby="new-user-username-hint new-user-username-error" />
+            <span id="new-user-username-hint" className={styles.hint}>
+              {USERNAME_RULE[0].toUpperCase() + USERNAME_RULE.slice(1)}.
+            </span>
+            <FieldError name="username" id="new-user-username-error" />
           </label>
-          <div className={styles.inline}>
-            <RoleBoxes checked={['viewer']} />
-          </div>
+          <fieldset className={styles.fieldset} aria-describedby="new-user-roles-hint">
+            <legend>Roles</legend>
+            <div className={styles.inline}>
+              <RoleBoxes checked={['viewer']} />
+            </div>
+            <span id="new-user-roles-hint" className={styles.hint}>
+              At least one. Viewer reads everything and changes nothing; the others add what their name says (hover for details).
+            </span>
+            <FieldError name="roles" />
+          </fieldset>
         </ActionForm>
       </section>
       <section className={styles.section}>
@@ -56,42 +154,47 @@ export default async function UsersPage() {
             </tr>
           </thead>
           <tbody>
-            {users.map((u) => (
-              <tr key={u.id} data-testid={`user-${u.username}`}>
-                <td>
-                  <strong>{u.username}</strong>
-                  {u.id === me.userId && <span className={styles.muted}> (you)</span>}
-                  <div className={styles.muted}>
-                    created {when(u.createdAt)}
-                    {u.createdBy ? ` by ${u.createdBy}` : ''}
-                  </div>
-                  {u.disabled && <span className={styles.badge}>disabled</span>}
-                  {u.mustChangePassword && <span className={styles.badge}>one-time password</span>}
-                </td>
-                <td>
-                  <ActionForm action={setRolesAction} submitLabel="Save roles" variant="secondary" inline>
-                    <input type="hidden" name="userId" value={u.id} />
-                    <RoleBoxes checked={u.roles} />
-                  </ActionForm>
-                </td>
-                <td>{when(u.lastSignInAt)}</td>
-                <td>
-                  <ActionForm
-                    action={setDisabledAction}
-                    submitLabel={u.disabled ? 'Enable' : 'Disable'}
-                    variant={u.disabled ? 'secondary' : 'danger'}
-                    inline
-                    confirm={u.disabled ? undefined : `Disable ${u.username}? They are signed out and their API tokens stop working.`}
-                  >
-                    <input type="hidden" name="userId" value={u.id} />
-                    <input type="hidden" name="disabled" value={u.disabled ? 'false' : 'true'} />
-                  </ActionForm>
-                  <ActionForm action={resetPasswordAction} submitLabel="Reset password" variant="secondary" inline confirm={`Issue ${u.username} a new one-time password and sign them out?`}>
-                    <input type="hidden" name="userId" value={u.id} />
-                  </ActionForm>
-                </td>
-              </tr>
-            ))}
+            {users.map((u) => {
+              const isMe = u.id === me.userId;
+              const adminLocked = isMe && u.roles.includes('admin') && !u.disabled && enabledAdmins === 1;
+              const failed = failures.get(u.username);
+              return (
+                <tr key={u.id} data-testid={`user-${u.username}`}>
+                  <td>
+                    <strong>{u.username}</strong>
+                    {isMe && <span className={styles.muted}> (you)</span>}
+                    <div className={styles.muted}>
+                      created {formatUtc(u.createdAt)}
+                      {u.createdBy ? ` by ${u.createdBy}` : ''}
+                    </div>
+                    {u.disabled && <span className={styles.badge}>disabled</span>}
+                    {u.mustChangePassword && <span className={styles.badge}>one-time password</span>}
+                    {u.roles.length === 0 && <span className={styles.badgeWarn}>no roles: opens no page</span>}
+                    {failed && (
+                      <span className={failed.locked ? styles.badgeWarn : styles.badge} data-testid="sign-in-failures">
+                        {failed.locked ? 'sign-in locked: ' : ''}
+                        {failed.failures} failed sign-in{failed.failures === 1 ? '' : 's'} in {windowMinutes} min
+                      </span>
+                    )}
+                  </td>
+                  <td>
+                    <ActionForm action={setRolesAction} submitLabel="Save roles" variant="secondary" inline onRefusal="restore" ariaLabel={`Roles of ${u.username}`}>
+                      <input type="hidden" name="userId" value={u.id} />
+                      <RoleBoxes checked={u.roles} adminLocked={adminLocked ? { reasonId: `admin-locked-${u.id}` } : undefined} />
+                      {adminLocked && (
+                        <span id={`admin-locked-${u.id}`} className={styles.hint}>
+                          You are the only enabled admin, so you cannot remove your own admin role: make someone else an admin first.
+                        </span>
+                      )}
+                    </ActionForm>
+                  </td>
+                  <td>{u.lastSignInAt ? formatUtc(u.lastSignInAt) : '—'}</td>
+                  <td>
+                    <AccountActions user={u} isMe={isMe} failures={failed} />
+                  </td>
+                </tr>
+              );
+            })}
           </tbody>
         </table>
       </section>
@@ -110,7 +213,7 @@ export default async function UsersPage() {
           <tbody>
             {events.map((e) => (
               <tr key={e.id}>
-                <td>{when(e.at)}</td>
+                <td>{formatUtc(e.at)}</td>
                 <td>{e.action}</td>
                 <td>{e.actor}</td>
                 <td>{e.subject ?? ''}</td>
