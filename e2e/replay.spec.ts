@@ -71,5 +71,5 @@ test('without the replay.run permission the button is disabled and says why', as
   await page.goto('/replay');
   await expect(page.getByRole('heading', { name: 'Replay', level: 1 })).toBeVisible();
   await expect(page.getByTestId('replay-start')).toBeDisabled();
-  await expect(page.getByTestId('replay-disabled-reason')).toContainText('replay.run');
+  await expect(page.getByTestId('replay-disabled-reason')).toContainText('needs the admin role');
 });

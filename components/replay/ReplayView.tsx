@@ -172,7 +172,7 @@ function StartPanel(props: ReplayViewProps & { running: { id: string; requestedB
 
   const reasons: string[] = [];
   if (!props.guard.allowed) reasons.push(props.guard.reason ?? `The replay is disabled in ${props.environment}.`);
-  if (!props.canRun) reasons.push('Starting a run needs the replay.run permission (the admin role).');
+  if (!props.canRun) reasons.push('Starting a run needs the admin role.');
   if (props.running) reasons.push(`A run is in progress (started by ${props.running.requestedBy} at ${when(props.running.createdAt)}): one at a time keeps the figures honest.`);
   if (chosen.size === 0) reasons.push('Pick at least one scenario.');
   const disabled = reasons.length > 0 || pending;
