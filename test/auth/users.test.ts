@@ -39,10 +39,10 @@ describe('user administration', () => {
     expect(noRoles.details.fields).toEqual([{ field: 'roles', message: 'must include at least one role (viewer, to read everything and change nothing)' }]);
     expect(await codeOf(createUser({ username: 'norole' }, admin))).toBe('invalid_request');
     const badName = await refusal(createUser({ username: 'bad name!', roles: ['viewer'] }, admin));
-    expect(badName.message).toMatch(/^username: may not contain a space, "!": use 2 to 64 characters: letters a–z, digits, dot, underscore or hyphen/);
+    expect(badName.message).toMatch(/^Invalid request: username may not contain a space, "!": use 2 to 64 characters: letters a–z, digits, dot, underscore or hyphen/);
     expect(badName.details.fields).toHaveLength(1);
-    expect((await refusal(createUser({ username: '-x', roles: ['viewer'] }, admin))).message).toMatch(/^username: must start with a letter or digit/);
-    expect((await refusal(createUser({ username: 'x', roles: ['viewer'] }, admin))).message).toMatch(/^username: is too short/);
+    expect((await refusal(createUser({ username: '-x', roles: ['viewer'] }, admin))).message).toMatch(/^Invalid request: username must start with a letter or digit/);
+    expect((await refusal(createUser({ username: 'x', roles: ['viewer'] }, admin))).message).toMatch(/^Invalid request: username is too short/);
     // Saving roles: none is refused the same way, and nothing changes.
     const { user } = await makeUser(['operator']);
     const cleared = await refusal(setUserRoles(user.id, [], admin));
