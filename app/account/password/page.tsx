@@ -9,7 +9,7 @@ export const metadata = { title: 'Password · Bridge Console' };
 export default async function PasswordPage() {
   const user = await requirePageUser('/account/password', { allowPasswordChange: true });
   return (
-    <main className={styles.narrow}>
+    <div className={styles.narrow}>
       <h1>Change password</h1>
       {user.mustChangePassword ? (
         <p role="alert">
@@ -19,6 +19,6 @@ export default async function PasswordPage() {
         <p className={styles.muted}>Signed in as {user.name}. Your other sessions are signed out when you change it.</p>
       )}
       <ChangePasswordForm minLength={PASSWORD_MIN} />
-    </main>
+    </div>
   );
 }
