@@ -13,7 +13,7 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
   return (
     <div className={styles.narrow}>
       <h1>Bridge Console</h1>
-      <p className={styles.muted}>Sign in with the username and password an administrator gave you.</p>
+      <p className="muted">Sign in with the username and password an administrator gave you.</p>
       <SignInForm next={next} />
     </div>
   );

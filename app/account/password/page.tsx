@@ -16,7 +16,7 @@ export default async function PasswordPage() {
           Signed in as <strong>{user.name}</strong> with a one-time password: choose your own before going on.
         </p>
       ) : (
-        <p className={styles.muted}>Signed in as {user.name}. Your other sessions are signed out when you change it.</p>
+        <p className="muted">Signed in as {user.name}. Your other sessions are signed out when you change it.</p>
       )}
       <ChangePasswordForm minLength={PASSWORD_MIN} />
     </div>
