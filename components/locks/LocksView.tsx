@@ -1,6 +1,6 @@
 'use client';
 
-import { useState } from 'react';
+import { Fragment, useState, type ReactNode } from 'react';
 import { LOCKS_BACKOFF, SLOW_SNAPSHOT_MS } from '@/lib/locks/backoff';
 import { ageAt } from '@/lib/locks/format';
 import type { Backend, BlockingNode, LocksSnapshot } from '@/lib/locks/types';
@@ -116,7 +116,7 @@ function TreeNode({ node, byPid, snap, depth, ctx }: { node: BlockingNode; byPid
             </button>
           )}
         </div>
-        {b?.query && <span className={styles.query} title={b.query}>{b.query}</span>}
+        {b?.query && <span className={`${styles.query} ${styles.nodeQuery}`} title={b.query}>{b.query}</span>}
       </div>
       {(node.children.length > 0 || node.hiddenChildren > 0) && (
         <ul>
@@ -182,17 +182,17 @@ function SessionsSection({ snap }: { snap: LocksSnapshot }) {
             <tbody>
               {snap.backends.map((b) => (
                 <tr key={b.pid} className={b.blockedBy.length ? styles.waitingRow : ''} data-testid={`session-${b.pid}`}>
-                  <td className={styles.mono}>{b.pid}</td>
-                  <td>{b.applicationName || '—'}</td>
+                  <td className={`${styles.mono} ${styles.nowrap}`}>{b.pid}</td>
+                  <td className={styles.wrap}>{b.applicationName || '—'}</td>
                   <td>
                     <IntentLinks refs={b.intents} />
                   </td>
                   <td>{b.state ?? '—'}</td>
                   <td className={styles.mono}>{b.blockedBy.join(', ') || '—'}</td>
-                  <td>{b.waitingSince ? ageAt(b.waitingSince, snap.takenAt) : '—'}</td>
-                  <td>{ageAt(b.xactStart, snap.takenAt)}</td>
-                  <td>
-                    <span className={styles.query} title={b.query ?? ''}>
+                  <td className={styles.nowrap}>{b.waitingSince ? ageAt(b.waitingSince, snap.takenAt) : '—'}</td>
+                  <td className={styles.nowrap}>{ageAt(b.xactStart, snap.takenAt)}</td>
+                  <td className={styles.queryCell}>
+                    <span className={styles.query} title={b.query ?? undefined}>
                       {b.query ?? '—'}
                     </span>
                   </td>
@@ -228,6 +228,21 @@ function target(l: LocksSnapshot['locks'][number]): string {
   }
 }
 
+/** Relation names such as intents_payload_trgm_idx may wrap after an underscore, never inside a word. */
+function breakableName(name: string): ReactNode {
+  const parts = name.split('_');
+  return parts.map((part, i) => (
+    <Fragment key={i}>
+      {part}
+      {i < parts.length - 1 && (
+        <>
+          _<wbr />
+        </>
+      )}
+    </Fragment>
+  ));
+}
+
 function LocksSection({ snap }: { snap: LocksSnapshot }) {
   const { summary } = snap;
   return (
@@ -257,16 +272,16 @@ function LocksSection({ snap }: { snap: LocksSnapshot }) {
             <tbody>
               {snap.locks.map((l, i) => (
                 <tr key={`${l.pid}-${l.lockType}-${l.mode}-${i}`} className={l.granted ? '' : styles.waitingRow} data-testid="lock-row" data-pid={l.pid} data-granted={String(l.granted)}>
-                  <td className={styles.mono}>{l.pid}</td>
+                  <td className={`${styles.mono} ${styles.nowrap}`}>{l.pid}</td>
                   <td>{l.lockType}</td>
                   <td>{l.mode}</td>
-                  <td className={styles.mono}>{target(l)}</td>
+                  <td className={`${styles.mono} ${styles.wrap}`}>{breakableName(target(l))}</td>
                   <td>{l.granted ? <span className={`${styles.badge} ${styles.badgeOk}`}>granted</span> : <span className={`${styles.badge} ${styles.badgeWait}`}>waiting</span>}</td>
-                  <td>{l.waitingSince ? `${ageAt(l.waitingSince, snap.takenAt)} ago` : '—'}</td>
-                  <td>{l.applicationName || '—'}</td>
+                  <td className={styles.nowrap}>{l.waitingSince ? `${ageAt(l.waitingSince, snap.takenAt)} ago` : '—'}</td>
+                  <td className={styles.wrap}>{l.applicationName || '—'}</td>
                   <td>{l.intentId ? <IntentLinks refs={[{ id: l.intentId, via: null }]} /> : '—'}</td>
-                  <td>
-                    <span className={styles.query} title={l.query ?? ''}>
+                  <td className={styles.queryCell}>
+                    <span className={styles.query} title={l.query ?? undefined}>
                       {l.query ?? '—'}
                     </span>
                   </td>
