@@ -7,6 +7,7 @@ import type { Backend, BlockingNode, LocksSnapshot } from '@/lib/locks/types';
 import styles from './console.module.css';
 import { IntentLinks } from './IntentLinks';
 import { PageHeader } from '@/components/ui/PageHeader';
+import { formatUtcTime } from '@/components/ui/time';
 import { ErrorState } from '@/components/ui/ErrorState';
 import { Skeleton, TableSkeleton } from '@/components/ui/Skeleton';
 import { LiveStatus, PressureBanner, useBackoffQuery } from './live';
@@ -56,7 +57,7 @@ export function LocksView({ canCancel, canTerminate }: { canCancel: boolean; can
       <PressureBanner intervalMs={intervalMs} lastOutcome={lastOutcome} message={query.error?.kind === 'pressure' ? query.error.message : undefined} staleSince={snap?.takenAt} />
       {query.isError && snap && query.error.kind !== 'pressure' && (
         <div className={`${styles.banner} ${styles.bannerError}`} role="alert">
-          Refresh failed ({query.error.message}); showing the snapshot from {new Date(snap.takenAt).toLocaleTimeString()}.
+          Refresh failed ({query.error.message}); showing the snapshot from {formatUtcTime(snap.takenAt)}.
         </div>
       )}
 
@@ -79,7 +80,7 @@ export function LocksView({ canCancel, canTerminate }: { canCancel: boolean; can
           <SessionsSection snap={snap} />
           <LocksSection snap={snap} />
           <p className={styles.hint}>
-            Snapshot taken {new Date(snap.takenAt).toLocaleTimeString()} in {snap.tookMs} ms (lock_timeout 100 ms, statement_timeout 1 s).
+            Snapshot taken {formatUtcTime(snap.takenAt)} in {snap.tookMs} ms (lock_timeout 100 ms, statement_timeout 1 s).
           </p>
         </>
       )}

@@ -3,6 +3,7 @@
 import { useQuery, type QueryKey } from '@tanstack/react-query';
 import { useRef, useState } from 'react';
 import { answerOutcome, isBackingOff, nextInterval, type BackoffPolicy, type RefreshOutcome } from '@/lib/locks/backoff';
+import { formatUtcTime } from '@/components/ui/time';
 import styles from './console.module.css';
 
 /**
@@ -89,7 +90,7 @@ export function LiveStatus({ intervalMs, lastOutcome, backingOff, fetching, upda
     <span className={styles.live} data-testid="live-status" aria-live="polite">
       <span className={`${styles.dot} ${dot}`} aria-hidden />
       {text}
-      {updatedAt > 0 && <span className={styles.hint}> · updated {new Date(updatedAt).toLocaleTimeString()}</span>}
+      {updatedAt > 0 && <span className={styles.hint}> · updated {formatUtcTime(updatedAt)}</span>}
       {fetching && <span className={styles.hint}> · refreshing…</span>}
     </span>
   );
@@ -104,7 +105,7 @@ export function PressureBanner({ intervalMs, lastOutcome, message, staleSince }:
         ? (message ?? 'The last snapshot gave up within its own short timeouts.')
         : 'The last snapshots were slow, so this page is polling less often.'}{' '}
       It speeds up again once the database answers promptly.
-      {lastOutcome === 'pressure' && staleSince && <> Showing the last snapshot that succeeded, taken {new Date(staleSince).toLocaleTimeString()}.</>}
+      {lastOutcome === 'pressure' && staleSince && <> Showing the last snapshot that succeeded, taken {formatUtcTime(staleSince)}.</>}
     </div>
   );
 }
