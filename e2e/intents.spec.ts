@@ -209,3 +209,33 @@ test('a bulk change says which selected intents can move where, and applies once
   await expect(refresh).toBeEnabled();
   await expect(refresh).toHaveValue('live');
 });
+
+test('the shell at 800 px: a compact bar across the top, one main landmark, no sideways scroll on any page', async ({ page, context, browser, baseURL }) => {
+  await useSessionOf(context, baseURL!, ['viewer', 'oncall']);
+  await page.setViewportSize({ width: 800, height: 1000 });
+  const signedOut = await browser.newContext({ baseURL, viewport: { width: 800, height: 1000 } });
+  const anonymous = await signedOut.newPage();
+  try {
+    for (const [p, path] of [
+      [page, '/intents'],
+      [page, '/locks'],
+      [page, '/contention'],
+      [page, '/replay'],
+      [anonymous, '/sign-in'],
+    ] as const) {
+      await p.goto(path);
+      await expect(p.getByRole('heading', { level: 1 }).first()).toBeVisible();
+      // The sidebar turns into a bar above the page: its sections in a row, not a full-height column beside it.
+      const nav = p.getByRole('navigation', { name: 'Main' });
+      await expect(nav.getByRole('link', { name: 'Locks' })).toBeVisible();
+      const bar = await nav.boundingBox();
+      expect(bar!.height, `${path}: the navigation is one row`).toBeLessThan(60);
+      expect((await p.getByRole('complementary').boundingBox())!.height, `${path}: the bar is compact`).toBeLessThan(140);
+      await expect(p.getByRole('main'), `${path}: one main landmark`).toHaveCount(1);
+      const { scrollWidth, innerWidth } = await p.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));
+      expect(scrollWidth, `${path}: no horizontal scroll at 800 px`).toBeLessThanOrEqual(innerWidth);
+    }
+  } finally {
+    await signedOut.close();
+  }
+});

@@ -11,10 +11,10 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
   const next = safeReturnPath(Array.isArray(raw) ? raw[0] : raw);
   if (await currentUser()) redirect(next);
   return (
-    <main className={styles.narrow}>
+    <div className={styles.narrow}>
       <h1>Bridge Console</h1>
-      <p className={styles.muted}>Sign in with the username and password an administrator gave you.</p>
+      <p className="muted">Sign in with the username and password an administrator gave you.</p>
       <SignInForm next={next} />
-    </main>
+    </div>
   );
 }

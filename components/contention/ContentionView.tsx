@@ -10,6 +10,7 @@ import { LiveStatus, PressureBanner, useBackoffQuery } from '@/components/locks/
 import { ErrorState } from '@/components/ui/ErrorState';
 import { PageHeader } from '@/components/ui/PageHeader';
 import { Skeleton } from '@/components/ui/Skeleton';
+import { formatUtc, formatUtcTime } from '@/components/ui/time';
 import { DimensionChart, LockWaitChart, OutcomeTimelineChart, SERIES_COLORS } from './charts';
 
 /** Above this the report counts as slow (ms), and the page polls less often. */
@@ -54,7 +55,7 @@ export function ContentionView({ window }: { window: WindowKey }) {
       <PressureBanner intervalMs={intervalMs} lastOutcome={lastOutcome} message={query.error?.kind === 'pressure' ? query.error.message : undefined} staleSince={report?.to} />
       {query.isError && report && query.error.kind !== 'pressure' && (
         <div className={`${styles.banner} ${styles.bannerError}`} role="alert">
-          Refresh failed ({query.error.message}); showing the figures as of {new Date(report.to).toLocaleTimeString()}.
+          Refresh failed ({query.error.message}); showing the figures as of {formatUtcTime(report.to)}.
         </div>
       )}
 
@@ -173,8 +174,8 @@ export function ContentionView({ window }: { window: WindowKey }) {
                 <div className={styles.statValue}>{report.deadlocks.postgres.total}</div>
                 <div className={styles.statLabel}>
                   Postgres’ own counter (pg_stat_database.deadlocks)
-                  {report.deadlocks.postgres.statsReset ? ` since ${new Date(report.deadlocks.postgres.statsReset).toLocaleString()}` : ' since the statistics began'}
-                  {report.deadlocks.postgres.inWindow && ` · +${report.deadlocks.postgres.inWindow.count} since ${new Date(report.deadlocks.postgres.inWindow.since).toLocaleTimeString()} (seen by this console)`}
+                  {report.deadlocks.postgres.statsReset ? ` since ${formatUtc(report.deadlocks.postgres.statsReset)}` : ' since the statistics began'}
+                  {report.deadlocks.postgres.inWindow && ` · +${report.deadlocks.postgres.inWindow.count} since ${formatUtcTime(report.deadlocks.postgres.inWindow.since)} (seen by this console)`}
                 </div>
               </div>
             </div>
@@ -198,7 +199,7 @@ export function ContentionView({ window }: { window: WindowKey }) {
                 <tbody>
                   {report.deadlocks.recent.map((d) => (
                     <tr key={d.id}>
-                      <td style={{ whiteSpace: 'nowrap' }}>{new Date(d.at).toLocaleString()}</td>
+                      <td style={{ whiteSpace: 'nowrap' }}>{formatUtc(d.at)}</td>
                       <td>{d.operation}</td>
                       <td>{d.attempt}</td>
                       <td>{d.retried ? <span className={`${styles.badge} ${styles.badgeOk}`}>retried</span> : <span className={`${styles.badge} ${styles.badgeRoot}`}>gave up</span>}</td>

@@ -1,18 +1,35 @@
 'use client';
 
+import type { ReactNode } from 'react';
 import { Bar, BarChart, CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { formatMs, SERIES, SERIES_KEYS, tickLabel, type DimensionPoint, type PercentilePoint, type TimelinePoint } from '@/lib/contention/series';
+import { formatUtc } from '@/components/ui/time';
 import styles from '@/components/locks/console.module.css';
 
 /** Recharts components that only render series built by lib/contention/series.ts. */
 
+/**
+ * One colour per series in every chart and tile, from the theme (app/globals.css `--chart-*`): light and dark
+ * each have their own values, chosen to stay apart for colour-blind readers too.
+ */
 export const SERIES_COLORS: Record<(typeof SERIES_KEYS)[number], string> = {
-  conflicts: '#d9480f',
-  deadlocks: '#c92a2a',
-  lockTimeouts: '#e8a400',
-  retries: '#1d4ed8',
-  alreadyApplied: '#2f9e44',
+  conflicts: 'var(--chart-conflicts)',
+  deadlocks: 'var(--chart-deadlocks)',
+  lockTimeouts: 'var(--chart-lock-timeouts)',
+  retries: 'var(--chart-retries)',
+  alreadyApplied: 'var(--chart-already-applied)',
 };
+
+/** Axis, legend and tooltip text in the theme's text colours (Recharts' defaults are fixed greys and series colours). */
+const TICK = { fill: 'var(--muted)', fontSize: 11 };
+const AXIS_LINE = { stroke: 'var(--border-strong)' };
+const legendText = (value: ReactNode) => <span style={{ color: 'var(--text)' }}>{value}</span>;
+const TOOLTIP = {
+  contentStyle: { background: 'var(--surface)', border: '1px solid var(--border-strong)', borderRadius: 6, color: 'var(--text)', fontSize: 12 },
+  itemStyle: { color: 'var(--text)' },
+  labelStyle: { color: 'var(--text)', fontWeight: 600 },
+};
+const bucketLabel = (t: unknown) => formatUtc(String(t), { seconds: false });
 
 export function OutcomeTimelineChart({ data }: { data: TimelinePoint[] }) {
   return (
@@ -20,10 +37,10 @@ export function OutcomeTimelineChart({ data }: { data: TimelinePoint[] }) {
       <ResponsiveContainer width="100%" height="100%">
         <BarChart data={data} margin={{ top: 8, right: 16, bottom: 4, left: 0 }}>
           <CartesianGrid strokeDasharray="3 3" stroke="var(--border)" vertical={false} />
-          <XAxis dataKey="t" tickFormatter={tickLabel} minTickGap={28} fontSize={11} />
-          <YAxis allowDecimals={false} fontSize={11} width={40} />
-          <Tooltip labelFormatter={(t) => `${tickLabel(String(t))} UTC`} />
-          <Legend wrapperStyle={{ fontSize: 12 }} />
+          <XAxis dataKey="t" tickFormatter={tickLabel} minTickGap={28} tick={TICK} axisLine={AXIS_LINE} tickLine={AXIS_LINE} />
+          <YAxis allowDecimals={false} tick={TICK} axisLine={AXIS_LINE} tickLine={AXIS_LINE} width={40} />
+          <Tooltip {...TOOLTIP} cursor={{ fill: 'var(--surface-hover)' }} labelFormatter={bucketLabel} />
+          <Legend wrapperStyle={{ fontSize: 12 }} formatter={legendText} />
           {SERIES_KEYS.map((k) => (
             <Bar key={k} dataKey={k} name={SERIES[k].label} stackId="t" fill={SERIES_COLORS[k]} isAnimationActive={false} />
           ))}
@@ -33,39 +50,49 @@ export function OutcomeTimelineChart({ data }: { data: TimelinePoint[] }) {
   );
 }
 
+/** Height per category row, so that every category gets its own label (Recharts drops labels that do not fit). */
+const ROW_PX = 30;
+const DIMENSION_CHROME_PX = 90;
+
 export function DimensionChart({ data, testId, withSuccess }: { data: DimensionPoint[]; testId: string; withSuccess?: boolean }) {
+  const height = Math.max(200, data.length * ROW_PX + DIMENSION_CHROME_PX);
   return (
-    <div className={styles.chartBox} data-testid={testId}>
+    <div className={styles.chartBox} style={{ height }} data-testid={testId}>
       <ResponsiveContainer width="100%" height="100%">
         <BarChart data={data} layout="vertical" margin={{ top: 8, right: 16, bottom: 4, left: 8 }}>
           <CartesianGrid strokeDasharray="3 3" stroke="var(--border)" />
-          <XAxis type="number" allowDecimals={false} fontSize={11} />
-          <YAxis type="category" dataKey="name" width={170} fontSize={11} />
-          <Tooltip />
-          <Legend wrapperStyle={{ fontSize: 12 }} />
+          <XAxis type="number" allowDecimals={false} tick={TICK} axisLine={AXIS_LINE} tickLine={AXIS_LINE} />
+          <YAxis type="category" dataKey="name" width={170} interval={0} tick={TICK} axisLine={AXIS_LINE} tickLine={AXIS_LINE} />
+          <Tooltip {...TOOLTIP} cursor={{ fill: 'var(--surface-hover)' }} />
+          <Legend wrapperStyle={{ fontSize: 12 }} formatter={legendText} />
           {SERIES_KEYS.map((k) => (
             <Bar key={k} dataKey={k} name={SERIES[k].label} stackId="c" fill={SERIES_COLORS[k]} isAnimationActive={false} />
           ))}
-          {withSuccess && <Bar dataKey="success" name="Succeeded" stackId="c" fill="#adb5bd" isAnimationActive={false} />}
+          {withSuccess && <Bar dataKey="success" name="Succeeded" stackId="c" fill="var(--chart-success)" isAnimationActive={false} />}
         </BarChart>
       </ResponsiveContainer>
     </div>
   );
 }
 
+/**
+ * Straight segments between the minutes that had samples, each sample marked: a smoothed curve overshoots between
+ * sparse points and suggests waits that were never measured.
+ */
 export function LockWaitChart({ data }: { data: (PercentilePoint & { t: string })[] }) {
+  const line = (color: string) => ({ type: 'linear' as const, connectNulls: true, strokeWidth: 2, isAnimationActive: false, stroke: color, dot: { r: 2.5, fill: color, strokeDasharray: '' }, activeDot: { r: 4 } });
   return (
     <div className={styles.chartBox} data-testid="chart-lock-wait">
       <ResponsiveContainer width="100%" height="100%">
         <LineChart data={data} margin={{ top: 8, right: 16, bottom: 4, left: 0 }}>
           <CartesianGrid strokeDasharray="3 3" stroke="var(--border)" />
-          <XAxis dataKey="t" tickFormatter={tickLabel} minTickGap={28} fontSize={11} />
-          <YAxis fontSize={11} width={56} tickFormatter={(v: number) => formatMs(v)} />
-          <Tooltip labelFormatter={(t) => `${tickLabel(String(t))} UTC`} formatter={(v) => (typeof v === 'number' ? formatMs(v) : String(v ?? '—'))} />
-          <Legend wrapperStyle={{ fontSize: 12 }} />
-          <Line type="monotone" dataKey="p50" name="p50" stroke="#2f9e44" dot={false} connectNulls strokeWidth={2} isAnimationActive={false} />
-          <Line type="monotone" dataKey="p95" name="p95" stroke="#e8a400" dot={false} connectNulls strokeWidth={2} isAnimationActive={false} />
-          <Line type="monotone" dataKey="p99" name="p99" stroke="#c92a2a" dot={false} connectNulls strokeWidth={2} isAnimationActive={false} />
+          <XAxis dataKey="t" tickFormatter={tickLabel} minTickGap={28} tick={TICK} axisLine={AXIS_LINE} tickLine={AXIS_LINE} />
+          <YAxis width={56} tickFormatter={(v: number) => formatMs(v)} tick={TICK} axisLine={AXIS_LINE} tickLine={AXIS_LINE} />
+          <Tooltip {...TOOLTIP} labelFormatter={bucketLabel} formatter={(v) => (typeof v === 'number' ? formatMs(v) : String(v ?? '—'))} />
+          <Legend wrapperStyle={{ fontSize: 12 }} formatter={legendText} />
+          <Line {...line('var(--chart-p50)')} dataKey="p50" name="p50" />
+          <Line {...line('var(--chart-p95)')} dataKey="p95" name="p95" strokeDasharray="6 3" />
+          <Line {...line('var(--chart-p99)')} dataKey="p99" name="p99" strokeDasharray="2 3" />
         </LineChart>
       </ResponsiveContainer>
     </div>

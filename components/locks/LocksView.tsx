@@ -1,12 +1,13 @@
 'use client';
 
-import { useState } from 'react';
+import { Fragment, useState, type ReactNode } from 'react';
 import { LOCKS_BACKOFF, SLOW_SNAPSHOT_MS } from '@/lib/locks/backoff';
 import { ageAt } from '@/lib/locks/format';
 import type { Backend, BlockingNode, LocksSnapshot } from '@/lib/locks/types';
 import styles from './console.module.css';
 import { IntentLinks } from './IntentLinks';
 import { PageHeader } from '@/components/ui/PageHeader';
+import { formatUtcTime } from '@/components/ui/time';
 import { ErrorState } from '@/components/ui/ErrorState';
 import { Skeleton, TableSkeleton } from '@/components/ui/Skeleton';
 import { LiveStatus, PressureBanner, useBackoffQuery } from './live';
@@ -56,7 +57,7 @@ export function LocksView({ canCancel, canTerminate }: { canCancel: boolean; can
       <PressureBanner intervalMs={intervalMs} lastOutcome={lastOutcome} message={query.error?.kind === 'pressure' ? query.error.message : undefined} staleSince={snap?.takenAt} />
       {query.isError && snap && query.error.kind !== 'pressure' && (
         <div className={`${styles.banner} ${styles.bannerError}`} role="alert">
-          Refresh failed ({query.error.message}); showing the snapshot from {new Date(snap.takenAt).toLocaleTimeString()}.
+          Refresh failed ({query.error.message}); showing the snapshot from {formatUtcTime(snap.takenAt)}.
         </div>
       )}
 
@@ -79,7 +80,7 @@ export function LocksView({ canCancel, canTerminate }: { canCancel: boolean; can
           <SessionsSection snap={snap} />
           <LocksSection snap={snap} />
           <p className={styles.hint}>
-            Snapshot taken {new Date(snap.takenAt).toLocaleTimeString()} in {snap.tookMs} ms (lock_timeout 100 ms, statement_timeout 1 s).
+            Snapshot taken {formatUtcTime(snap.takenAt)} in {snap.tookMs} ms (lock_timeout 100 ms, statement_timeout 1 s).
           </p>
         </>
       )}
@@ -116,7 +117,7 @@ function TreeNode({ node, byPid, snap, depth, ctx }: { node: BlockingNode; byPid
             </button>
           )}
         </div>
-        {b?.query && <span className={styles.query} title={b.query}>{b.query}</span>}
+        {b?.query && <span className={`${styles.query} ${styles.nodeQuery}`} title={b.query}>{b.query}</span>}
       </div>
       {(node.children.length > 0 || node.hiddenChildren > 0) && (
         <ul>
@@ -182,17 +183,17 @@ function SessionsSection({ snap }: { snap: LocksSnapshot }) {
             <tbody>
               {snap.backends.map((b) => (
                 <tr key={b.pid} className={b.blockedBy.length ? styles.waitingRow : ''} data-testid={`session-${b.pid}`}>
-                  <td className={styles.mono}>{b.pid}</td>
-                  <td>{b.applicationName || '—'}</td>
+                  <td className={`${styles.mono} ${styles.nowrap}`}>{b.pid}</td>
+                  <td className={styles.wrap}>{b.applicationName || '—'}</td>
                   <td>
                     <IntentLinks refs={b.intents} />
                   </td>
                   <td>{b.state ?? '—'}</td>
                   <td className={styles.mono}>{b.blockedBy.join(', ') || '—'}</td>
-                  <td>{b.waitingSince ? ageAt(b.waitingSince, snap.takenAt) : '—'}</td>
-                  <td>{ageAt(b.xactStart, snap.takenAt)}</td>
-                  <td>
-                    <span className={styles.query} title={b.query ?? ''}>
+                  <td className={styles.nowrap}>{b.waitingSince ? ageAt(b.waitingSince, snap.takenAt) : '—'}</td>
+                  <td className={styles.nowrap}>{ageAt(b.xactStart, snap.takenAt)}</td>
+                  <td className={styles.queryCell}>
+                    <span className={styles.query} title={b.query ?? undefined}>
                       {b.query ?? '—'}
                     </span>
                   </td>
@@ -228,6 +229,21 @@ function target(l: LocksSnapshot['locks'][number]): string {
   }
 }
 
+/** Relation names such as intents_payload_trgm_idx may wrap after an underscore, never inside a word. */
+function breakableName(name: string): ReactNode {
+  const parts = name.split('_');
+  return parts.map((part, i) => (
+    <Fragment key={i}>
+      {part}
+      {i < parts.length - 1 && (
+        <>
+          _<wbr />
+        </>
+      )}
+    </Fragment>
+  ));
+}
+
 function LocksSection({ snap }: { snap: LocksSnapshot }) {
   const { summary } = snap;
   return (
@@ -257,16 +273,16 @@ function LocksSection({ snap }: { snap: LocksSnapshot }) {
             <tbody>
               {snap.locks.map((l, i) => (
                 <tr key={`${l.pid}-${l.lockType}-${l.mode}-${i}`} className={l.granted ? '' : styles.waitingRow} data-testid="lock-row" data-pid={l.pid} data-granted={String(l.granted)}>
-                  <td className={styles.mono}>{l.pid}</td>
+                  <td className={`${styles.mono} ${styles.nowrap}`}>{l.pid}</td>
                   <td>{l.lockType}</td>
                   <td>{l.mode}</td>
-                  <td className={styles.mono}>{target(l)}</td>
+                  <td className={`${styles.mono} ${styles.wrap}`}>{breakableName(target(l))}</td>
                   <td>{l.granted ? <span className={`${styles.badge} ${styles.badgeOk}`}>granted</span> : <span className={`${styles.badge} ${styles.badgeWait}`}>waiting</span>}</td>
-                  <td>{l.waitingSince ? `${ageAt(l.waitingSince, snap.takenAt)} ago` : '—'}</td>
-                  <td>{l.applicationName || '—'}</td>
+                  <td className={styles.nowrap}>{l.waitingSince ? `${ageAt(l.waitingSince, snap.takenAt)} ago` : '—'}</td>
+                  <td className={styles.wrap}>{l.applicationName || '—'}</td>
                   <td>{l.intentId ? <IntentLinks refs={[{ id: l.intentId, via: null }]} /> : '—'}</td>
-                  <td>
-                    <span className={styles.query} title={l.query ?? ''}>
+                  <td className={styles.queryCell}>
+                    <span className={styles.query} title={l.query ?? undefined}>
                       {l.query ?? '—'}
                     </span>
                   </td>

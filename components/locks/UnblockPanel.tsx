@@ -17,10 +17,14 @@ const idle: UnblockState = { status: 'idle' };
  */
 export function UnblockPanel({ pid, canTerminate, onClose }: { pid: number; canTerminate: boolean; onClose: () => void }) {
   const queryClient = useQueryClient();
-  const impactQuery = useQuery({ queryKey: ['console', 'locks', 'impact', pid], queryFn: () => unblockImpactAction(pid), refetchInterval: 5000 });
   const [reason, setReason] = useState('');
   const [cancelState, cancelAction, cancelling] = useActionState(cancelBackendAction, idle);
   const [terminateState, terminateAction, terminating] = useActionState(terminateBackendAction, idle);
+  const last = terminateState.status !== 'idle' ? terminateState : cancelState;
+  // Once our own action reports the backend gone, its impact is history: stop asking for it (the lookup would
+  // only answer "not found", and that is the expected end, not an error).
+  const endedByAction = last.status === 'ok' && !!last.result && (!last.result.signalled || last.result.after?.alive === false);
+  const impactQuery = useQuery({ queryKey: ['console', 'locks', 'impact', pid], queryFn: () => unblockImpactAction(pid), refetchInterval: 5000, enabled: !endedByAction });
 
   useEffect(() => {
     if (cancelState.status !== 'idle' || terminateState.status !== 'idle') {
@@ -29,12 +33,16 @@ export function UnblockPanel({ pid, canTerminate, onClose }: { pid: number; canT
   }, [cancelState, terminateState, queryClient]);
 
   const answer = impactQuery.data;
-  const impact = answer?.impact;
+  // The backend may also have finished by itself (or been ended elsewhere) while the panel was open.
+  const notFound = answer?.code === 'not_found' || (last.status === 'error' && last.code === 'not_found');
+  const gone = endedByAction || notFound;
+  const impact = gone ? undefined : answer?.impact;
   const cancelTried = answer?.cancelTried || cancelState.result?.signalled === true;
   const stillBlocks = impact ? impact.waitingBehind > 0 : false;
   const terminateReady = canTerminate && cancelTried && stillBlocks;
-  const last = terminateState.status !== 'idle' ? terminateState : cancelState;
   const reasonError = last.fieldErrors?.reason;
+  // One outcome at a time: a "not found" from a lookup or an action is said once, plainly, and not as an error.
+  const showLast = last.status !== 'idle' && !(last.status === 'error' && last.code === 'not_found');
 
   return (
     <div className={styles.panel} data-testid={`unblock-panel-${pid}`} role="region" aria-label={`Unblock backend ${pid}`}>
@@ -44,10 +52,15 @@ export function UnblockPanel({ pid, canTerminate, onClose }: { pid: number; canT
           Close
         </button>
       </div>
-      {impactQuery.isPending && <Skeleton lines={3} label="Reading the impact" />}
-      {answer?.error && (
+      {impactQuery.isLoading && <Skeleton lines={3} label="Reading the impact" />}
+      {answer?.error && !notFound && (
         <div className={`${styles.banner} ${styles.bannerError}`} role="alert">
           {answer.error}
+        </div>
+      )}
+      {notFound && !endedByAction && (
+        <div className={`${styles.banner} ${styles.bannerInfo}`} role="status" data-testid="unblock-gone">
+          Backend {pid} is no longer running: it finished or was ended elsewhere, so there is nothing left to unblock.
         </div>
       )}
       {impact && (
@@ -99,15 +112,17 @@ export function UnblockPanel({ pid, canTerminate, onClose }: { pid: number; canT
             </button>
           ) : null}
           <span className={styles.hint}>
-            {!cancelTried
-              ? 'Cancel first (pg_cancel_backend). Terminate becomes available only if it still blocks afterwards.'
-              : stillBlocks
-                ? 'A cancel was tried and it still blocks: terminate (pg_terminate_backend) ends the whole session.'
-                : 'It no longer blocks anyone.'}
+            {gone
+              ? 'It has ended.'
+              : !cancelTried
+                ? 'Cancel first (pg_cancel_backend). Terminate becomes available only if it still blocks afterwards.'
+                : stillBlocks
+                  ? 'A cancel was tried and it still blocks: terminate (pg_terminate_backend) ends the whole session.'
+                  : 'It no longer blocks anyone.'}
           </span>
         </div>
       </form>
-      {last.status !== 'idle' && (
+      {showLast && (
         <div className={`${styles.banner} ${last.status !== 'ok' ? styles.bannerError : last.result?.after && last.result.after.alive && last.result.after.waitingBehind > 0 ? styles.bannerWarn : styles.bannerOk}`} role="status" data-testid="unblock-result" style={{ marginTop: 12 }}>
           {last.message}
         </div>

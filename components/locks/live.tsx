@@ -1,8 +1,9 @@
 'use client';
 
 import { useQuery, type QueryKey } from '@tanstack/react-query';
-import { useState } from 'react';
-import { isBackingOff, nextInterval, type BackoffPolicy, type RefreshOutcome } from '@/lib/locks/backoff';
+import { useRef, useState } from 'react';
+import { answerOutcome, isBackingOff, nextInterval, type BackoffPolicy, type RefreshOutcome } from '@/lib/locks/backoff';
+import { formatUtcTime } from '@/components/ui/time';
 import styles from './console.module.css';
 
 /**
@@ -37,24 +38,27 @@ export async function fetchJson<T>(url: string, signal?: AbortSignal): Promise<T
 }
 
 /**
- * Polls `url`, lengthening the interval when the answer is slow, refused as under pressure, or failed, and
+ * Polls `url`, lengthening the interval when answers are slow (two in a row), refused as under pressure, or failed, and
  * shortening it again step by step once the database answers promptly (lib/locks/backoff.ts).
  */
 export function useBackoffQuery<T>(options: { queryKey: QueryKey; url: string; policy: BackoffPolicy; isSlow: (data: T) => boolean }) {
   const { policy } = options;
   const [intervalMs, setIntervalMs] = useState(policy.baseMs);
   const [lastOutcome, setLastOutcome] = useState<RefreshOutcome | null>(null);
+  const slowInARow = useRef(0);
   const query = useQuery<T, FetchError>({
     queryKey: options.queryKey,
     queryFn: async ({ signal }) => {
       try {
         const data = await fetchJson<T>(options.url, signal);
-        const outcome: RefreshOutcome = options.isSlow(data) ? 'slow' : 'ok';
+        const { outcome, slowInARow: streak } = answerOutcome(options.isSlow(data), slowInARow.current);
+        slowInARow.current = streak;
         setLastOutcome(outcome);
         setIntervalMs((ms) => nextInterval(ms, outcome, policy));
         return data;
       } catch (err) {
         if (err instanceof FetchError) {
+          slowInARow.current = 0;
           setLastOutcome(err.kind);
           setIntervalMs((ms) => nextInterval(ms, err.kind, policy));
         }
@@ -86,7 +90,7 @@ export function LiveStatus({ intervalMs, lastOutcome, backingOff, fetching, upda
     <span className={styles.live} data-testid="live-status" aria-live="polite">
       <span className={`${styles.dot} ${dot}`} aria-hidden />
       {text}
-      {updatedAt > 0 && <span className={styles.hint}> · updated {new Date(updatedAt).toLocaleTimeString()}</span>}
+      {updatedAt > 0 && <span className={styles.hint}> · updated {formatUtcTime(updatedAt)}</span>}
       {fetching && <span className={styles.hint}> · refreshing…</span>}
     </span>
   );
@@ -96,12 +100,12 @@ export function PressureBanner({ intervalMs, lastOutcome, message, staleSince }:
   if (lastOutcome !== 'pressure' && lastOutcome !== 'slow') return null;
   return (
     <div className={`${styles.banner} ${styles.bannerWarn}`} role="status" data-testid="pressure-banner">
-      <strong>Database under pressure — refreshing every {seconds(intervalMs)}.</strong>{' '}
+      <strong>{lastOutcome === 'pressure' ? 'Database under pressure' : 'Database slow'} — refreshing every {seconds(intervalMs)}.</strong>{' '}
       {lastOutcome === 'pressure'
         ? (message ?? 'The last snapshot gave up within its own short timeouts.')
-        : 'The last snapshot was slow, so this page is polling less often.'}{' '}
+        : 'The last snapshots were slow, so this page is polling less often.'}{' '}
       It speeds up again once the database answers promptly.
-      {lastOutcome === 'pressure' && staleSince && <> Showing the last snapshot that succeeded, taken {new Date(staleSince).toLocaleTimeString()}.</>}
+      {lastOutcome === 'pressure' && staleSince && <> Showing the last snapshot that succeeded, taken {formatUtcTime(staleSince)}.</>}
     </div>
   );
 }
