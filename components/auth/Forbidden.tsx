@@ -9,11 +9,11 @@ import styles from './auth.module.css';
 export async function Forbidden({ permission }: { permission: Permission }) {
   const user = await currentUser();
   return (
-    <main className={styles.page}>
+    <div className={styles.page}>
       <h1>Not allowed</h1>
       <p role="alert" data-permission={permission}>
         {permissionDeniedMessage(permission, user?.roles ?? [])} Ask an administrator if you need it.
       </p>
-    </main>
+    </div>
   );
 }

@@ -93,7 +93,7 @@ export function ContentionView({ window }: { window: WindowKey }) {
           <section className={styles.section}>
             <h2>Over time</h2>
             <p className={styles.sectionNote}>
-              Per {report.bucketSeconds >= 900 ? '15 minutes' : 'minute'}, UTC. Conflicts include refused stale versions; retries include deadlock retries.
+              Per {report.bucketSeconds >= 900 ? '15 minutes' : 'minute'}, UTC. Conflicts include refused stale versions; retries include deadlock retries. Contention replay runs are not counted here (the Replay page has their figures).
             </p>
             {SERIES_KEYS.every((k) => report.totals[k] === 0) ? (
               <div className={styles.empty} data-testid="timeline-empty">

@@ -56,7 +56,7 @@ function parseInput(input: UnblockInput): { pid: number; reason: string } {
 }
 
 function requirePermission(actor: AuthActor, permission: Permission): void {
-  if (!can(actor, permission)) throw new ForbiddenError(permission);
+  if (!can(actor, permission)) throw new ForbiddenError(permission, actor.roles);
 }
 
 /** The impact of stopping `pid`, from a fresh self-limiting snapshot; 404 when no such backend is in this database. */

@@ -78,7 +78,7 @@ export default async function TokensPage() {
   const [own, all] = await Promise.all([listApiTokens(user), isAdmin ? listApiTokens(user, { all: true }) : Promise.resolve([])]);
   const others = all.filter((t) => t.userId !== user.userId);
   return (
-    <main className={styles.page}>
+    <div className={styles.page}>
       <h1>API tokens</h1>
       <p className={styles.muted}>
         Send <code>Authorization: Bearer &lt;token&gt;</code> to the JSON API. A token acts as you, with your roles; it is shown once when created
@@ -107,6 +107,6 @@ export default async function TokensPage() {
           <TokenTable tokens={others} showOwner />
         </section>
       )}
-    </main>
+    </div>
   );
 }

@@ -116,7 +116,7 @@ export default async function UsersPage() {
   const enabledAdmins = users.filter((u) => u.roles.includes('admin') && !u.disabled).length;
   const windowMinutes = Math.round(signInLimits().windowMs / 60_000);
   return (
-    <main className={styles.page}>
+    <div className={styles.page}>
       <h1>Users</h1>
       <section className={styles.section}>
         <h2>New user</h2>
@@ -223,6 +223,6 @@ export default async function UsersPage() {
           </tbody>
         </table>
       </section>
-    </main>
+    </div>
   );
 }
