@@ -133,8 +133,7 @@ async function main() {
       say(`database: embedded PostgreSQL, data in ${embedded.dataDir} — Ctrl-C stops both`);
       // On-call needs a psql session into it now and then (to see or hold a lock): say how.
       say(`psql: psql '${embedded.url}'`);
-    }
-    else say('database: DATABASE_URL');
+    } else say('database: DATABASE_URL');
   } catch (err) {
     console.error(`[bridge] ${(err as Error).message}`);
     await stop(1);

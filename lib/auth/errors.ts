@@ -1,5 +1,5 @@
 import { DomainError } from '@/lib/intents/errors';
-import { permissionDeniedMessage, rolesGranting, type Permission, type Role } from './permissions';
+import { can, permissionDeniedMessage, rolesGranting, type Permission, type Role } from './permissions';
 
 /**
  * Authentication and authorisation failures as domain errors, so `lib/http/respond.ts` answers them in the API's
@@ -35,6 +35,11 @@ export class ForbiddenError extends DomainError {
       ...(held ? { roles: [...held] } : {}),
     });
   }
+}
+
+/** The permission check of every domain function and door: refused with a ForbiddenError that names the roles. */
+export function requirePermission(actor: { roles: readonly Role[] }, permission: Permission): void {
+  if (!can(actor, permission)) throw new ForbiddenError(permission, actor.roles);
 }
 
 /** A cookie-authenticated write that did not come from the console's own pages: 403. */

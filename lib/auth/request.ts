@@ -1,8 +1,8 @@
 import { env } from '@/lib/env';
 import { readCookie, sessionCookieName } from './cookies';
 import { assertSameOrigin } from './csrf';
-import { ForbiddenError, PasswordChangeRequiredError, UnauthenticatedError } from './errors';
-import { can, type Permission } from './permissions';
+import { PasswordChangeRequiredError, requirePermission, UnauthenticatedError } from './errors';
+import type { Permission } from './permissions';
 import { secretsEqual } from './secrets';
 import { validateSession } from './sessions';
 import { verifyApiToken } from './tokens';
@@ -48,7 +48,7 @@ export async function requireRequestActor(request: Request, permission: Permissi
 /** Permission check shared by both doors; a session with a one-time password may only go change it. */
 export function authorize(actor: AuthActor, permission: Permission): AuthActor {
   if (actor.via === 'session' && actor.mustChangePassword) throw new PasswordChangeRequiredError();
-  if (!can(actor, permission)) throw new ForbiddenError(permission, actor.roles);
+  requirePermission(actor, permission);
   return actor;
 }
 

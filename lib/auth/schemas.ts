@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { PASSWORD_MAX, PASSWORD_MIN } from './password';
 import { ROLES } from './permissions';
 
-/** Zod at the auth boundaries: sign-in form, admin forms, token forms. */
+// Zod at the auth boundaries: sign-in form, admin forms, token forms.
+
 /** The username rule in words: the users page shows it beside the field, and refusals repeat it (one issue per refusal: `abort`). */
 export const USERNAME_RULE = '2 to 64 characters: letters a–z, digits, dot, underscore or hyphen, starting with a letter or digit (capitals become lowercase)';
 

@@ -2,7 +2,7 @@ import { db, type Tx } from '@/lib/db/client';
 import { NotFoundError } from '@/lib/intents/errors';
 import { parseInput } from '@/lib/intents/schemas';
 import { recordAuthEvent } from './events';
-import { ForbiddenError } from './errors';
+import { requirePermission } from './errors';
 import { can, type Role } from './permissions';
 import { createTokenSchema, tokenIdSchema } from './schemas';
 import { randomSecret, sha256Hex } from './secrets';
@@ -65,7 +65,7 @@ export async function storeApiToken(
 
 /** Creates a token for the acting user. The returned `token` is the only time anyone sees it. */
 export async function createApiToken(input: unknown, actor: AuthActor, now = new Date()): Promise<{ token: string; record: ApiTokenView }> {
-  assertCan(actor, 'tokens.own');
+  requirePermission(actor, 'tokens.own');
   const { name, expiresInDays } = parseInput(createTokenSchema, input);
   const token = generateApiToken();
   const expiresAt = expiresInDays ? new Date(now.getTime() + expiresInDays * 86_400_000) : null;
@@ -97,7 +97,7 @@ export async function verifyApiToken(token: string, now = new Date()): Promise<A
 
 /** Revokes a token: its owner may, and so may an admin (`tokens.manage`). Revoking twice is fine. */
 export async function revokeApiToken(tokenId: unknown, actor: AuthActor, now = new Date()): Promise<ApiTokenView> {
-  assertCan(actor, 'tokens.own');
+  requirePermission(actor, 'tokens.own');
   const id = parseInput(tokenIdSchema, tokenId, 'tokenId');
   const row = await db().apiToken.findUnique({ where: { id }, include: { user: { select: { username: true } } } });
   // Someone else's token looks exactly like a missing one to a non-admin: ids are not a way to probe.
@@ -114,8 +114,8 @@ export async function revokeApiToken(tokenId: unknown, actor: AuthActor, now = n
 
 /** The actor's own tokens; with `all`, everyone's (admins only). Newest first. */
 export async function listApiTokens(actor: AuthActor, options: { all?: boolean } = {}): Promise<ApiTokenView[]> {
-  assertCan(actor, 'tokens.own');
-  if (options.all) assertCan(actor, 'tokens.manage');
+  requirePermission(actor, 'tokens.own');
+  if (options.all) requirePermission(actor, 'tokens.manage');
   const rows = await db().apiToken.findMany({
     where: options.all ? {} : { userId: actor.userId },
     orderBy: { createdAt: 'desc' },
@@ -123,8 +123,4 @@ export async function listApiTokens(actor: AuthActor, options: { all?: boolean }
     take: 1000,
   });
   return rows.map(view);
-}
-
-function assertCan(actor: AuthActor, permission: 'tokens.own' | 'tokens.manage') {
-  if (!can(actor, permission)) throw new ForbiddenError(permission, actor.roles);
 }

@@ -3,9 +3,9 @@ import { isSqlState, SQLSTATE } from '@/lib/db/sqlstate';
 import { NotFoundError, ValidationError } from '@/lib/intents/errors';
 import { parseInput } from '@/lib/intents/schemas';
 import { recordAuthEvent } from './events';
-import { AccountDisabledError, ForbiddenError, InvalidCredentialsError, RateLimitedError, UserConflictError } from './errors';
+import { AccountDisabledError, InvalidCredentialsError, RateLimitedError, requirePermission, UserConflictError } from './errors';
 import { generatePassword, hashPassword, verifyAgainstDummy, verifyPassword } from './password';
-import { can, type Permission, type Role } from './permissions';
+import type { Role } from './permissions';
 import {
   clearSignInFailures,
   lockSignInKeys,
@@ -41,10 +41,6 @@ function view(row: UserRow): UserView {
 }
 
 const userSelect = { id: true, username: true, roles: true, disabled: true, mustChangePassword: true, createdAt: true, createdBy: true, lastSignInAt: true } as const;
-
-function assertCan(actor: AuthActor, permission: Permission) {
-  if (!can(actor, permission)) throw new ForbiddenError(permission, actor.roles);
-}
 
 // ── sign-in ─────────────────────────────────────────────────────────────────────────────────────────────────────
 
@@ -111,7 +107,7 @@ export async function changeOwnPassword(input: { currentPassword: unknown; newPa
 // ── administration (users.manage) ───────────────────────────────────────────────────────────────────────────────
 
 export async function listUsers(actor: AuthActor): Promise<UserView[]> {
-  assertCan(actor, 'users.manage');
+  requirePermission(actor, 'users.manage');
   const rows = await db().user.findMany({ select: userSelect, orderBy: { username: 'asc' } });
   return rows.map(view);
 }
@@ -121,7 +117,7 @@ export async function listUsers(actor: AuthActor): Promise<UserView[]> {
  * Creating internal users in code (bootstrap, tests) goes through `insertUser` instead.
  */
 export async function createUser(input: unknown, actor: AuthActor): Promise<{ user: UserView; oneTimePassword: string }> {
-  assertCan(actor, 'users.manage');
+  requirePermission(actor, 'users.manage');
   const { username, roles } = parseInput(createUserSchema, input);
   const oneTimePassword = generatePassword();
   const user = await insertUser({ username, roles, password: oneTimePassword, mustChangePassword: true, createdBy: actor.name });
@@ -151,7 +147,7 @@ export async function insertUser(
 }
 
 export async function setUserRoles(userId: unknown, roles: unknown, actor: AuthActor): Promise<UserView> {
-  assertCan(actor, 'users.manage');
+  requirePermission(actor, 'users.manage');
   const id = parseInput(userIdSchema, userId, 'userId');
   const nextRoles = parseInput(rolesSchema, roles, 'roles');
   const { before, after } = await changeUserGuarded(id, (user) => ({ roles: nextRoles, disabled: user.disabled }), { roles: nextRoles });
@@ -161,7 +157,7 @@ export async function setUserRoles(userId: unknown, roles: unknown, actor: AuthA
 
 /** Disables (signing the user out everywhere; their tokens stop working) or enables a user. Not yourself. */
 export async function setUserDisabled(userId: unknown, disabled: unknown, actor: AuthActor): Promise<UserView> {
-  assertCan(actor, 'users.manage');
+  requirePermission(actor, 'users.manage');
   const id = parseInput(userIdSchema, userId, 'userId');
   if (typeof disabled !== 'boolean') throw new ValidationError([{ field: 'disabled', message: 'must be true or false' }]);
   if (disabled && id === actor.userId) throw new UserConflictError('You cannot disable your own account; ask another admin.');
@@ -173,7 +169,7 @@ export async function setUserDisabled(userId: unknown, disabled: unknown, actor:
 
 /** Issues a new one-time password (shown once) and signs the user out everywhere. */
 export async function resetUserPassword(userId: unknown, actor: AuthActor): Promise<{ user: UserView; oneTimePassword: string }> {
-  assertCan(actor, 'users.manage');
+  requirePermission(actor, 'users.manage');
   const id = parseInput(userIdSchema, userId, 'userId');
   const oneTimePassword = generatePassword();
   const passwordHash = await hashPassword(oneTimePassword);
@@ -188,7 +184,7 @@ export async function resetUserPassword(userId: unknown, actor: AuthActor): Prom
 
 /** Failed sign-ins in the window per username, and whether each is locked out somewhere (for the users page). */
 export async function signInFailuresByUsername(actor: AuthActor, now = new Date(), limits?: SignInLimits): Promise<Map<string, SignInFailureState>> {
-  assertCan(actor, 'users.manage');
+  requirePermission(actor, 'users.manage');
   return signInFailureStates(db(), now, limits);
 }
 
@@ -198,7 +194,7 @@ export async function signInFailuresByUsername(actor: AuthActor, now = new Date(
  * check-and-record; audited in the same transaction.
  */
 export async function unlockSignIn(userId: unknown, actor: AuthActor): Promise<{ user: UserView; clearedFailures: number }> {
-  assertCan(actor, 'users.manage');
+  requirePermission(actor, 'users.manage');
   const id = parseInput(userIdSchema, userId, 'userId');
   const row = await db().user.findUnique({ where: { id }, select: userSelect });
   if (!row) throw new NotFoundError(`User ${id}`);

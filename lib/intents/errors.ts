@@ -102,12 +102,14 @@ export class IdempotencyInProgressError extends DomainError {
   }
 }
 
-/** A stored outcome replayed from an idempotency record: same code, status and body as the first answer. */
-/** The stored refusal of the first request with an idempotency key, answered again to a repeat. */
+/** How the API marks an answer replayed from the first request with the same idempotency key. */
+export const REPLAYED_HEADERS = { 'Idempotent-Replayed': 'true' } as const;
+
+/** A stored refusal replayed from an idempotency record: same code, status and body as the first answer. */
 export class ReplayedError extends DomainError {
   readonly code: string;
   readonly httpStatus: number;
-  readonly headers = { 'Idempotent-Replayed': 'true' };
+  readonly headers = REPLAYED_HEADERS;
   constructor(body: ErrorBody, httpStatus: number) {
     super(body.message, body.details);
     this.code = body.code;

@@ -1,6 +1,6 @@
 import { db, type Tx } from '@/lib/db/client';
 import { concurrencySettings } from '@/lib/env';
-import { DomainError, IdempotencyInProgressError, IdempotencyKeyReusedError, ReplayedError, type ErrorBody } from './errors';
+import { DomainError, IdempotencyInProgressError, IdempotencyKeyReusedError, REPLAYED_HEADERS, ReplayedError, type ErrorBody } from './errors';
 import { canonicalJson, sha256Hex } from './json';
 import { recordOutcome } from './outcomes';
 import { sleep } from './retry';
@@ -9,8 +9,8 @@ import { sleep } from './retry';
  * Idempotency keys (brief §4): a repeat with the same key and body gets the first result — conflicts included —
  * without the work being done again, even when repeats arrive concurrently; the same key with another body is
  * refused. Keys belong to their caller (the signed-in user or the token's owner): another caller's identical key is
- * another key, so no one reads someone else's answer. The first request claims the key (a row in Postgres, so every console instance agrees), and its
- * outcome is stored in the same transaction that commits the work.
+ * another key, so no one reads someone else's answer. The first request claims the key (a row in Postgres, so every
+ * console instance agrees), and its outcome is stored in the same transaction that commits the work.
  */
 export type StoredOutcome<T> = { ok: true; value: T } | { ok: false; status: number; error: ErrorBody };
 
@@ -59,13 +59,15 @@ async function store(client: Tx, scope: string, key: string, outcome: StoredOutc
 }
 
 /**
- * Marks an answer that was not worked out now but replayed from the first request with the same key (the API says so
- * in an `Idempotent-Replayed: true` header). A symbol: JSON never carries it.
+ * Marks an answer that was not worked out now but replayed from the first request with the same key; the API says
+ * so in REPLAYED_HEADERS (ReplayedError carries them for replayed refusals). A symbol: JSON never carries the mark.
  */
 const REPLAYED = Symbol('idempotentReplay');
 
-export function wasReplayed(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[REPLAYED] === true;
+/** The headers an answer goes out with: REPLAYED_HEADERS when it is a replay, none otherwise. */
+export function replayHeaders(value: unknown): typeof REPLAYED_HEADERS | undefined {
+  const replayed = typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[REPLAYED] === true;
+  return replayed ? REPLAYED_HEADERS : undefined;
 }
 
 export async function runIdempotent<T>(

@@ -56,6 +56,7 @@ export function asReplayWork<T>(work: () => Promise<T>): Promise<T> {
 export function inReplayWork(): boolean {
   return replayWork.getStore() === true;
 }
+
 let timer: NodeJS.Timeout | undefined;
 let flushing: Promise<void> | undefined;
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { ForbiddenError } from '@/lib/auth/errors';
-import { can, type Permission } from '@/lib/auth/permissions';
+import { requirePermission } from '@/lib/auth/errors';
+import type { Permission } from '@/lib/auth/permissions';
 import type { AuthActor } from '@/lib/auth/types';
 import { db, type Tx } from '@/lib/db/client';
 import { announceCommitted } from '@/lib/live/announce';
@@ -53,10 +53,6 @@ function parseInput(input: UnblockInput): { pid: number; reason: string } {
     throw new ValidationError(parsed.error.issues.map((i) => ({ field: i.path.join('.') || 'body', message: i.message })));
   }
   return parsed.data;
-}
-
-function requirePermission(actor: AuthActor, permission: Permission): void {
-  if (!can(actor, permission)) throw new ForbiddenError(permission, actor.roles);
 }
 
 /** The impact of stopping `pid`, from a fresh self-limiting snapshot; 404 when no such backend is in this database. */

@@ -1,7 +1,7 @@
 import { cpus, hostname } from 'node:os';
 import { z } from 'zod';
 import { databaseUrl } from '@/lib/db/client';
-import { concurrencySettings, env } from '@/lib/env';
+import { concurrencySettings, env, type ConcurrencySettings } from '@/lib/env';
 import { asReplayWork } from '@/lib/intents/outcomes';
 import { parseInput } from '@/lib/intents/schemas';
 import type { Actor } from '@/lib/intents/types';
@@ -45,6 +45,8 @@ export function replayAllowed(environment: string = env().BRIDGE_ENV): { allowed
   if (environment === 'staging' || environment === 'development') return { allowed: true, reason: null };
   return { allowed: false, reason: new ReplayDisabledError(environment).message };
 }
+
+const pickStrategies = (all: ConcurrencySettings['strategies']) => Object.fromEntries(STRATEGY_FLAGS.map((f) => [f, all[f]])) as ScenarioContext['strategies'];
 
 async function runConfig(sizes: Sizes, sizePreset: RunConfig['sizePreset'], targets: RunConfig['targets'], overrides: RunConfig['strategyOverrides'] = {}): Promise<RunConfig> {
   const server = await serverSettings().catch(() => null);
@@ -126,10 +128,8 @@ export async function executeReplay(run: ReplayRunView, options: { onProgress?: 
     lockTimeoutMs: settings.lockTimeoutMs,
     preparedStatements: settings.preparedStatements,
     statusUpdateInOneStatement: settings.statusUpdateInOneStatement,
-    strategies: {
-      update_status: (run.config.strategyOverrides?.update_status ?? settings.strategies.update_status),
-      reevaluate: (run.config.strategyOverrides?.reevaluate ?? settings.strategies.reevaluate),
-    },
+    // The strategies the run recorded (its own choice already applied), not the configuration as it is now.
+    strategies: pickStrategies((run.config.settings as Pick<ConcurrencySettings, 'strategies'>).strategies),
     progress: (fraction, note) => {
       progress = { ...progress, fraction: Math.max(0, Math.min(1, fraction)), note };
       options.onProgress?.(progress, results);

@@ -1,6 +1,7 @@
 import { bulkUpdateStatus, createIntent, reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
 import type { LockStrategy } from '@/lib/env';
 import { observeOutcomes } from '@/lib/intents/outcomes';
+import type { JsonObject } from '@/lib/intents/json';
 import type { IntentStatus } from '@/lib/intents/state-machine';
 import type { Actor, Intent } from '@/lib/intents/types';
 import { createBaselinePool, rawUpdateStatus, rawUpdateStatusInOneStatement } from './baseline';
@@ -86,6 +87,11 @@ const PATH_TO: Record<IntentStatus, IntentStatus[]> = {
   FAILED: ['FAILED'],
 };
 
+/** The measured calls: the engine's commands by the strategies the run uses (configured, or its own choice). */
+const updateAsRun = (ctx: ScenarioContext, id: string, status: IntentStatus) => updateIntentStatus({ id, status }, ctx.actor, { strategy: ctx.strategies.update_status });
+const correctAsRun = (ctx: ScenarioContext, id: string, diff: JsonObject, reason: string) =>
+  reevaluateIntent({ id, diff, source: 'replay', reason }, ctx.actor, { strategy: ctx.strategies.reevaluate });
+
 /** Setup work is not what a scenario measures: its outcomes go to no one (they are still persisted as usual). */
 const unobserved = <T>(work: () => Promise<T>) => observeOutcomes(() => undefined, work);
 
@@ -112,7 +118,7 @@ const statusRace: Scenario = {
       await ctx.checkCancelled();
       const calls = await Promise.all(
         (['NORMALIZED', 'PROCESSED'] as const).map((status) =>
-          tally.call(() => updateIntentStatus({ id: intent.id, status }, ctx.actor, { strategy: ctx.strategies.update_status }), (r) => r.alreadyApplied).then((r) => ({ status, r })),
+          tally.call(() => updateAsRun(ctx, intent.id, status), (r) => r.alreadyApplied).then((r) => ({ status, r })),
         ),
       );
       applied.set(intent.id, calls.filter(({ r }) => r.ok && !r.value.alreadyApplied).map(({ status }) => status));
@@ -148,7 +154,7 @@ function corrections(name: 'corrections-3' | 'corrections-50', count: (s: Sizes)
       await unobserved(() =>
         Promise.all(
           spares.map((spare, k) =>
-            reevaluateIntent({ id: spare.id, diff: { warmUp: k }, source: 'replay', reason: 'warm-up' }, ctx.actor, { strategy: ctx.strategies.reevaluate }).then(() =>
+            correctAsRun(ctx, spare.id, { warmUp: k }, 'warm-up').then(() =>
               reevaluateIntent({ id: spare.id, diff: { warmUp: -k }, source: 'replay', reason: 'warm-up' }, ctx.actor, { strategy: 'pessimistic' }),
             ),
           ),
@@ -160,10 +166,7 @@ function corrections(name: 'corrections-3' | 'corrections-50', count: (s: Sizes)
         range(n).map((i) =>
           tally
             .call(
-              () =>
-                reevaluateIntent({ id: intent.id, diff: { [`field_${i}`]: `value_${i}` }, source: 'replay', reason: `replay correction ${i + 1} of ${n}` }, ctx.actor, {
-                  strategy: ctx.strategies.reevaluate,
-                }),
+              () => correctAsRun(ctx, intent.id, { [`field_${i}`]: `value_${i}` }, `replay correction ${i + 1} of ${n}`),
               (r) => r.alreadyApplied,
             )
             .finally(() => ctx.progress(++done / n, `${done} of ${n} corrections`)),
@@ -203,7 +206,7 @@ const identicalTransitions: Scenario = {
       await ctx.checkCancelled();
       const results = await Promise.all(
         range(ctx.sizes.identicalCalls).map(() =>
-          tally.call(() => updateIntentStatus({ id: intent.id, status: 'NORMALIZED' }, ctx.actor, { strategy: ctx.strategies.update_status }), (r) => r.alreadyApplied),
+          tally.call(() => updateAsRun(ctx, intent.id, 'NORMALIZED'), (r) => r.alreadyApplied),
         ),
       );
       succeeded += results.filter((r) => r.ok).length;
@@ -370,7 +373,7 @@ const throughput: Scenario = {
       const cpu = process.cpuUsage();
       const started = performance.now();
       if (side === 'ours') {
-        const results = await Promise.all(slice.map((intent) => tally.call(() => updateIntentStatus({ id: intent.id, status: 'NORMALIZED' }, ctx.actor, { strategy: ctx.strategies.update_status }))));
+        const results = await Promise.all(slice.map((intent) => tally.call(() => updateAsRun(ctx, intent.id, 'NORMALIZED'))));
         succeeded += results.filter((x) => x.ok).length;
       } else {
         const results = await Promise.allSettled(slice.map((intent) => baseline(pool, intent.id, 'NORMALIZED', ctx.actor.name, ctx.lockTimeoutMs, ctx.preparedStatements)));
@@ -384,7 +387,7 @@ const throughput: Scenario = {
       // Warm-up (not measured): connections opened, statements prepared, code paths warm on both sides.
       const warm = await createReplayIntents(ctx, this.name, Math.min(batch, 50) * 2, 'RECEIVED');
       await unobserved(() =>
-        Promise.all(warm.map((w, i) => (i % 2 ? baseline(pool, w.id, 'NORMALIZED', ctx.actor.name, ctx.lockTimeoutMs, ctx.preparedStatements) : updateIntentStatus({ id: w.id, status: 'NORMALIZED' }, ctx.actor, { strategy: ctx.strategies.update_status })))),
+        Promise.all(warm.map((w, i) => (i % 2 ? baseline(pool, w.id, 'NORMALIZED', ctx.actor.name, ctx.lockTimeoutMs, ctx.preparedStatements) : updateAsRun(ctx, w.id, 'NORMALIZED')))),
       );
       for (const r of range(rounds)) {
         await ctx.checkCancelled();

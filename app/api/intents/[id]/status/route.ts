@@ -2,7 +2,7 @@ import { NextResponse } from 'next/server';
 import { requestActor } from '@/lib/http/actor';
 import { handler, readJsonBody, otherMethods } from '@/lib/http/respond';
 import { updateIntentStatus } from '@/lib/intents/commands';
-import { wasReplayed } from '@/lib/intents/idempotency';
+import { replayHeaders } from '@/lib/intents/idempotency';
 import { parseInput, updateStatusSchema } from '@/lib/intents/schemas';
 
 export const dynamic = 'force-dynamic';
@@ -11,8 +11,7 @@ export const POST = handler(async (request, { params }: { params: Promise<{ id: 
   const actor = await requestActor(request, 'intents.status');
   const body = parseInput(updateStatusSchema, await readJsonBody(request));
   const result = await updateIntentStatus({ ...body, id: (await params).id }, actor);
-  // A repeat of an idempotency key gets the first answer: say it is one.
-  return NextResponse.json(result, { headers: wasReplayed(result) ? { 'Idempotent-Replayed': 'true' } : undefined });
+  return NextResponse.json(result, { headers: replayHeaders(result) });
 });
 
 export const { GET, HEAD, PUT, PATCH, DELETE } = otherMethods('POST');
