@@ -1,4 +1,5 @@
 import { NextResponse } from 'next/server';
+import { isConnectionLoss } from '@/lib/db/sqlstate';
 import { DomainError, ValidationError, type ErrorBody } from '@/lib/intents/errors';
 
 /** The API's error envelope (brief §5): `{ error: { code, message, details? } }`. */
@@ -15,6 +16,18 @@ export function domainErrorResponse(err: DomainError): NextResponse {
 /** Maps anything thrown by a door to a response; unexpected failures are logged and answered generically. */
 export function toErrorResponse(err: unknown): NextResponse {
   if (err instanceof DomainError) return domainErrorResponse(err);
+  if (isConnectionLoss(err)) {
+    console.warn('[api] the database connection was lost during a request:', err instanceof Error ? err.message : err);
+    return errorJson(
+      503,
+      {
+        code: 'database_unavailable',
+        message:
+          'The connection to the database was lost while handling this request (a restart, a failover or a killed backend). A change is applied whole or not at all: repeat the request — with the same idempotency key if you sent one — to get its outcome.',
+      },
+      { 'Retry-After': '1' },
+    );
+  }
   console.error('[api] unexpected error:', err);
   return errorJson(500, { code: 'internal_error', message: 'The server failed to handle this request; nothing was applied by it. Try again, and report it if it persists.' });
 }
