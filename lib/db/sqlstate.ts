@@ -9,6 +9,7 @@ export const SQLSTATE = {
   queryCanceled: '57014',
   uniqueViolation: '23505',
   invalidTextRepresentation: '22P02',
+  connectionFailure: '08006',
 } as const;
 
 type WithCause = { code?: unknown; cause?: unknown; meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } };

@@ -59,6 +59,14 @@ export class LiveProbe {
       else if (line.startsWith('event: ')) event = line.slice(7);
       else if (line.startsWith('data: ')) data += line.slice(6);
     }
+    if (event === 'reset') {
+      // Too much at once for single events: a page refetches everything, so every awaited change is on screen now.
+      for (const w of [...this.waiters]) {
+        this.waiters.delete(w);
+        w.resolve(at);
+      }
+      return;
+    }
     if (event !== 'changes' || !data) return;
     const { events } = JSON.parse(data) as { events: { intentId: string | null; toStatus: string | null }[] };
     for (const w of [...this.waiters]) {

@@ -60,3 +60,37 @@ describe('connection loss', () => {
     expect(toErrorResponse(new Error('boom')).status).toBe(500);
   });
 });
+
+describe('a connection that died between two statements of a transaction', () => {
+  beforeEach(() => {
+    vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+  });
+
+  it('fails its next statement as connection_failure (08006), not as an unknown error', async () => {
+    const killer = await rawClient('bridge-test:killer');
+    try {
+      const failure = await client
+        .$transaction(async (tx) => {
+          const [{ pid }] = await tx.$queryRaw<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+          await killer.query('SELECT pg_terminate_backend($1)', [pid]);
+          // Wait until the server has really gone, then use the transaction again.
+          for (let i = 0; i < 200; i++) {
+            const { rows } = await killer.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid]);
+            if (!rows.length) break;
+            await new Promise((r) => setTimeout(r, 10));
+          }
+          await tx.$queryRaw`SELECT 1`;
+        })
+        .then(
+          () => null,
+          (err: unknown) => err,
+        );
+      expect(failure).not.toBeNull();
+      expect(isConnectionLoss(failure)).toBe(true);
+      expect(toErrorResponse(failure).status).toBe(503);
+    } finally {
+      await killer.end();
+    }
+  });
+});
