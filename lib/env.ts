@@ -11,7 +11,10 @@ const strategy = (def: 'pessimistic' | 'optimistic') => z.enum(['pessimistic', '
 export const envSchema = z.object({
   DATABASE_URL: z.string().url().optional(),
   PORT: intFrom(3000, 1, 65535),
-  /** Which environment this console serves; shown as a badge, and production disables the replay. */
+  /**
+   * Which environment this console serves; shown as a badge, and production disables the replay. Unset, it is
+   * development only on the embedded database: with DATABASE_URL it is production (see `defaultEnvironment`).
+   */
   BRIDGE_ENV: z.enum(['development', 'staging', 'production']).default('development'),
   DB_POOL_SIZE: intFrom(10, 1, 200),
   /** Server-side prepared statements for the engine's queries (lib/db/client.ts); false behind PgBouncer < 1.21 in transaction mode. */
@@ -58,9 +61,26 @@ export type Env = z.infer<typeof envSchema>;
 
 let cached: Env | undefined;
 
+/**
+ * A console pointed at a real database (DATABASE_URL) without a BRIDGE_ENV is not assumed to be someone's laptop:
+ * it runs as production (Secure cookies, replay off) until told otherwise.
+ */
+function defaultEnvironment(source: NodeJS.ProcessEnv): 'development' | 'production' {
+  return source.DATABASE_URL ? 'production' : 'development';
+}
+
+/** What start-up should say about the environment when it was chosen by default rather than set. */
+export function environmentNote(source: NodeJS.ProcessEnv = process.env): string | null {
+  if (source.BRIDGE_ENV) return null;
+  return defaultEnvironment(source) === 'production'
+    ? 'BRIDGE_ENV is not set and DATABASE_URL is: running as production (Secure cookies, replay off). Set BRIDGE_ENV=development or staging to change that.'
+    : 'BRIDGE_ENV is not set: development on the embedded database (plain-HTTP cookies, replay on).';
+}
+
 export function env(): Env {
   if (!cached) {
-    const parsed = envSchema.safeParse(process.env);
+    const source = process.env.BRIDGE_ENV ? process.env : { ...process.env, BRIDGE_ENV: defaultEnvironment(process.env) };
+    const parsed = envSchema.safeParse(source);
     if (!parsed.success) {
       const problems = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n');
       throw new Error(`Invalid configuration:\n${problems}`);

@@ -19,4 +19,4 @@ export async function GET(request: Request): Promise<Response> {
   }
 }
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods('GET');
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');
