@@ -46,11 +46,13 @@ export const envSchema = z.object({
   /** Idle lifetime of a console session; each use slides it forward, up to SESSION_MAX_HOURS after sign-in. */
   SESSION_TTL_HOURS: intFrom(8, 1, 24 * 30),
   SESSION_MAX_HOURS: intFrom(72, 1, 24 * 90),
-  /** Failed sign-ins within the window before refusing: per username from one address, per username from all, per address. */
+  /** Failed sign-ins within the window before delays start (per username from one address, per username from all), and the ceiling per known address (lib/auth/rate-limit.ts). */
   SIGNIN_MAX_FAILURES: intFrom(5, 1, 1000),
   SIGNIN_MAX_FAILURES_PER_USER: intFrom(50, 1, 100_000),
   SIGNIN_MAX_FAILURES_PER_IP: intFrom(50, 1, 100_000),
   SIGNIN_WINDOW_MINUTES: intFrom(15, 1, 24 * 60),
+  /** The longest a throttled sign-in waits after the last failure (the delay doubles from 1 s up to this). */
+  SIGNIN_MAX_DELAY_SECONDS: intFrom(30, 1, 3600),
   /** Behind a reverse proxy that sets X-Forwarded-For / X-Forwarded-Host: trust them (else they are client-controlled). */
   TRUST_PROXY: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
   /** Extra origins (comma-separated, e.g. https://console.example.com) allowed to send cookie-authenticated writes. */
