@@ -8,7 +8,7 @@
 import { createServer } from 'node:http';
 import { resolve } from 'node:path';
 import next from 'next';
-import { gate, type GateOptions } from '../lib/http/gate';
+import { answerClientError, gate, type GateOptions } from '../lib/http/gate';
 
 const root = resolve(import.meta.dirname, '..');
 
@@ -35,6 +35,7 @@ async function main() {
       } else res.destroy();
     });
   });
+  server.on('clientError', answerClientError);
   // Slow or idle clients cannot hold sockets open for ever (a request's headers within 20 s, each request within 60 s;
   // event streams are responses, not requests, and are unaffected).
   server.headersTimeout = 20_000;

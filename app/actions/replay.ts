@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { ActionResult } from '@/lib/console/action-result';
 import { actionActor } from '@/lib/http/action-actor';
 import { asDomainError } from '@/lib/http/respond';
+import { parseInput } from '@/lib/intents/schemas';
 import { cancelReplay, startReplayInBackground } from '@/lib/replay/runner';
 import { summarizeRun, type RunSummary } from '@/lib/replay/summary';
 
@@ -29,8 +30,8 @@ async function run<T>(what: string, fn: () => Promise<T>): Promise<ActionResult<
 export async function startReplayAction(input: unknown): Promise<ActionResult<RunSummary>> {
   return run('starting a replay', async () => {
     const actor = await actionActor('replay.run');
-    const parsed = objectInput.safeParse(input);
-    const { scenarios, size, strategies } = parsed.success ? parsed.data : {};
+    // A call with anything but an object is not the page's form: refused, rather than read as "all defaults".
+    const { scenarios, size, strategies } = parseInput(objectInput, input);
     return summarizeRun(await startReplayInBackground({ scenarios, size, strategies } as never, { name: actor.name }));
   });
 }

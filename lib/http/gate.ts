@@ -163,3 +163,24 @@ export function gate(req: IncomingMessage, res: ServerResponse, options: GateOpt
   refuse(req, res, refusal);
   return true;
 }
+
+/**
+ * What Node's own HTTP parser refuses before any handler runs (a method it does not know, a malformed header, a
+ * Content-Length that is not a number): by default a bare `400 Bad Request`. The server's `clientError` listener
+ * answers the same 4xx in the error envelope instead, and closes the connection, as the parser requires.
+ */
+export function answerClientError(err: NodeJS.ErrnoException & { bytesParsed?: number }, socket: import('node:stream').Duplex): void {
+  if (!socket.writable || (err.code === 'ECONNRESET')) {
+    socket.destroy();
+    return;
+  }
+  const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const code = status === 431 ? 'headers_too_large' : status === 408 ? 'request_timeout' : 'invalid_request';
+  const message =
+    status === 431 ? 'The request headers are too large.' : status === 408 ? 'The request took too long to arrive.' : 'The request is not well-formed HTTP (its method, a header or its framing).';
+  const body = JSON.stringify({ error: { code, message } });
+  socket.end(
+    `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'}\r\n` +
+      `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
