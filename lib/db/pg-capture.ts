@@ -52,17 +52,31 @@ export function withPgErrorCapture<T>(fn: () => Promise<T>): { run: () => Promis
   };
 }
 
+/** Appends a deadlock's DETAIL to its message, once. */
+function withDetail(err: { code?: string; message?: string; detail?: string } | null | undefined): void {
+  if (err?.code === SQLSTATE.deadlock && typeof err.detail === 'string' && typeof err.message === 'string' && !err.message.includes(DETAIL_MARK)) {
+    err.message = `${err.message}${DETAIL_MARK}${err.detail}`;
+  }
+}
+
 export class CapturingClient extends pg.Client {
-  // pg's query has many overloads; only the promise form (the adapter's) is intercepted.
+  // pg's query has many overloads: the promise form (the adapter's, in a transaction) and the callback form (what
+  // pg.Pool#query uses for a statement outside a transaction) are both intercepted.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   query(...args: any[]): any {
+    const last = args.length ? args[args.length - 1] : undefined;
+    if (typeof last === 'function') {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      args[args.length - 1] = (err: any, result: unknown) => {
+        withDetail(err);
+        return last(err, result);
+      };
+    }
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     const result = (super.query as any)(...args);
     if (result && typeof result.then === 'function') {
       return result.catch((err: { code?: string; message?: string; detail?: string }) => {
-        if (err?.code === SQLSTATE.deadlock && typeof err.detail === 'string' && typeof err.message === 'string' && !err.message.includes(DETAIL_MARK)) {
-          err.message = `${err.message}${DETAIL_MARK}${err.detail}`;
-        }
+        withDetail(err);
         throw err;
       });
     }
