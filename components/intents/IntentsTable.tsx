@@ -11,7 +11,7 @@ import { TableSkeleton } from '@/components/ui/Skeleton';
 import { StatusBadge } from '@/components/ui/StatusBadge';
 import type { ActionError } from '@/lib/console/action-result';
 import { intentsHref } from '@/lib/console/filters';
-import { fetchIntentList } from '@/lib/console/intents-client';
+import { fetchIntentList, retryUnlessRefused } from '@/lib/console/intents-client';
 import { intentKeys, type IntentListFilters } from '@/lib/intents/keys';
 import type { IntentStatus } from '@/lib/intents/state-machine';
 import type { Intent } from '@/lib/intents/types';
@@ -27,7 +27,7 @@ type Refusal = { intentId: string; from: IntentStatus; allowed: IntentStatus[]; 
 /** The list: keyset pages of 50, newest change first; select rows to change their status together. */
 export function IntentsTable({ filters, canBulk, lockTimeoutMs }: { filters: IntentListFilters; canBulk: boolean; lockTimeoutMs?: number }) {
   const { setSelectedCount } = useIntentsWorkspace();
-  const list = useQuery({ queryKey: intentKeys.list(filters), queryFn: () => fetchIntentList(filters), placeholderData: keepPreviousData });
+  const list = useQuery({ queryKey: intentKeys.list(filters), queryFn: () => fetchIntentList(filters), placeholderData: keepPreviousData, retry: retryUnlessRefused });
   const [selected, setSelected] = useState<Map<string, Intent>>(new Map());
   useEffect(() => setSelectedCount(selected.size), [selected.size, setSelectedCount]);
   useEffect(() => () => setSelectedCount(0), [setSelectedCount]);

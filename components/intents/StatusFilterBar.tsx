@@ -6,7 +6,7 @@ import { useRouter } from 'next/navigation';
 import { useEffect, useRef, useState } from 'react';
 import { ErrorState } from '@/components/ui/ErrorState';
 import { intentsHref } from '@/lib/console/filters';
-import { fetchStatusCounts } from '@/lib/console/intents-client';
+import { fetchStatusCounts, retryUnlessRefused } from '@/lib/console/intents-client';
 import { intentKeys, type IntentListFilters } from '@/lib/intents/keys';
 import { INTENT_STATUSES } from '@/lib/intents/state-machine';
 import type { CountsAnswer } from '@/lib/counts/answer';
@@ -35,7 +35,7 @@ const SEARCH_KIND: Partial<Record<ResolvedSearch['kind'], string>> = {
 
 /** Status tabs with counts (under the current search and filters), the search and the filters; all live in the URL. */
 export function StatusFilterBar({ filters, searchKind = null }: { filters: IntentListFilters; searchKind?: ResolvedSearch['kind'] | null }) {
-  const counts = useQuery({ queryKey: intentKeys.count(filters), queryFn: () => fetchStatusCounts(filters) });
+  const counts = useQuery({ queryKey: intentKeys.count(filters), queryFn: () => fetchStatusCounts(filters), retry: retryUnlessRefused });
   const answer = counts.data;
   const tabs = [{ status: null, label: 'All', count: answer?.total }, ...INTENT_STATUSES.map((s) => ({ status: s, label: s, count: answer ? (answer.counts?.[s] ?? null) : undefined }))];
   const note = !answer

@@ -15,6 +15,12 @@ export class ApiError extends Error {
   }
 }
 
+/** Retry once after a failure, but not after a refusal (4xx: a search too short or too slow stays so). */
+export function retryUnlessRefused(failures: number, error: unknown): boolean {
+  if (error instanceof ApiError && error.status >= 400 && error.status < 500) return false;
+  return failures < 1;
+}
+
 async function getJson<T>(url: string): Promise<T> {
   const res = await fetch(url, { headers: { accept: 'application/json' }, cache: 'no-store' });
   if (!res.ok) {

@@ -19,20 +19,26 @@ const FOLD_ON_READ_AT = 5_000;
 
 type Row = { status: IntentStatus; n: bigint; pending: bigint };
 
-/** Exact per-status counts (replay intents left out unless asked for). */
-export async function maintainedStatusCounts(options: { includeReplay?: boolean; client?: Tx | Prisma.TransactionClient } = {}): Promise<StatusCounts> {
-  const client = options.client ?? db();
-  const includeReplay = options.includeReplay ?? false;
-  const rows = await client.$queryRaw<Row[]>`
+/** The read as a query of its own, for callers that batch it with others in one round trip. */
+export function statusCountsQuery(includeReplay = false, client: Tx | Prisma.TransactionClient = db()): Prisma.PrismaPromise<Row[]> {
+  return client.$queryRaw<Row[]>`
     WITH d AS (SELECT is_replay, status, n FROM intent_status_deltas)
     SELECT c.status::text AS status, sum(c.n)::bigint AS n, (SELECT count(*) FROM d) AS pending
     FROM (SELECT is_replay, status, n FROM intent_status_totals UNION ALL SELECT is_replay, status, n FROM d) c
     WHERE ${includeReplay} OR NOT c.is_replay
     GROUP BY c.status`;
+}
+
+export function countsFromRows(rows: Row[]): StatusCounts {
   const counts = zeroCounts();
   for (const r of rows) counts[r.status] = Number(r.n);
   if (rows.length && Number(rows[0].pending) > FOLD_ON_READ_AT) void foldStatusDeltas().catch(() => undefined);
   return counts;
+}
+
+/** Exact per-status counts (replay intents left out unless asked for). */
+export async function maintainedStatusCounts(options: { includeReplay?: boolean; client?: Tx | Prisma.TransactionClient } = {}): Promise<StatusCounts> {
+  return countsFromRows(await statusCountsQuery(options.includeReplay ?? false, options.client));
 }
 
 /** Folds the pending deltas into the totals; returns how many delta rows it folded (0 when another fold is running). */

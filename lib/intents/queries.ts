@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Prisma } from '@/generated/prisma/client';
 import { db } from '@/lib/db/client';
-import { baseConditions, bounded, checkRange, countsUnder, LIST_TIMEOUT_MS, rangeFiltersSchema, resolveSearch, SearchTooSlowError, whereClause } from '@/lib/search/intents';
+import { baseConditions, checkRange, countsUnder, LIST_TIMEOUT_MS, rangeFiltersSchema, resolveSearch, SearchTooSlowError, TIMED_OUT, whereClause, withTimeout } from '@/lib/search/intents';
 import { ValidationError } from './errors';
 import { NotFoundError } from './errors';
 import { INTENT_COLUMNS, selectAuditEvents, selectConflictEvents, selectCorrections, selectIntent, toIntent, type IntentRow } from './repository';
@@ -48,15 +48,10 @@ export async function listIntents(input: ListQueryInput): Promise<IntentList> {
     const c = decodeCursor(cursor);
     where.push(Prisma.sql`(updated_at, id) < (${new Date(c.u)}::timestamptz, ${c.i}::uuid)`);
   }
-  const rows = await bounded(
-    search.scansPayload,
-    LIST_TIMEOUT_MS,
-    (client) => client.$queryRaw<IntentRow[]>`
-      SELECT ${INTENT_COLUMNS} FROM intents ${whereClause(where)} ORDER BY updated_at DESC, id DESC LIMIT ${limit + 1}`,
-    () => {
-      throw new SearchTooSlowError('list');
-    },
-  );
+  const query = db().$queryRaw<IntentRow[]>`
+    SELECT ${INTENT_COLUMNS} FROM intents ${whereClause(where)} ORDER BY updated_at DESC, id DESC LIMIT ${limit + 1}`;
+  const rows = search.scansPayload ? await withTimeout(LIST_TIMEOUT_MS, query) : await query;
+  if (rows === TIMED_OUT) throw new SearchTooSlowError('list');
   const items = rows.slice(0, limit).map(toIntent);
   return { items, nextCursor: rows.length > limit ? encodeCursor(items[items.length - 1]) : null };
 }

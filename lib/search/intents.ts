@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Prisma } from '@/generated/prisma/client';
 import { COUNT_CAP, exactAnswer, type CountsAnswer } from '@/lib/counts/answer';
-import { maintainedStatusCounts } from '@/lib/counts/status-counts';
+import { countsFromRows, maintainedStatusCounts, statusCountsQuery } from '@/lib/counts/status-counts';
 import { db, type Tx } from '@/lib/db/client';
 import { SQLSTATE, sqlState } from '@/lib/db/sqlstate';
 import { DomainError, ValidationError } from '@/lib/intents/errors';
@@ -129,44 +129,54 @@ export function baseConditions(filters: IntentFilters, search: ResolvedSearch): 
 
 export const whereClause = (parts: Prisma.Sql[]) => (parts.length ? Prisma.sql`WHERE ${Prisma.join(parts, ' AND ')}` : Prisma.empty);
 
+/** What `withTimeout` answers when the statement timeout cancelled the work. */
+export const TIMED_OUT = Symbol('timed out');
+
 /**
- * Runs `fn` with a statement timeout when the search reads the trigram index (a broad text can match most rows;
- * sorting them all must not take seconds). A timeout becomes `onTimeout()`.
+ * Runs queries in one transaction under a statement timeout (a broad text can match most rows; reading them all
+ * must not take seconds). A batch, not an interactive transaction: one round of messages to the database, so the
+ * bound costs almost nothing itself.
  */
-export async function bounded<T>(scansPayload: boolean, timeoutMs: number, fn: (client: Tx) => Promise<T>, onTimeout: () => T | Promise<T>): Promise<T> {
-  if (!scansPayload) return fn(db());
+export async function withTimeout<T>(timeoutMs: number, query: Prisma.PrismaPromise<T>): Promise<T | typeof TIMED_OUT> {
   try {
-    return await db().$transaction(async (tx) => {
-      await tx.$executeRawUnsafe(`SET LOCAL statement_timeout = ${Math.round(timeoutMs)}`);
-      return fn(tx);
-    });
+    const [, result] = await db().$transaction([db().$executeRawUnsafe(`SET LOCAL statement_timeout = ${Math.round(timeoutMs)}`), query]);
+    return result as T;
   } catch (err) {
-    if (sqlState(err) === SQLSTATE.queryCanceled) return onTimeout();
+    if (sqlState(err) === SQLSTATE.queryCanceled) return TIMED_OUT;
     throw err;
   }
 }
 
+type Plan = { 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }[];
+
 /**
- * The planner's estimate of the matches (EXPLAIN: no rows read), spread over the statuses in the proportions of all
- * intents. Said to be an estimate wherever it is shown.
+ * The planner's estimate of how many rows match (EXPLAIN: no rows read; bounded, as planning waits for locks), with
+ * the counts of all intents, in one round trip.
  */
-export async function estimatedCounts(clause: Prisma.Sql, includeReplay: boolean, cap: number): Promise<CountsAnswer> {
-  const unknown = { counts: null, total: null, exact: false, capped: false, estimated: false, cap };
+async function estimateMatches(clause: Prisma.Sql, includeReplay: boolean): Promise<{ estimate: number; all: Record<IntentStatus, number> } | null> {
   try {
-    type Plan = { 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }[];
-    // Planning reads no rows, but it does wait for a lock like any statement: bounded too.
-    const plan = await bounded(true, COUNTS_TIMEOUT_MS, (client) => client.$queryRaw<Plan>`EXPLAIN (FORMAT JSON) SELECT 1 FROM intents ${clause}`, () => null);
-    if (!plan) return unknown;
-    const total = Math.round(plan[0]['QUERY PLAN'][0].Plan['Plan Rows']);
-    const all = await maintainedStatusCounts({ includeReplay });
-    const sum = Object.values(all).reduce((a, b) => a + b, 0) || 1;
-    const counts = zero();
-    for (const s of INTENT_STATUSES) counts[s] = Math.round((total * all[s]) / sum);
-    return { counts, total, exact: false, capped: false, estimated: true, cap };
-  } catch {
-    return unknown;
+    const [, plan, all] = await db().$transaction([
+      db().$executeRawUnsafe(`SET LOCAL statement_timeout = ${COUNTS_TIMEOUT_MS}`),
+      db().$queryRaw<Plan>`EXPLAIN (FORMAT JSON) SELECT 1 FROM intents ${clause}`,
+      statusCountsQuery(includeReplay),
+    ]);
+    return { estimate: Math.round(plan[0]['QUERY PLAN'][0].Plan['Plan Rows']), all: countsFromRows(all) };
+  } catch (err) {
+    if (sqlState(err) === SQLSTATE.queryCanceled) return null;
+    throw err;
   }
 }
+
+/** An estimate of `total` matches, spread over the statuses in the proportions of `all`; said to be one. */
+export function estimatedCounts(total: number, all: Record<IntentStatus, number>, cap: number): CountsAnswer {
+  const sum = Object.values(all).reduce((a, b) => a + b, 0) || 1;
+  const counts = zero();
+  for (const s of INTENT_STATUSES) counts[s] = Math.round((total * all[s]) / sum);
+  return { counts, total, exact: false, capped: false, estimated: true, cap };
+}
+
+/** Counting the first cap + 1 matches reads about cap × (rows / matches) rows: past this many matches, estimate. */
+const ESTIMATE_ABOVE_CAP_TIMES = 4;
 
 function zero(): Record<IntentStatus, number> {
   return Object.fromEntries(INTENT_STATUSES.map((s) => [s, 0])) as Record<IntentStatus, number>;
@@ -187,18 +197,24 @@ export async function countsUnder(filters: IntentFilters, options: { cap?: numbe
   }
   const search = await resolveSearch(q, includeReplay);
   const clause = whereClause(baseConditions(filters, search));
-  return bounded<CountsAnswer>(
-    search.scansPayload,
-    COUNTS_TIMEOUT_MS,
-    async (client) => {
-      const rows = await client.$queryRaw<{ status: IntentStatus; n: bigint }[]>`
-        SELECT status::text AS status, count(*) AS n FROM (SELECT status FROM intents ${clause} LIMIT ${cap + 1}) m GROUP BY status`;
-      const counts = zero();
-      for (const r of rows) counts[r.status] = Number(r.n);
-      const seen = Object.values(counts).reduce((a, b) => a + b, 0);
-      const capped = seen > cap;
-      return { counts, total: capped ? cap : seen, exact: !capped, capped, estimated: false, cap };
-    },
-    () => estimatedCounts(clause, includeReplay, cap),
-  );
+  const countQuery = db().$queryRaw<{ status: IntentStatus; n: bigint }[]>`
+    SELECT status::text AS status, count(*) AS n FROM (SELECT status FROM intents ${clause} LIMIT ${cap + 1}) m GROUP BY status`;
+  let rows: { status: IntentStatus; n: bigint }[];
+  if (search.scansPayload) {
+    // A broad text (many thousands of matches) is estimated at once; a narrower one is counted, within the bound.
+    const unknown: CountsAnswer = { counts: null, total: null, exact: false, capped: false, estimated: false, cap };
+    const planned = await estimateMatches(clause, includeReplay);
+    if (planned === null) return unknown;
+    if (planned.estimate > cap * ESTIMATE_ABOVE_CAP_TIMES) return estimatedCounts(planned.estimate, planned.all, cap);
+    const counted = await withTimeout(COUNTS_TIMEOUT_MS, countQuery);
+    if (counted === TIMED_OUT) return estimatedCounts(planned.estimate, planned.all, cap);
+    rows = counted;
+  } else {
+    rows = await countQuery;
+  }
+  const counts = zero();
+  for (const r of rows) counts[r.status] = Number(r.n);
+  const seen = Object.values(counts).reduce((a, b) => a + b, 0);
+  const capped = seen > cap;
+  return { counts, total: capped ? cap : seen, exact: !capped, capped, estimated: false, cap };
 }
