@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { INTENT_STATUSES } from '@/lib/intents/state-machine';
 import type { IntentListFilters } from '@/lib/intents/keys';
+import { isInstant } from '@/lib/search/instant';
 
 /**
  * The Intents page's URL (`?status=&q=&source=&from=&to=&cursor=`): shareable, and parsed with Zod like any other input. A value
@@ -14,7 +15,7 @@ const isoOrNull = z
   .string()
   .trim()
   .max(40)
-  .refine((v) => /^\d{4}-\d{2}-\d{2}/.test(v) && !Number.isNaN(Date.parse(v)))
+  .refine(isInstant)
   .nullable()
   .catch(null);
 

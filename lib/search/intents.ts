@@ -6,6 +6,7 @@ import { db, type Tx } from '@/lib/db/client';
 import { SQLSTATE, sqlState } from '@/lib/db/sqlstate';
 import { DomainError, ValidationError } from '@/lib/intents/errors';
 import { INTENT_STATUSES, type IntentStatus } from '@/lib/intents/state-machine';
+import { isInstant } from './instant';
 import { parseSearch, tooShortPatterns, uuidPrefixRange, type PayloadSearch } from './parse';
 
 /**
@@ -38,7 +39,7 @@ const isoDate = (field: string) =>
     .string({ error: 'must be a string' })
     .trim()
     .max(40, { error: 'must be a date and time' })
-    .refine((v) => /^\d{4}-\d{2}-\d{2}/.test(v) && !Number.isNaN(Date.parse(v)), { error: `must be an ISO date and time (${field}=2026-11-01T00:00:00Z)` });
+    .refine(isInstant, { error: `must be an ISO date and time from 1970 on (${field}=2026-11-01T00:00:00Z)` });
 
 /** The filters the list and the counts share, beyond the status: a time range (updated_at) and a source. */
 export const rangeFiltersSchema = z.object({
