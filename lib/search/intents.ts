@@ -3,6 +3,7 @@ import { Prisma } from '@/generated/prisma/client';
 import { COUNT_CAP, exactAnswer, type CountsAnswer } from '@/lib/counts/answer';
 import { countsFromRows, maintainedStatusCounts, statusCountsQuery } from '@/lib/counts/status-counts';
 import { db, type Tx } from '@/lib/db/client';
+import { storable, STORABLE_MESSAGE } from '@/lib/http/strict';
 import { SQLSTATE, sqlState } from '@/lib/db/sqlstate';
 import { DomainError, ValidationError } from '@/lib/intents/errors';
 import { INTENT_STATUSES, type IntentStatus } from '@/lib/intents/state-machine';
@@ -43,7 +44,13 @@ const isoDate = (field: string) =>
 
 /** The filters the list and the counts share, beyond the status: a time range (updated_at) and a source. */
 export const rangeFiltersSchema = z.object({
-  source: z.string({ error: 'must be a string' }).trim().min(1, { error: 'must not be empty' }).max(255, { error: 'must be at most 255 characters' }).optional(),
+  source: z
+    .string({ error: 'must be a string' })
+    .trim()
+    .min(1, { error: 'must not be empty' })
+    .max(255, { error: 'must be at most 255 characters' })
+    .refine(storable, { error: STORABLE_MESSAGE })
+    .optional(),
   from: isoDate('from').optional(),
   to: isoDate('to').optional(),
 });

@@ -2,13 +2,14 @@ import { NextResponse } from 'next/server';
 import { z } from 'zod';
 import { requestActor } from '@/lib/http/actor';
 import { handler, otherMethods } from '@/lib/http/respond';
+import { storable, STORABLE_MESSAGE } from '@/lib/http/strict';
 import { parseInput } from '@/lib/intents/schemas';
 import { countsUnder, rangeFiltersSchema } from '@/lib/search/intents';
 
 export const dynamic = 'force-dynamic';
 
 const countsQuery = z.strictObject({
-  q: z.string().trim().max(200, { error: 'must be at most 200 characters' }).optional(),
+  q: z.string().trim().max(200, { error: 'must be at most 200 characters' }).refine(storable, { error: STORABLE_MESSAGE }).optional(),
   ...rangeFiltersSchema.shape,
 });
 
@@ -22,4 +23,4 @@ export const GET = handler(async (request) => {
   return NextResponse.json(await countsUnder(query));
 });
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods('GET');
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');
