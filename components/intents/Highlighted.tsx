@@ -15,11 +15,24 @@ export function searchHighlights(q: string) {
   };
 }
 
-/** `text` with the parts that match `marks` in <mark> (case-insensitive). */
-export function Highlighted({ text, marks }: { text: string; marks: string[] }) {
-  if (!marks.length) return <>{text}</>;
-  const ranges = highlightRanges(text, marks);
+/** Past this many characters a match would sit behind the cell's ellipsis: the cell then starts near it. */
+const VISIBLE_START = 48;
+
+/**
+ * `text` with the parts that match `marks` in <mark> (case-insensitive). With `snippet`, a first match far into
+ * the text is brought into view: the text starts at the field before it, after an ellipsis.
+ */
+export function Highlighted({ text: full, marks, snippet = false }: { text: string; marks: string[]; snippet?: boolean }) {
+  if (!marks.length) return <>{full}</>;
+  let text = full;
+  let ranges = highlightRanges(text, marks);
   if (!ranges.length) return <>{text}</>;
+  if (snippet && ranges[0][0] > VISIBLE_START) {
+    const fieldStart = text.lastIndexOf(' · ', ranges[0][0]);
+    const from = fieldStart >= 0 ? fieldStart + 3 : ranges[0][0];
+    text = `… ${text.slice(from)}`;
+    ranges = highlightRanges(text, marks);
+  }
   const parts: ReactNode[] = [];
   let at = 0;
   ranges.forEach(([start, end], i) => {

@@ -122,7 +122,7 @@ export function IntentsTable({ filters, canBulk, lockTimeoutMs }: { filters: Int
                   <Highlighted text={intent.source} marks={marks.source(intent.source)} />
                 </td>
                 <td className={styles.payloadCell} title={payloadSummary(intent.payload, Infinity)}>
-                  <Highlighted text={payloadSummary(intent.payload, 400)} marks={marks.payload} />
+                  <Highlighted text={payloadSummary(intent.payload, 400)} marks={marks.payload} snippet />
                 </td>
                 <td className={styles.num}>v{intent.version}</td>
                 <td className={styles.when}>
