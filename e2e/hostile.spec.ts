@@ -2,7 +2,7 @@ import { expect, test } from '@playwright/test';
 import { sessionCookieName } from '../lib/auth/cookies';
 import { createSession } from '../lib/auth/sessions';
 import { apiTokenFor, createE2eUser } from './auth';
-import { filler, metric, raw, type RawAnswer } from './support/raw-http';
+import { filler, raw, type RawAnswer } from './support/raw-http';
 
 /**
  * Hostile requests against the real server (Next behind the console's front door): what Next would answer itself,
