@@ -10,6 +10,8 @@ const strategy = (def: 'pessimistic' | 'optimistic') => z.enum(['pessimistic', '
 
 export const envSchema = z.object({
   DATABASE_URL: z.string().url().optional(),
+  /** The database itself, not a pooler: LISTEN (the live feed) needs it behind PgBouncer in transaction mode (docs/DEPLOY.md). */
+  DATABASE_DIRECT_URL: z.string().url().optional(),
   PORT: intFrom(3000, 1, 65535),
   /**
    * Which environment this console serves; shown as a badge, and production disables the replay. Unset, it is

@@ -38,7 +38,13 @@ export function ensureBuild(say: (line: string) => void, skip = false): void {
   if (build.status !== 0) throw new Error('next build failed');
 }
 
-export type NextServer = { url: string; logFile: string; stop: () => Promise<void> };
+export type NextServer = {
+  url: string;
+  logFile: string;
+  stop: () => Promise<void>;
+  /** SIGKILL: the process goes without flushing anything (the chaos run's crash). Resolves once it is gone. */
+  kill: () => Promise<void>;
+};
 
 export async function startNext(options: { port: number; databaseUrl: string; logFile: string; env?: Record<string, string> }): Promise<NextServer> {
   const url = `http://127.0.0.1:${options.port}`;
@@ -72,10 +78,18 @@ export async function startNext(options: { port: number; databaseUrl: string; lo
     });
   };
 
+  const kill = (): Promise<void> => {
+    if (server.exitCode !== null || server.signalCode !== null) return Promise.resolve();
+    return new Promise((done) => {
+      server.once('exit', () => done());
+      server.kill('SIGKILL');
+    });
+  };
+
   const deadline = Date.now() + 90_000;
   while (Date.now() < deadline && server.exitCode === null) {
     try {
-      if ((await fetch(`${url}/api/health`)).ok) return { url, logFile: options.logFile, stop };
+      if ((await fetch(`${url}/api/health`)).ok) return { url, logFile: options.logFile, stop, kill };
     } catch {
       // not listening yet
     }

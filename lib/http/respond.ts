@@ -1,5 +1,5 @@
 import { NextResponse } from 'next/server';
-import { sqlState } from '@/lib/db/sqlstate';
+import { isConnectionLoss, sqlState } from '@/lib/db/sqlstate';
 import { DomainError, ValidationError, type ErrorBody } from '@/lib/intents/errors';
 import { MAX_BODY_BYTES } from './gate';
 
@@ -27,11 +27,33 @@ class UnstorableValueError extends DomainError {
   }
 }
 
-/** A thrown error as a domain error when it is one (or a data exception from the database); otherwise null. */
+/**
+ * The database went away under the request (a restart, a failover, a killed backend): not the request's fault and
+ * not a bug. A change is applied whole or not at all, so repeating the request tells its outcome.
+ */
+class DatabaseUnavailableError extends DomainError {
+  readonly code = 'database_unavailable';
+  readonly httpStatus = 503;
+  readonly headers = { 'Retry-After': '1' };
+  constructor() {
+    super(
+      'The connection to the database was lost while handling this request (a restart, a failover or a killed backend). A change is applied whole or not at all: repeat the request — with the same idempotency key if you sent one — to get its outcome.',
+    );
+  }
+}
+
+/**
+ * A thrown error as a domain error when it is one (or a data exception from the database, or the database going
+ * away); otherwise null.
+ */
 export function asDomainError(err: unknown): DomainError | null {
   if (err instanceof DomainError) return err;
   const state = sqlState(err);
   if (state?.startsWith('22')) return new UnstorableValueError(state);
+  if (isConnectionLoss(err)) {
+    console.warn('[db] the database connection was lost during a request:', err instanceof Error ? err.message : err);
+    return new DatabaseUnavailableError();
+  }
   return null;
 }
 
