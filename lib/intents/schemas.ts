@@ -108,6 +108,9 @@ export const listIntentsSchema = z.strictObject({
   includeReplay: z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),
 });
 
+/** The console's counts per status under a search (GET /api/console/intents/counts). */
+export const countIntentsQuerySchema = z.strictObject({ q: z.string().trim().max(200, { error: 'must be at most 200 characters' }).optional() });
+
 export type CreateIntentInput = z.infer<typeof createIntentSchema>;
 export type UpdateStatusInput = z.infer<typeof updateStatusSchema> & { id: string };
 export type BulkStatusInput = z.infer<typeof bulkStatusSchema>;

@@ -1,18 +1,15 @@
 import { NextResponse } from 'next/server';
-import { z } from 'zod';
 import { requestActor } from '@/lib/http/actor';
 import { handler, otherMethods } from '@/lib/http/respond';
 import { countIntentsByStatus } from '@/lib/intents/queries';
-import { parseInput } from '@/lib/intents/schemas';
+import { countIntentsQuerySchema, parseInput } from '@/lib/intents/schemas';
 
 export const dynamic = 'force-dynamic';
-
-const countsQuery = z.strictObject({ q: z.string().trim().max(200, { error: 'must be at most 200 characters' }).optional() });
 
 /** Intents per status under a search, for the Intents page's filter bar. */
 export const GET = handler(async (request) => {
   await requestActor(request, 'intents.read');
-  const { q } = parseInput(countsQuery, Object.fromEntries(new URL(request.url).searchParams), 'query');
+  const { q } = parseInput(countIntentsQuerySchema, Object.fromEntries(new URL(request.url).searchParams), 'query');
   return NextResponse.json(await countIntentsByStatus({ q }));
 });
 
