@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { OutboxStatus } from '@/lib/events/status';
 import type { LocksSnapshot } from '@/lib/locks/types';
 import { INTENT_STATUSES } from '@/lib/intents/state-machine';
 import type { AuditEvent, BulkStatusResult, ConflictEvent, Correction, Intent, IntentWithCorrections, ReevaluateResult, UpdateStatusResult } from '@/lib/intents/types';
@@ -175,6 +176,19 @@ export const intentCountsSchema = z.record(statusEnum, z.int()).meta({ id: 'Inte
 export const replayRunsSchema = z.object({ runs: z.array(z.looseObject({ id: z.string(), status: z.string() })) }).meta({ id: 'ReplayRuns' });
 export const replayRunSchema = z.looseObject({ run: z.looseObject({ id: z.string(), status: z.string() }) }).meta({ id: 'ReplayRun' });
 
+export const outboxStatusSchema = z
+  .object({
+    relayConfigured: z.boolean().meta({ description: 'Whether the answering console instance has NATS_URL set.' }),
+    backlog: z.int().meta({ description: 'Events committed but not yet acknowledged by JetStream.' }),
+    lagMs: z.int().meta({ description: 'Age of the oldest of them (0 when none).' }),
+    oldestUnpublishedAt: isoTime.nullable(),
+    publishedLastMinute: z.int(),
+    lastPublishedAt: isoTime.nullable(),
+    partitions: z.int(),
+    relays: z.array(z.object({ pid: z.int(), startedAt: isoTime.nullable(), clientAddr: z.string().nullable(), partitions: z.array(z.int()) })),
+  })
+  .meta({ id: 'OutboxStatus' });
+
 /** The API's error envelope with the codes one answer may carry. */
 export function errorSchema(codes: readonly [string, ...string[]]) {
   return z.object({
@@ -199,3 +213,4 @@ agree<Fits<UpdateStatusResult, typeof updateStatusResultSchema>>();
 agree<Fits<Omit<BulkStatusResult, 'alreadyApplied'>, typeof bulkStatusResultSchema>>();
 agree<Fits<ReevaluateResult, typeof reevaluateResultSchema>>();
 agree<SameKeys<LocksSnapshot, z.input<typeof locksSnapshotSchema>>>();
+agree<Fits<OutboxStatus, typeof outboxStatusSchema>>();

@@ -2,6 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
 import { emitEvent } from '@/lib/events/emit';
 import { EVENT_SCHEMAS } from '@/lib/events/payloads';
+import { purgePublishedEvents } from '@/lib/events/relay';
 import { SUBJECTS, type Subject } from '@/lib/events/subjects';
 import { bulkUpdateStatus, createIntent, reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { makeIntent, resetDatabase, tester } from '../helpers';
@@ -97,6 +98,17 @@ describe('the outbox, fed by triggers', () => {
     expect(row.id).toBe(id);
     expect(row.payload).toMatchObject({ type: 'evt.lock.acquired', intentId: null, version: 7, data: { resourceId: 'intent:42' } });
     expectValid(row);
+  });
+});
+
+describe('retention', () => {
+  it('purges published rows older than the retention period, never unpublished ones', async () => {
+    await makeIntent('PROCESSED'); // three events
+    await db().$executeRaw`UPDATE outbox_events SET published_at = now() - interval '73 hours', created_at = now() - interval '73 hours' WHERE id = 1`;
+    await db().$executeRaw`UPDATE outbox_events SET published_at = now() - interval '1 hour' WHERE id = 2`;
+    await db().$executeRaw`UPDATE outbox_events SET created_at = now() - interval '100 hours' WHERE id = 3`;
+    expect(await purgePublishedEvents(72)).toBe(1);
+    expect((await outbox()).map((r) => Number(r.id))).toEqual([2, 3]);
   });
 });
 

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
 import { EVENT_SCHEMAS } from '@/lib/events/payloads';
 import { OutboxRelay } from '@/lib/events/relay';
+import { outboxStatus } from '@/lib/events/status';
 import { EVENT_STREAM, type Subject } from '@/lib/events/subjects';
 import { reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { makeIntent, resetDatabase, tester } from '../helpers';
@@ -115,6 +116,11 @@ describe.skipIf(!natsMode)('the outbox relay and NATS JetStream', () => {
     await until('the partitions to be shared', () => three.every((r) => r.stats.partitions.length > 0));
     const all = three.flatMap((r) => r.stats.partitions);
     expect(new Set(all).size).toBe(all.length);
+    // What the console's Events page shows.
+    const status = await outboxStatus();
+    expect(status).toMatchObject({ backlog: 0, lagMs: 0 });
+    expect(status.relays).toHaveLength(3);
+    expect(status.relays.flatMap((r) => r.partitions).sort()).toEqual([...all].sort());
   });
 
   it('republishes what a relay published but did not mark before it died, and JetStream drops the copies', async () => {
@@ -153,6 +159,9 @@ describe.skipIf(!natsMode)('the outbox relay and NATS JetStream', () => {
     expect(waiting).toBeGreaterThanOrEqual(5 * 5);
     await until('the relay to notice', () => r.stats.failures > 0 || !r.stats.natsConnected);
     expect(await backlog()).toBe(waiting);
+    const during = await outboxStatus();
+    expect(during.backlog).toBe(waiting);
+    expect(during.oldestUnpublishedAt).not.toBeNull();
 
     await nats.start();
     await until('the backlog to drain', async () => (await backlog()) === 0);
