@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiOverrideContext, type ZodOpenApiPathsObject, type ZodOpenApiResponseObject } from 'zod-openapi';
+import { EVENT_SCHEMAS } from '@/lib/events/payloads';
+import { EVENT_STREAM, SUBJECTS } from '@/lib/events/subjects';
 import { REPLAYED_HEADERS } from '@/lib/intents/errors';
 import { errorSchema } from './responses';
 import { OPERATIONS, operationErrors, type ApiOperation } from './operations';
@@ -80,6 +82,37 @@ function describePipesByTheirOutput({ jsonSchema, zodSchema }: ZodOpenApiOverrid
   Object.assign(jsonSchema, out, jsonSchema);
 }
 
+const SUBJECT_TEXT: Record<string, string> = {
+  [SUBJECTS.intentCreated]: 'An intent was created.',
+  [SUBJECTS.statusChanged]: 'An intent moved to another status (one request, a bulk update or a pipeline step).',
+  [SUBJECTS.corrected]: 'A correction was applied: `data.diff` was deep-merged into the payload.',
+  [SUBJECTS.conflict]: 'A command was refused because its expectedVersion no longer matched; nothing was applied.',
+  [SUBJECTS.pipelineFinished]: 'A pipeline run over the intent finished.',
+  [SUBJECTS.lockAcquired]: 'A lease lock was granted.',
+  [SUBJECTS.lockDenied]: 'A lease lock was refused: someone else holds it.',
+  [SUBJECTS.lockReleased]: 'A lease lock was released by its owner.',
+  [SUBJECTS.lockExpired]: 'A lease lock ran out of time.',
+};
+
+/**
+ * The events other services receive, beside the HTTP API (an AsyncAPI-style section): the JetStream stream, each
+ * subject and its payload's JSON Schema, generated from the same Zod schemas the relay tests validate messages with.
+ */
+function eventsSection() {
+  return {
+    transport: 'NATS JetStream',
+    stream: EVENT_STREAM,
+    delivery:
+      'At least once. The message id (`Nats-Msg-Id`) is the outbox id, also the payload\'s `id`: deduplicate on it. Events of one intent (of one lock resource) are published in version order.',
+    subjects: Object.fromEntries(
+      Object.values(SUBJECTS).map((subject) => {
+        const { $schema: _ignored, ...payload } = z.toJSONSchema(EVENT_SCHEMAS[subject], { io: 'output' }) as Record<string, unknown>;
+        return [subject, { description: SUBJECT_TEXT[subject], payload }];
+      }),
+    ),
+  };
+}
+
 let cached: ReturnType<typeof createDocument> | undefined;
 
 export function openApiDocument() {
@@ -113,6 +146,7 @@ export function openApiDocument() {
       },
     },
     paths,
+    'x-events': eventsSection(),
   }, { override: describePipesByTheirOutput });
   return cached;
 }
