@@ -23,6 +23,7 @@ const STATUS_TEXT: Record<number, string> = {
   404: 'Not found.',
   409: 'Refused: the change conflicts with the intent’s state or version; nothing was applied.',
   413: 'The body is larger than the limit.',
+  429: 'Too many at once: wait `Retry-After` seconds.',
   422: 'The idempotency key was used before with a different body.',
   423: 'The row lock was not obtained in time (or at once, with `nowait`); `details.holders` names who held it.',
   503: 'The operation did not get through (retries exhausted, deadlock, cancelled, or the database under pressure); nothing was applied. Try again.',
@@ -45,7 +46,7 @@ function responsesFor(op: ApiOperation): Record<string, ZodOpenApiResponseObject
       description: `${STATUS_TEXT[code] ?? 'Refused.'} Codes: ${codes.map((c) => `\`${c}\``).join(', ')}.`,
       headers: z.object({
         ...(code === 401 ? { 'WWW-Authenticate': z.string().meta({ description: 'The scheme accepted: `Bearer realm="bridge-console"`.' }) } : {}),
-        ...(code === 503 && codes.includes('db_under_pressure') ? { 'Retry-After': z.string().meta({ description: 'Seconds to wait.' }) } : {}),
+        ...(code === 503 || code === 429 ? { 'Retry-After': z.string().meta({ description: 'Seconds to wait.' }) } : {}),
         ...(replayable ? { [REPLAYED_HEADER]: replayedHeader.optional() } : {}),
       }),
       content: { 'application/json': { schema: errorSchema(codes) } },

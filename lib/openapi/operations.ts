@@ -16,6 +16,7 @@ import {
   intentSchema,
   intentWithCorrectionsSchema,
   locksSnapshotSchema,
+  readinessSchema,
   outboxStatusSchema,
   reevaluateResultSchema,
   replayRunSchema,
@@ -209,6 +210,18 @@ export const OPERATIONS: ApiOperation[] = [
     otherResponses: { 503: { description: 'The database is not reachable.', schema: healthDownSchema } },
   },
   {
+    operationId: 'getReadiness',
+    method: 'get',
+    path: '/api/ready',
+    summary: 'Readiness: database, migrations, live feed',
+    description: 'For a load balancer deciding whether to send traffic here (liveness is /api/health). Says which check failed.',
+    tag: 'operations',
+    auth: 'open',
+    success: { status: 200, description: 'Ready.', schema: readinessSchema },
+    errors: {},
+    otherResponses: { 503: { description: 'Not ready: `checks` says which check failed.', schema: readinessSchema } },
+  },
+  {
     operationId: 'getEvents',
     method: 'get',
     path: '/api/events',
@@ -220,7 +233,7 @@ export const OPERATIONS: ApiOperation[] = [
     permission: 'intents.read',
     query: z.object({ since: positionSchema.optional().meta({ description: 'A position to resume from (the `Last-Event-ID` header wins; one that is not a position is ignored).' }) }),
     success: { status: 200, description: 'The stream.', contentType: 'text/event-stream', schema: z.string() },
-    errors: {},
+    errors: { 429: ['too_many_streams'] },
   },
   {
     operationId: 'getOpenApiDocument',
@@ -310,6 +323,8 @@ export function sharedErrors(op: ApiOperation): Partial<Record<number, ErrorCode
   if (op.auth === 'bearer') {
     shared[401] = ['unauthenticated'];
     shared[403] = ['forbidden', 'csrf_rejected', 'password_change_required'];
+    // The connection to the database lost mid-request (restart, failover): nothing half-applied, repeat it.
+    shared[503] = ['database_unavailable'];
   }
   if (op.body) {
     shared[400] = ['invalid_request'];

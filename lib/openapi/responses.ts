@@ -119,6 +119,13 @@ export const healthDownSchema = z
   })
   .meta({ id: 'HealthDown' });
 
+export const readinessSchema = z
+  .object({
+    ready: z.boolean(),
+    checks: z.record(z.string(), z.object({ ok: z.boolean(), detail: z.string() })).meta({ description: 'database, migrations, live: each with what was found.' }),
+  })
+  .meta({ id: 'Readiness' });
+
 const nullableText = z.string().nullable();
 export const locksSnapshotSchema = z
   .object({

@@ -13,4 +13,4 @@ export const GET = handler(async (request) => {
   return NextResponse.json(await countIntentsByStatus({ q }));
 });
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods('GET');
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');
