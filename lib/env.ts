@@ -59,6 +59,13 @@ export const envSchema = z.object({
   TRUST_PROXY: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
   /** Extra origins (comma-separated, e.g. https://console.example.com) allowed to send cookie-authenticated writes. */
   AUTH_TRUSTED_ORIGINS: z.string().default('').transform((v) => v.split(',').map((o) => o.trim()).filter(Boolean)),
+  // ── Events out (lib/events) ──
+  /** NATS server(s) with JetStream for the outbox relay (e.g. nats://127.0.0.1:4222); unset: no relay runs, events wait in the outbox. */
+  NATS_URL: z.string().trim().min(1).optional(),
+  /** Published outbox rows are deleted after this many hours. */
+  OUTBOX_RETENTION_HOURS: intFrom(72, 1, 24 * 365),
+  /** How often a relay looks for new rows without a notification (it wakes at once on one). */
+  OUTBOX_POLL_MS: intFrom(1000, 10, 60_000),
 });
 
 export type Env = z.infer<typeof envSchema>;
