@@ -1,9 +1,7 @@
-import { z } from 'zod';
 import { Prisma } from '@/generated/prisma/client';
 import { COUNT_CAP, exactAnswer, type CountsAnswer } from '@/lib/counts/answer';
 import { countsFromRows, maintainedStatusCounts, statusCountsQuery } from '@/lib/counts/status-counts';
 import { db, type Tx } from '@/lib/db/client';
-import { storable, STORABLE_MESSAGE } from '@/lib/http/strict';
 import { SQLSTATE, sqlState } from '@/lib/db/sqlstate';
 import { DomainError, ValidationError } from '@/lib/intents/errors';
 import { INTENT_STATUSES, type IntentStatus } from '@/lib/intents/state-machine';
