@@ -3,7 +3,7 @@
 import type { ActionResult } from '@/lib/console/action-result';
 import { actionActor } from '@/lib/http/action-actor';
 import { actionInput } from '@/lib/http/action-input';
-import { DomainError } from '@/lib/intents/errors';
+import { asDomainError } from '@/lib/http/respond';
 import { cancelReplay, startReplayInBackground, startReplaySchema } from '@/lib/replay/runner';
 import { summarizeRun, type RunSummary } from '@/lib/replay/summary';
 
@@ -19,7 +19,8 @@ async function run<T>(what: string, fn: () => Promise<T>): Promise<ActionResult<
   try {
     return { ok: true, data: await fn() };
   } catch (err) {
-    if (err instanceof DomainError) return { ok: false, error: err.toBody() };
+    const known = asDomainError(err);
+    if (known) return { ok: false, error: known.toBody() };
     console.error(`[replay] ${what} failed unexpectedly:`, err);
     return { ok: false, error: { code: 'internal_error', message: 'The server failed to handle this request. Try again, and report it if it persists.' } };
   }

@@ -12,4 +12,4 @@ export const POST = handler(async (request) => {
   return NextResponse.json({ intents });
 });
 
-export const { GET, HEAD, PUT, PATCH, DELETE } = otherMethods('POST');
+export const { GET, HEAD, PUT, PATCH, DELETE, OPTIONS } = otherMethods('POST');
