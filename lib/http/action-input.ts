@@ -9,6 +9,8 @@ import { parseInput } from '@/lib/shared/validation';
  * parse it again; bad input throws the ValidationError the page shows beside the field.
  */
 export function actionInput<S extends z.ZodObject>(schema: S, input: unknown): z.infer<S> {
-  const known = isPlainObject(input) ? Object.fromEntries(Object.entries(input).filter(([k]) => Object.hasOwn(schema.shape, k))) : input;
+  // A Blob, a Date or a class instance is an object to Zod with every optional field absent: refuse it as not the page's object.
+  const plain = isPlainObject(input) && [Object.prototype, null].includes(Object.getPrototypeOf(input));
+  const known = plain ? Object.fromEntries(Object.entries(input).filter(([k]) => Object.hasOwn(schema.shape, k))) : typeof input === 'object' && input !== null ? String(input) : input;
   return parseInput(schema, known);
 }
