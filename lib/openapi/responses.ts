@@ -179,7 +179,16 @@ export const locksSnapshotSchema = z
 
 /** Console-only answers: documented by their top-level shape; the console is their one client. */
 export const contentionReportSchema = z.looseObject({ window: z.string() }).meta({ id: 'ContentionReport' });
-export const intentCountsSchema = z.record(statusEnum, z.int()).meta({ id: 'IntentCounts' });
+export const intentCountsSchema = z
+  .object({
+    counts: z.record(statusEnum, z.int()).nullable().meta({ description: 'Per status; lower bounds when `capped`; null when it could not be counted in time.' }),
+    total: z.int().nullable().meta({ description: 'All statuses together; `cap` when capped.' }),
+    exact: z.boolean().meta({ description: 'Every match counted.' }),
+    capped: z.boolean().meta({ description: 'More than `cap` intents match: the counts are lower bounds (shown as "10,000+").' }),
+    estimated: z.boolean().meta({ description: "Counting took too long: the planner's estimate, in the proportions of all intents." }),
+    cap: z.int(),
+  })
+  .meta({ id: 'IntentCounts' });
 export const replayRunsSchema = z.object({ runs: z.array(z.looseObject({ id: z.string(), status: z.string() })) }).meta({ id: 'ReplayRuns' });
 export const replayRunSchema = z.looseObject({ run: z.looseObject({ id: z.string(), status: z.string() }) }).meta({ id: 'ReplayRun' });
 
