@@ -43,7 +43,7 @@ function responsesFor(op: ApiOperation): Record<string, ZodOpenApiResponseObject
     // Refusals of the engine are stored with the key and replayed like successes; bad input and auth never are.
     const replayable = replayed && code >= 404 && code !== 413;
     responses[status] = {
-      description: `${STATUS_TEXT[code] ?? 'Refused.'} Codes: ${codes.map((c) => `\`${c}\``).join(', ')}.`,
+      description: `${STATUS_TEXT[code] ?? 'Refused.'}${code === 400 && op.dataDependent400 ? ` ${op.dataDependent400}` : ''} Codes: ${codes.map((c) => `\`${c}\``).join(', ')}.`,
       headers: z.object({
         ...(code === 401 ? { 'WWW-Authenticate': z.string().meta({ description: 'The scheme accepted: `Bearer realm="bridge-console"`.' }) } : {}),
         ...(code === 503 || code === 429 ? { 'Retry-After': z.string().meta({ description: 'Seconds to wait.' }) } : {}),

@@ -52,6 +52,8 @@ export type ApiOperation = {
   errors: Partial<Record<number, ErrorCodes>>;
   /** Answers that are not the error envelope (the health check's 503). */
   otherResponses?: Record<number, { description: string; schema: z.ZodType }>;
+  /** A 400 that no schema can foresee (it depends on the data), said in the 400's description. */
+  dataDependent400?: string;
   /** Takes an `idempotencyKey`: answers replayed from its first request carry `Idempotent-Replayed: true`. */
   idempotent?: boolean;
 };
@@ -83,6 +85,7 @@ export const OPERATIONS: ApiOperation[] = [
   },
   {
     operationId: 'listIntents',
+    dataDependent400: 'A `q` that is neither an id, an id prefix nor a source searches the payload and needs at least 3 characters per search term.',
     method: 'get',
     path: '/api/intents',
     summary: 'List intents',
@@ -259,6 +262,7 @@ export const OPERATIONS: ApiOperation[] = [
   },
   {
     operationId: 'countIntents',
+    dataDependent400: 'A `q` that is neither an id, an id prefix nor a source searches the payload and needs at least 3 characters per search term.',
     method: 'get',
     path: '/api/console/intents/counts',
     summary: 'Intents per status under a search',

@@ -222,7 +222,8 @@ describe.each(OPERATIONS)('$method $path ($operationId)', (op) => {
         const answer = await send(op, call);
         checkAnswer(op, call, answer);
         // Valid input is never refused as bad input.
-        if (answer.status === 400) expect.fail(`valid request refused with 400: ${answer.text}`);
+        // (Unless the document says a 400 can depend on the data, which no schema foresees.)
+        if (answer.status === 400 && !op.dataDependent400) expect.fail(`valid request refused with 400: ${answer.text}`);
       }),
       { numRuns: RUNS },
     );

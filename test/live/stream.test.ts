@@ -136,8 +136,12 @@ describe('the live event stream', () => {
       // Nothing in the database notifies on a write (that took a database-wide lock at every commit): a raw audit
       // row committed outside the engine wakes no one…
       await listener.query(`INSERT INTO audit_events (action, actor) VALUES ('raw_note', 'live-test')`);
-      const triggers = await listener.query(`SELECT tgname FROM pg_trigger WHERE tgrelid = 'audit_events'::regclass AND NOT tgisinternal`);
-      expect(triggers.rows.map((r) => r.tgname)).toEqual(['audit_events_no_update']);
+      // (The outbox's trigger writes a row in the same transaction; it notifies no one either.)
+      const triggers = await listener.query(
+        `SELECT t.tgname, p.prosrc FROM pg_trigger t JOIN pg_proc p ON p.oid = t.tgfoid WHERE t.tgrelid = 'audit_events'::regclass AND NOT t.tgisinternal ORDER BY t.tgname`,
+      );
+      expect(triggers.rows.map((r) => r.tgname)).toEqual(['audit_events_no_update', 'audit_events_outbox']);
+      expect(triggers.rows.filter((r) => /notify/i.test(r.prosrc)).map((r) => r.tgname)).toEqual([]);
       // …while the engine announces each commit it makes.
       const started = Date.now();
       await createIntent({ payload: { live: 'announced' }, source: 'live-test' }, tester);
