@@ -14,6 +14,7 @@ import {
   type LockHolder,
 } from './errors';
 import { runIdempotent, type IdempotencyHandle } from './idempotency';
+import { fencingError } from '@/lib/leases/fencing';
 import { correctionIdFor, type JsonObject } from './json';
 import { recordLockWait, recordOutcome } from './outcomes';
 import {
@@ -177,18 +178,19 @@ export async function createIntent(input: CreateIntentInput, actor: Actor, optio
 
 export async function updateIntentStatus(input: UpdateStatusInput, actor: Actor, options: CommandOptions = {}): Promise<UpdateStatusResult> {
   const id = intentIdOrThrow(input.id);
-  const { status: target, expectedVersion, idempotencyKey, nowait = false } = parseInput(updateStatusSchema, {
+  const { status: target, expectedVersion, idempotencyKey, nowait = false, fencing } = parseInput(updateStatusSchema, {
     status: input.status,
     expectedVersion: input.expectedVersion,
     idempotencyKey: input.idempotencyKey,
     nowait: input.nowait,
+    fencing: input.fencing,
   });
   const operation = 'update_status';
   const settings = concurrencySettings();
   const lockTimeoutMs = options.lockTimeoutMs ?? settings.lockTimeoutMs;
   const strategy = options.strategy ?? settings.strategies.update_status;
 
-  return runIdempotent({ key: idempotencyKey, scope: actor.name, operation, request: { id, status: target, expectedVersion, nowait } }, async (idem) => {
+  return runIdempotent({ key: idempotencyKey, scope: actor.name, operation, request: { id, status: target, expectedVersion, nowait, fencing } }, async (idem) => {
     try {
       let from: IntentStatus = target;
       /**
@@ -209,6 +211,7 @@ export async function updateIntentStatus(input: UpdateStatusInput, actor: Actor,
           lockTimeoutMs,
           actor: actor.name,
           action: 'status_change',
+          fencing,
         });
         recordLockWait(operation, lockWaitMs);
         if (!row) throw new NotFoundError(`Intent ${id}`, { id });
@@ -261,6 +264,7 @@ export async function updateIntentStatus(input: UpdateStatusInput, actor: Actor,
                   to: target,
                   actor: actor.name,
                   action: 'status_change',
+                  fencing,
                 });
                 if (!updated) return { stale: true as const };
                 const result = { intent: toIntent(updated), alreadyApplied: false };
@@ -274,6 +278,11 @@ export async function updateIntentStatus(input: UpdateStatusInput, actor: Actor,
       recordOutcome(operation, value.alreadyApplied ? 'already_applied' : 'success', value.alreadyApplied ? '' : transitionLabel(from, target));
       return value;
     } catch (err) {
+      const fenced = await fencingError(err, fencing);
+      if (fenced) {
+        recordOutcome(operation, 'fencing_token_stale');
+        throw fenced;
+      }
       if (err instanceof InvalidTransitionError) recordOutcome(operation, 'invalid_transition');
       if (err instanceof NotFoundError) recordOutcome(operation, 'not_found');
       if (err instanceof DomainError) throw err;
@@ -355,9 +364,10 @@ export async function reevaluateIntent(input: ReevaluateInput, actor: Actor, opt
     metadata: input.metadata,
     expectedVersion: input.expectedVersion,
     idempotencyKey: input.idempotencyKey,
+    fencing: input.fencing,
   });
   const diff = parsed.diff as JsonObject;
-  const { source, reason, expectedVersion, idempotencyKey } = parsed;
+  const { source, reason, expectedVersion, idempotencyKey, fencing } = parsed;
   const metadata = (parsed.metadata ?? null) as JsonObject | null;
   const operation = 'reevaluate';
   const settings = concurrencySettings();
@@ -367,7 +377,7 @@ export async function reevaluateIntent(input: ReevaluateInput, actor: Actor, opt
   let attempts = 0;
   let phase: LockStrategy = strategy;
 
-  return runIdempotent({ key: idempotencyKey, scope: actor.name, operation, request: { id, diff, source, reason, metadata, expectedVersion } }, async (idem) => {
+  return runIdempotent({ key: idempotencyKey, scope: actor.name, operation, request: { id, diff, source, reason, metadata, expectedVersion, fencing } }, async (idem) => {
     try {
       type Applied = { row: IntentRow; correctionCount: number; alreadyApplied: boolean };
       const answer = (value: Applied, retries: number): ReevaluateResult => ({
@@ -414,7 +424,8 @@ export async function reevaluateIntent(input: ReevaluateInput, actor: Actor, opt
       attempts = 0;
       const { value, retries } = await runWithStrategy<Applied | Refusal>(operation, strategy, (mode) =>
         withDeadlockRetry(operation, [id], () =>
-          mode === 'pessimistic' && !idem && settings.correctionInOneStatement
+          // A fenced correction takes the step-by-step path: its UPDATE carries the fence check (applyCorrection).
+          mode === 'pessimistic' && !idem && !fencing && settings.correctionInOneStatement
             ? lockedInOneCall()
             : db().$transaction(async (tx) => {
                 attempts++;
@@ -437,7 +448,7 @@ export async function reevaluateIntent(input: ReevaluateInput, actor: Actor, opt
                 }
                 const to = statusAfterCorrection(row.status);
                 if (!to) throw correctionsRefused(row.status);
-                const updated = await applyCorrection(tx, { ...correction, fromVersion: row.version, from: row.status, to });
+                const updated = await applyCorrection(tx, { ...correction, fromVersion: row.version, from: row.status, to, fencing });
                 if (!updated) return { stale: true as const };
                 const applied = { row: updated as IntentRow, correctionCount: updated.correctionCount, alreadyApplied: false };
                 // The answer is stored in the transaction that commits the correction: a crash cannot separate them.
@@ -451,6 +462,11 @@ export async function reevaluateIntent(input: ReevaluateInput, actor: Actor, opt
       recordOutcome(operation, value.alreadyApplied ? 'already_applied' : 'success');
       return answer(value, retries);
     } catch (err) {
+      const fenced = await fencingError(err, fencing);
+      if (fenced) {
+        recordOutcome(operation, 'fencing_token_stale');
+        throw fenced;
+      }
       if (sqlState(err) === SQLSTATE.uniqueViolation) {
         // The same correction committed concurrently between our read and our write: it is applied.
         recordOutcome(operation, 'already_applied');

@@ -1,5 +1,7 @@
 import { Prisma } from '@/generated/prisma/client';
 import type { Tx } from '@/lib/db/client';
+import { fenceCondition } from '@/lib/leases/fencing';
+import type { Fencing } from '@/lib/leases/schemas';
 import type { IntentStatus } from './state-machine';
 import type { JsonObject } from './json';
 import type { AuditEvent, ConflictEvent, Correction, Intent } from './types';
@@ -46,12 +48,12 @@ export async function selectIntentsForUpdateSorted(tx: Tx, ids: string[]): Promi
  */
 export async function updateStatusWithAudit(
   tx: Tx,
-  args: { id: string; fromVersion: number; from: IntentStatus; to: IntentStatus; actor: string; action: string; details?: JsonObject },
+  args: { id: string; fromVersion: number; from: IntentStatus; to: IntentStatus; actor: string; action: string; details?: JsonObject; fencing?: Fencing | null },
 ): Promise<IntentRow | undefined> {
   const rows = await tx.$queryRaw<IntentRow[]>`
     WITH updated AS (
       UPDATE intents SET status = ${args.to}::"IntentStatus", version = version + 1, updated_at = now()
-      WHERE id = ${args.id}::uuid AND version = ${args.fromVersion}
+      WHERE id = ${args.id}::uuid AND version = ${args.fromVersion} ${fenceCondition(args.fencing)}
       RETURNING *
     ), audit AS (
       INSERT INTO audit_events (intent_id, action, actor, from_status, to_status, version_before, version_after, details)
@@ -74,6 +76,8 @@ export type LockAndUpdateArgs = {
   lockTimeoutMs: number;
   actor: string;
   action: string;
+  /** A lease-protected write: the fence is checked in the UPDATE, raising SQLSTATE BF409 when the token is stale. */
+  fencing?: Fencing | null;
 };
 
 /**
@@ -105,6 +109,7 @@ export function lockAndUpdateStatusSql(args: LockAndUpdateArgs): Prisma.Sql {
       WHERE i.id = l.id
         AND l.status = ANY(${[...args.allowedFrom]}::"IntentStatus"[])
         AND (${args.expectedVersion}::int IS NULL OR l.version = ${args.expectedVersion}::int)
+        ${fenceCondition(args.fencing)}
       RETURNING i.*, l.status AS from_status
     ), audit AS (
       INSERT INTO audit_events (intent_id, action, actor, from_status, to_status, version_before, version_after, details)
@@ -150,13 +155,13 @@ export type CorrectionWrite = {
  */
 export async function applyCorrection(
   tx: Tx,
-  args: CorrectionWrite & { fromVersion: number; from: IntentStatus; to: IntentStatus },
+  args: CorrectionWrite & { fromVersion: number; from: IntentStatus; to: IntentStatus; fencing?: Fencing | null },
 ): Promise<(IntentRow & { correctionCount: number }) | undefined> {
   const rows = await tx.$queryRaw<(IntentRow & { correctionCount: bigint })[]>`
     WITH updated AS (
       UPDATE intents SET payload = bridge_jsonb_deep_merge(payload, ${JSON.stringify(args.diff)}::jsonb), status = ${args.to}::"IntentStatus",
              version = version + 1, updated_at = now()
-      WHERE id = ${args.id}::uuid AND version = ${args.fromVersion}
+      WHERE id = ${args.id}::uuid AND version = ${args.fromVersion} ${fenceCondition(args.fencing)}
       RETURNING *
     ), correction AS (
       INSERT INTO corrections (intent_id, correction_id, diff, source, reason, metadata, actor,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { INTENT_STATUSES } from './state-machine';
 import { ValidationError, type FieldIssue } from './errors';
+import { fencingSchema } from '@/lib/leases/schemas';
 
 /** Zod at every boundary: the API and the server actions validate with these, and so do the domain functions. */
 export const intentIdSchema = z.uuid({ error: 'must be a UUID' });
@@ -76,6 +77,8 @@ export const updateStatusSchema = z.strictObject({
   expectedVersion: versionSchema.optional(),
   idempotencyKey: idempotencyKeySchema.optional(),
   nowait: z.boolean({ error: 'must be true or false' }).optional(),
+  /** A write protected by a lease: refused (409 fencing_token_stale) once a higher token for the resource was accepted. */
+  fencing: fencingSchema.optional(),
 });
 
 export const bulkStatusSchema = z.strictObject({
@@ -93,6 +96,7 @@ export const reevaluateSchema = z.strictObject({
   metadata: jsonObject.optional(),
   expectedVersion: versionSchema.optional(),
   idempotencyKey: idempotencyKeySchema.optional(),
+  fencing: fencingSchema.optional(),
 });
 
 export const listIntentsSchema = z.strictObject({

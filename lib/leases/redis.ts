@@ -46,6 +46,11 @@ redis.call('ZADD', KEYS[3], expiresAt, ARGV[1])
 redis.call('HSET', KEYS[4], ARGV[1], cjson.encode({token = token, owner = ARGV[2], expiresAt = expiresAt, acquiredAt = nowMs}))
 return {'acquired', token, expiresAt, nowMs, previous}`);
 
+// Moves a counter that fell behind (an old snapshot restored) above what Postgres has seen. KEYS: counter. ARGV: floor.
+const RAISE_COUNTER = new LuaScript(`local c = tonumber(redis.call('GET', KEYS[1]) or '0')
+if c < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
+return 1`);
+
 // Compare-and-extend. KEYS: holder, live, granted. ARGV: resource, expected value, ttlMs.
 const REFRESH = new LuaScript(`if redis.call('GET', KEYS[1]) ~= ARGV[2] then return -1 end
 ${NOW_MS}
@@ -127,7 +132,16 @@ export class RedisLeases implements LeaseBackend {
     return Number(rows[0].floor);
   }
 
-  async acquire(resource: string, owner: string, ttlMs: number): Promise<AcquireResult> {
+  /**
+   * Advances the fence in Postgres to a new grant's token, so writes by earlier holders are refused from now on.
+   * False when Postgres has seen a higher token already: Redis' counter fell behind (a restore from an old snapshot).
+   */
+  private async advanceFence(resource: string, token: number): Promise<boolean> {
+    const rows = await this.pg().$queryRaw<{ accepted: boolean }[]>`SELECT bridge_fence_accept(${resource}::text, ${token}::bigint) AS accepted`;
+    return rows[0].accepted;
+  }
+
+  async acquire(resource: string, owner: string, ttlMs: number, retried = false): Promise<AcquireResult> {
     const redis = await this.client();
     const keys = [HOLDER + resource, TOKEN + resource, LIVE, GRANTED];
     let reply = (await ACQUIRE.run(redis, keys, [resource, owner, ttlMs, ''])) as unknown[];
@@ -140,6 +154,12 @@ export class RedisLeases implements LeaseBackend {
     }
     const token = Number(reply[1]);
     const expiresAt = iso(Number(reply[2]));
+    if (!(await this.advanceFence(resource, token)) && !retried) {
+      // A token born stale: give the grant back, move the counter past Postgres' mark, and ask once more.
+      await RELEASE.run(redis, [HOLDER + resource, LIVE, GRANTED], [resource, holderValue(token, owner)]);
+      await RAISE_COUNTER.run(redis, [TOKEN + resource], [await this.counterFloor(resource)]);
+      return this.acquire(resource, owner, ttlMs, true);
+    }
     const at = iso(Number(reply[3]));
     const events: NewLeaseEvent[] = [];
     if (reply[4]) {

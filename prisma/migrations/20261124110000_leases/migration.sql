@@ -48,7 +48,9 @@ CREATE TABLE "dedup_keys" (
 CREATE INDEX "dedup_keys_expires_at_idx" ON "dedup_keys" ("expires_at");
 
 -- The fencing rule, written once: a write carrying `token` for `resource` is accepted when no higher token for that
--- resource has been accepted before, and the token becomes the new high-water mark. The upsert locks the resource's
+-- resource has been seen before, and the token becomes the new high-water mark. A grant is "seen" too (both
+-- backends advance the mark when they hand out a token), so a holder that paused past its TTL is refused even
+-- when its late write arrives before its successor's first one. The upsert locks the resource's
 -- fence row until the caller's transaction ends, so two writers are ordered: a lower token that arrives while a
 -- higher one is being written waits, then is refused. Equal tokens are accepted (the holder writes more than once).
 CREATE FUNCTION "bridge_fence_accept"(p_resource text, p_token bigint) RETURNS boolean
@@ -93,6 +95,7 @@ DECLARE
   cur "leases"%ROWTYPE;
   t timestamptz;
   expiry timestamptz;
+  next_token bigint;
   ttl interval := make_interval(secs => p_ttl_ms / 1000.0);
 BEGIN
   -- A live holder seen without the row lock is a valid refusal at this instant; it keeps the many refusals a hot
@@ -111,13 +114,16 @@ BEGIN
     -- At the precision it is stored with, so the caller is told exactly what the row says.
     expiry := (t + ttl)::timestamptz(3);
     EXIT WHEN FOUND;
+    -- A first grant starts above any token a fenced write has seen (from the other backend, say).
+    next_token := coalesce((SELECT f."token" FROM "lease_fences" f WHERE f."resource" = p_resource), 0) + 1;
     INSERT INTO "leases" ("resource", "owner", "token", "acquired_at", "expires_at")
-    VALUES (p_resource, p_owner, 1, t, expiry)
+    VALUES (p_resource, p_owner, next_token, t, expiry)
     ON CONFLICT ("resource") DO NOTHING;
     IF FOUND THEN
+      PERFORM "bridge_fence_accept"(p_resource, next_token);
       INSERT INTO "lease_events" ("resource", "backend", "event", "owner", "token", "expires_at")
-      VALUES (p_resource, 'postgres', 'acquired', p_owner, 1, expiry);
-      RETURN QUERY SELECT true, 1::bigint, p_owner, expiry;
+      VALUES (p_resource, 'postgres', 'acquired', p_owner, next_token, expiry);
+      RETURN QUERY SELECT true, next_token, p_owner, expiry;
       RETURN;
     END IF;
     -- Another call created the row meanwhile: go round and lock it.
@@ -133,9 +139,13 @@ BEGIN
     INSERT INTO "lease_events" ("resource", "backend", "event", "owner", "token", "expires_at")
     VALUES (p_resource, 'postgres', 'expired', cur."owner", cur."token", cur."expires_at");
   END IF;
-  UPDATE "leases" l SET "owner" = p_owner, "token" = cur."token" + 1, "acquired_at" = t, "expires_at" = expiry
+  next_token := greatest(cur."token", coalesce((SELECT f."token" FROM "lease_fences" f WHERE f."resource" = p_resource), 0)) + 1;
+  UPDATE "leases" l SET "owner" = p_owner, "token" = next_token, "acquired_at" = t, "expires_at" = expiry
   WHERE l."resource" = p_resource;
+  -- The grant advances the fence: from now on a write by any earlier holder is refused, even one that arrives
+  -- before this holder's first write (which has read what the earlier holder committed, and nothing later).
+  PERFORM "bridge_fence_accept"(p_resource, next_token);
   INSERT INTO "lease_events" ("resource", "backend", "event", "owner", "token", "expires_at")
-  VALUES (p_resource, 'postgres', 'acquired', p_owner, cur."token" + 1, expiry);
-  RETURN QUERY SELECT true, cur."token" + 1, p_owner, expiry;
+  VALUES (p_resource, 'postgres', 'acquired', p_owner, next_token, expiry);
+  RETURN QUERY SELECT true, next_token, p_owner, expiry;
 END $$;
