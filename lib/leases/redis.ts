@@ -105,6 +105,19 @@ end
 return out`);
 
 type Grant = { token: number; owner: string; expiresAt: number; acquiredAt?: number };
+
+/**
+ * The Redis half alone — no events, no fence — for tests that hammer the scripts themselves. `floor` seeds a
+ * missing counter; without it a missing counter answers 'seed'.
+ */
+export const redisLeaseScripts = {
+  grant: (redis: Redis, resource: string, owner: string, ttlMs: number, floor?: number) =>
+    ACQUIRE.run(redis, [HOLDER + resource, TOKEN + resource, LIVE, GRANTED], [resource, owner, ttlMs, floor ?? '']) as Promise<unknown[]>,
+  /** The release time (ms) when `<token>:<owner>` held the lease and it was deleted; 0 when it was not theirs. */
+  compareAndDelete: async (redis: Redis, resource: string, owner: string, token: number) =>
+    Number(await RELEASE.run(redis, [HOLDER + resource, LIVE, GRANTED], [resource, holderValue(token, owner)])),
+  holderKey: (resource: string) => HOLDER + resource,
+};
 const iso = (ms: number) => new Date(ms).toISOString();
 const holderValue = (token: number, owner: string) => `${token}:${owner}`;
 const ownerOf = (value: string) => value.slice(value.indexOf(':') + 1);
@@ -143,9 +156,8 @@ export class RedisLeases implements LeaseBackend {
 
   async acquire(resource: string, owner: string, ttlMs: number, retried = false): Promise<AcquireResult> {
     const redis = await this.client();
-    const keys = [HOLDER + resource, TOKEN + resource, LIVE, GRANTED];
-    let reply = (await ACQUIRE.run(redis, keys, [resource, owner, ttlMs, ''])) as unknown[];
-    if (reply[0] === 'seed') reply = (await ACQUIRE.run(redis, keys, [resource, owner, ttlMs, await this.counterFloor(resource)])) as unknown[];
+    let reply = await redisLeaseScripts.grant(redis, resource, owner, ttlMs);
+    if (reply[0] === 'seed') reply = await redisLeaseScripts.grant(redis, resource, owner, ttlMs, await this.counterFloor(resource));
     if (reply[0] === 'denied') {
       const holder = ownerOf(String(reply[1]));
       const expiresAt = iso(Number(reply[2]));
@@ -156,7 +168,7 @@ export class RedisLeases implements LeaseBackend {
     const expiresAt = iso(Number(reply[2]));
     if (!(await this.advanceFence(resource, token)) && !retried) {
       // A token born stale: give the grant back, move the counter past Postgres' mark, and ask once more.
-      await RELEASE.run(redis, [HOLDER + resource, LIVE, GRANTED], [resource, holderValue(token, owner)]);
+      await redisLeaseScripts.compareAndDelete(redis, resource, owner, token);
       await RAISE_COUNTER.run(redis, [TOKEN + resource], [await this.counterFloor(resource)]);
       return this.acquire(resource, owner, ttlMs, true);
     }
@@ -182,7 +194,7 @@ export class RedisLeases implements LeaseBackend {
 
   async release(resource: string, owner: string, token: number): Promise<boolean> {
     const redis = await this.client();
-    const releasedAt = Number(await RELEASE.run(redis, [HOLDER + resource, LIVE, GRANTED], [resource, holderValue(token, owner)]));
+    const releasedAt = await redisLeaseScripts.compareAndDelete(redis, resource, owner, token);
     if (releasedAt === 0) return false;
     // Like the Postgres backend, a released lease's expiry is the moment it was released.
     await recordLeaseEvents('redis', [{ resource, event: 'released', owner, token, expiresAt: iso(releasedAt), at: iso(releasedAt) }], this.pg());
