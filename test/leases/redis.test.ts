@@ -7,7 +7,6 @@ import { makeIntent, resetDatabase } from '../helpers';
 import { redisServerInstalled, startRedisServer, type RedisServer } from '../redis-server';
 import { flushRedis, redisUrl } from './backends';
 
-const HOLDER = 'bridge:lease:holder:';
 
 describe.skipIf(!redisUrl)('Redis leases: compare-and-delete', () => {
   beforeEach(async () => {
