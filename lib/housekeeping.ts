@@ -3,6 +3,10 @@ import { pruneSignInAttempts } from '@/lib/auth/rate-limit';
 import { db } from '@/lib/db/client';
 import { pruneIdempotencyRecords } from '@/lib/intents/idempotency';
 import { flushOutcomes } from '@/lib/intents/outcomes';
+import { dedupStore } from '@/lib/dedup/store';
+import { env } from '@/lib/env';
+import { pruneLeaseEvents } from '@/lib/leases/events';
+import { sweepLeases } from '@/lib/leases/service';
 
 /**
  * Background housekeeping of one console instance (started by instrumentation.ts, Node runtime only). Everything
@@ -14,6 +18,14 @@ export function startHousekeeping(): void {
       console.error('[housekeeping] pruning expired keys, sessions or sign-in attempts failed:', err),
     );
   setInterval(prune, 10 * 60_000).unref();
+
+  // Leases that ran out without anyone asking for them again get their `expired` event here (the lazy half is in
+  // acquire); dedup keys and old lease events are purged with the rest.
+  const sweep = () => sweepLeases().catch((err: unknown) => console.error('[housekeeping] lease sweep failed:', err));
+  setInterval(sweep, env().LEASE_SWEEP_INTERVAL_MS).unref();
+  const purgeLeaseData = () =>
+    Promise.all([dedupStore().purge(), pruneLeaseEvents()]).catch((err: unknown) => console.error('[housekeeping] purging dedup keys or lease events failed:', err));
+  setInterval(purgeLeaseData, 10 * 60_000).unref();
 
   // Counts are buffered for up to a second: write them before the process goes.
   const flushAndExit = (signal: NodeJS.Signals) => {

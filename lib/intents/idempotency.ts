@@ -1,5 +1,6 @@
 import { db, type Tx } from '@/lib/db/client';
-import { concurrencySettings } from '@/lib/env';
+import { abandonInRedis, claimInRedis, completeInRedis } from '@/lib/dedup/idempotency-redis';
+import { concurrencySettings, env } from '@/lib/env';
 import { DomainError, IdempotencyInProgressError, IdempotencyKeyReusedError, REPLAYED_HEADERS, ReplayedError, type ErrorBody } from './errors';
 import { canonicalJson, sha256Hex } from './json';
 import { recordOutcome } from './outcomes';
@@ -29,8 +30,19 @@ function isStorable(err: unknown): err is DomainError {
   return err instanceof DomainError && err.httpStatus < 500 && err.httpStatus !== 423 && err.code !== 'idempotency_in_progress';
 }
 
+/** Redis' URL when IDEMPOTENCY_BACKEND=redis keeps the keys there (lib/dedup/idempotency-redis.ts); else undefined. */
+function redisBackend(): string | undefined {
+  const e = env();
+  return e.IDEMPOTENCY_BACKEND === 'redis' ? e.REDIS_URL : undefined;
+}
+
 async function claim(scope: string, key: string, operation: string, requestHash: string): Promise<Claimed> {
   const ttlHours = concurrencySettings().idempotencyTtlHours;
+  const redisUrl = redisBackend();
+  if (redisUrl) {
+    const result = await claimInRedis(redisUrl, { scope, key, operation, requestHash, claimLeaseMs: CLAIM_LEASE_MS, ttlMs: ttlHours * 3_600_000 });
+    return result.claimed ? result : { claimed: false, record: { ...result.record, lockedUntil: new Date(result.record.lockedUntil) } };
+  }
   // Take the key if it is free, expired, or abandoned by a request whose lease ran out.
   const taken = await db().$queryRaw<unknown[]>`
     INSERT INTO idempotency_records (scope, key, operation, request_hash, state, locked_until, expires_at)
@@ -50,9 +62,15 @@ async function claim(scope: string, key: string, operation: string, requestHash:
   return { claimed: false, record: rows[0] };
 }
 
-async function store(client: Tx, scope: string, key: string, outcome: StoredOutcome<unknown>) {
+async function store(client: Tx, scope: string, key: string, outcome: StoredOutcome<unknown>, inTransaction = false) {
   const status = outcome.ok ? 200 : outcome.status;
   const body = outcome.ok ? { ok: true, value: outcome.value } : { ok: false, error: outcome.error };
+  const redisUrl = redisBackend();
+  if (redisUrl) {
+    // Redis is outside the work's transaction: the answer is stored once the work has committed, never before.
+    if (!inTransaction) await completeInRedis(redisUrl, scope, key, status, body);
+    return;
+  }
   await client.$executeRaw`
     UPDATE idempotency_records SET state = 'completed', response_status = ${status}, response_body = ${JSON.stringify(body)}::jsonb
     WHERE scope = ${scope} AND key = ${key} AND state = 'in_progress'`;
@@ -98,7 +116,7 @@ export async function runIdempotent<T>(
     await sleep(Math.min(200, 10 * 2 ** Math.min(poll, 5)));
   }
 
-  const handle: IdempotencyHandle = { completeIn: (tx, outcome) => store(tx, scope, key, outcome) };
+  const handle: IdempotencyHandle = { completeIn: (tx, outcome) => store(tx, scope, key, outcome, true) };
   try {
     const value = await work(handle);
     // JSON round trip: the first caller sees exactly what a replay will see.
@@ -112,7 +130,9 @@ export async function runIdempotent<T>(
     if (isStorable(err)) {
       await store(db() as unknown as Tx, scope, key, { ok: false, status: err.httpStatus, error: err.toBody() });
     } else {
-      await db().$executeRaw`DELETE FROM idempotency_records WHERE scope = ${scope} AND key = ${key} AND state = 'in_progress'`;
+      const redisUrl = redisBackend();
+      if (redisUrl) await abandonInRedis(redisUrl, scope, key);
+      else await db().$executeRaw`DELETE FROM idempotency_records WHERE scope = ${scope} AND key = ${key} AND state = 'in_progress'`;
     }
     throw err;
   }

@@ -1,4 +1,4 @@
-import { db, type Db } from '@/lib/db/client';
+import { db, type Db, type Tx } from '@/lib/db/client';
 import type { LeaseBackendName, LeaseEvent, LeaseEventKind } from './types';
 
 /**
@@ -56,7 +56,7 @@ export async function leaseHistory(resource: string, client: Db = db()): Promise
 }
 
 /** Totals per backend and event, for the metrics (kept as long as the events are). */
-export async function leaseEventTotals(client: Db = db()): Promise<{ backend: LeaseBackendName; event: LeaseEventKind; n: number }[]> {
+export async function leaseEventTotals(client: Tx = db()): Promise<{ backend: LeaseBackendName; event: LeaseEventKind; n: number }[]> {
   const rows = await client.$queryRaw<{ backend: LeaseBackendName; event: LeaseEventKind; n: bigint }[]>`
     SELECT backend, event, count(*) AS n FROM lease_events GROUP BY backend, event`;
   return rows.map((r) => ({ ...r, n: Number(r.n) }));
