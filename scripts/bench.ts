@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --rounds 3] [--json <file>] [--check] [--scenario <name> …] [--no-compare-strategies]`
+ * `npm run bench [-- --rounds 3] [--json <file>] [--check] [--scenario <name> …] [--no-compare-strategies] [--no-leases]`
  *
  * The project's benchmark (brief §7): every replay scenario at full size against a throw-away embedded PostgreSQL
  * it starts itself (or BENCH_DATABASE_URL / DATABASE_URL when given), with the raw-SQL baseline (plain pg, the
@@ -85,6 +85,7 @@ async function main(): Promise<number> {
       check: { type: 'boolean', default: false },
       scenario: { type: 'string', multiple: true },
       'compare-strategies': { type: 'boolean', default: true },
+      leases: { type: 'boolean', default: true },
     },
   });
   const rounds = Number(values.rounds);
@@ -122,12 +123,13 @@ async function main(): Promise<number> {
         environment: embedded ? 'development' : undefined,
       });
     }
+    const leaseRows = values.leases ? await (await import('./bench-leases')).benchLeases(say) : [];
     const comparedStrategy = compared ? (compared.config.settings as { strategies: Record<string, string> }).strategies.reevaluate : '';
     console.log(`Bridge Console benchmark — ${run.finishedAt} — ${embedded ? 'throw-away embedded PostgreSQL' : 'given database'}`);
     for (const l of formatSettings(run)) console.log(l);
     console.log(`Load average (1/5/15 min) before: ${loadBefore}; after: ${load()} — other work on the machine skews every figure below`);
     console.log('');
-    console.log(table(section7(run.results, strategies, compared ? { results: compared.results, strategy: comparedStrategy } : undefined)));
+    console.log(table([...section7(run.results, strategies, compared ? { results: compared.results, strategy: comparedStrategy } : undefined), ...leaseRows]));
     console.log('');
     console.log(formatRun(run));
     if (compared) {
@@ -137,7 +139,7 @@ async function main(): Promise<number> {
     }
     if (values.json) writeFileSync(values.json, JSON.stringify({ run, strategyComparison: compared }, null, 2) + '\n');
     if (run.status !== 'finished') return 2;
-    return values.check && run.verdict !== 'pass' ? 1 : 0;
+    return values.check && (run.verdict !== 'pass' || leaseRows.some((r) => r.pass === false)) ? 1 : 0;
   } finally {
     await flushOutcomes().catch(() => undefined);
     await disconnectDb();

@@ -16,13 +16,35 @@ export type NewLeaseEvent = {
   at?: string;
 };
 
+function eventsJson(events: NewLeaseEvent[]): string {
+  return JSON.stringify(events.map((e) => ({ ...e, holder: e.holder ?? null, expires_at: e.expiresAt, at: e.at ?? null })));
+}
+
 export async function recordLeaseEvents(backend: LeaseBackendName, events: NewLeaseEvent[], client: Db = db()): Promise<void> {
   if (events.length === 0) return;
   await client.$executeRaw`
     INSERT INTO lease_events (resource, backend, event, owner, holder, token, expires_at, at)
     SELECT e.resource, ${backend}, e.event, e.owner, e.holder, e.token, e.expires_at, coalesce(e.at, clock_timestamp())
-    FROM jsonb_to_recordset(${JSON.stringify(events.map((e) => ({ ...e, holder: e.holder ?? null, expires_at: e.expiresAt, at: e.at ?? null })))}::jsonb)
+    FROM jsonb_to_recordset(${eventsJson(events)}::jsonb)
       AS e(resource text, event text, owner text, holder text, token bigint, expires_at timestamptz, at timestamptz)`;
+}
+
+/**
+ * A grant made outside Postgres (Redis): advances the resource's fence to its token and records its events, in one
+ * statement. False when Postgres has seen a higher token (then the events are not written).
+ */
+export async function recordGrant(backend: LeaseBackendName, resource: string, token: number, events: NewLeaseEvent[], client: Db = db()): Promise<boolean> {
+  const rows = await client.$queryRaw<{ accepted: boolean }[]>`
+    WITH fence AS MATERIALIZED (SELECT bridge_fence_accept(${resource}::text, ${token}::bigint) AS accepted),
+    written AS (
+      INSERT INTO lease_events (resource, backend, event, owner, holder, token, expires_at, at)
+      SELECT e.resource, ${backend}, e.event, e.owner, e.holder, e.token, e.expires_at, coalesce(e.at, clock_timestamp())
+      FROM jsonb_to_recordset(${eventsJson(events)}::jsonb)
+        AS e(resource text, event text, owner text, holder text, token bigint, expires_at timestamptz, at timestamptz)
+      WHERE (SELECT accepted FROM fence)
+    )
+    SELECT accepted FROM fence`;
+  return rows[0].accepted;
 }
 
 type EventRow = Omit<LeaseEvent, 'id' | 'token' | 'expiresAt' | 'at'> & { id: bigint; token: bigint | null; expiresAt: Date | null; at: Date };

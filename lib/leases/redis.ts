@@ -1,5 +1,5 @@
 import { db, type Db } from '@/lib/db/client';
-import { recordLeaseEvents, type NewLeaseEvent } from './events';
+import { recordGrant, recordLeaseEvents, type NewLeaseEvent } from './events';
 import { LuaScript, redisClient, type Redis } from './redis-client';
 import type { AcquireResult, LeaseBackend, LiveLease, RefreshResult } from './types';
 
@@ -145,15 +145,6 @@ export class RedisLeases implements LeaseBackend {
     return Number(rows[0].floor);
   }
 
-  /**
-   * Advances the fence in Postgres to a new grant's token, so writes by earlier holders are refused from now on.
-   * False when Postgres has seen a higher token already: Redis' counter fell behind (a restore from an old snapshot).
-   */
-  private async advanceFence(resource: string, token: number): Promise<boolean> {
-    const rows = await this.pg().$queryRaw<{ accepted: boolean }[]>`SELECT bridge_fence_accept(${resource}::text, ${token}::bigint) AS accepted`;
-    return rows[0].accepted;
-  }
-
   async acquire(resource: string, owner: string, ttlMs: number, retried = false): Promise<AcquireResult> {
     const redis = await this.client();
     let reply = await redisLeaseScripts.grant(redis, resource, owner, ttlMs);
@@ -166,12 +157,6 @@ export class RedisLeases implements LeaseBackend {
     }
     const token = Number(reply[1]);
     const expiresAt = iso(Number(reply[2]));
-    if (!(await this.advanceFence(resource, token)) && !retried) {
-      // A token born stale: give the grant back, move the counter past Postgres' mark, and ask once more.
-      await redisLeaseScripts.compareAndDelete(redis, resource, owner, token);
-      await RAISE_COUNTER.run(redis, [TOKEN + resource], [await this.counterFloor(resource)]);
-      return this.acquire(resource, owner, ttlMs, true);
-    }
     const at = iso(Number(reply[3]));
     const events: NewLeaseEvent[] = [];
     if (reply[4]) {
@@ -179,7 +164,14 @@ export class RedisLeases implements LeaseBackend {
       events.push({ resource, event: 'expired', owner: previous.owner, token: previous.token, expiresAt: iso(previous.expiresAt), at });
     }
     events.push({ resource, event: 'acquired', owner, token, expiresAt, at });
-    await recordLeaseEvents('redis', events, this.pg());
+    // The grant advances the fence in Postgres, so writes by earlier holders are refused from now on. Refused when
+    // Postgres has seen a higher token: Redis' counter fell behind (a restore from an old snapshot).
+    if (!(await recordGrant('redis', resource, token, events, this.pg()))) {
+      await redisLeaseScripts.compareAndDelete(redis, resource, owner, token);
+      if (retried) throw new Error(`the Redis lease counter of ${resource} stays behind Postgres' fence`);
+      await RAISE_COUNTER.run(redis, [TOKEN + resource], [await this.counterFloor(resource)]);
+      return this.acquire(resource, owner, ttlMs, true);
+    }
     return { acquired: true, token, expiresAt };
   }
 
