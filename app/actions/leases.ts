@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { actionActor } from '@/lib/http/action-actor';
 import type { ActionResult } from '@/lib/console/action-result';
-import { DomainError } from '@/lib/intents/errors';
+import { asDomainError } from '@/lib/http/respond';
 import { currentEditLease, releaseEditLease, renewEditLease, takeEditLease, type EditLease } from '@/lib/leases/edit';
 
 /**
@@ -20,7 +20,8 @@ async function run<T>(what: string, fn: () => Promise<T>): Promise<ActionResult<
   try {
     return { ok: true, data: await fn() };
   } catch (err) {
-    if (err instanceof DomainError) return { ok: false, error: err.toBody() };
+    const known = asDomainError(err);
+    if (known) return { ok: false, error: known.toBody() };
     console.error(`[actions] ${what} failed unexpectedly:`, err);
     return { ok: false, error: { code: 'internal_error', message: 'The server failed to handle this request. Try again, and report it if it persists.' } };
   }

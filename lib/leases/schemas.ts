@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { wholeNumber } from '@/lib/http/strict';
 
 /**
  * Input of the lease API and of fenced writes. Resources and owners are free text chosen by the callers (an intent
@@ -36,6 +37,6 @@ export const fencingSchema = z.strictObject({ resource: resourceSchema, token: t
 export type Fencing = z.infer<typeof fencingSchema>;
 
 export const listLeasesSchema = z.strictObject({
-  limit: z.coerce.number({ error: 'must be a number' }).int({ error: 'must be an integer' }).min(1, { error: 'must be at least 1' }).max(500, { error: 'must be at most 500' }).default(100),
+  limit: wholeNumber({ min: 1, max: 500 }).default(100),
   resource: resourceSchema.optional(),
 });

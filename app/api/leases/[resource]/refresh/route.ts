@@ -12,4 +12,4 @@ export const POST = handler(async (request, { params }: { params: Promise<{ reso
   return NextResponse.json(await refreshLease((await params).resource, body));
 });
 
-export const { GET, HEAD, PUT, PATCH, DELETE } = otherMethods('POST');
+export const { GET, HEAD, PUT, PATCH, DELETE, OPTIONS } = otherMethods('POST');
