@@ -30,7 +30,7 @@ export class FencingTokenStaleError extends DomainError {
   readonly httpStatus = 409;
   constructor(resource: string, token: number, highestAccepted: number | null) {
     super(
-      `Fencing token ${token} for ${resource} is stale${highestAccepted !== null ? `: token ${highestAccepted} has been accepted` : ''}. Your lease ran out and someone else wrote under a newer one; nothing was applied. Acquire the lease again and re-read before writing.`,
+      `Fencing token ${token} for ${resource} is stale: ${highestAccepted !== null ? `token ${highestAccepted}` : 'a higher token'} has been granted or written since. Your lease ran out and someone else holds or held a newer one; nothing was applied. Acquire the lease again and re-read before writing.`,
       { resource, token, highestAccepted },
     );
   }
