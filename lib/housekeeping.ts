@@ -1,5 +1,6 @@
 import { pruneExpiredSessions } from '@/lib/auth/sessions';
 import { pruneSignInAttempts } from '@/lib/auth/rate-limit';
+import { startStatusFolding } from '@/lib/counts/status-counts';
 import { db } from '@/lib/db/client';
 import { pruneIdempotencyRecords } from '@/lib/intents/idempotency';
 import { flushOutcomes } from '@/lib/intents/outcomes';
@@ -18,6 +19,7 @@ export function startHousekeeping(): void {
       console.error('[housekeeping] pruning expired keys, sessions or sign-in attempts failed:', err),
     );
   setInterval(prune, 10 * 60_000).unref();
+  startStatusFolding();
 
   // Leases that ran out without anyone asking for them again get their `expired` event here (the lazy half is in
   // acquire); dedup keys and old lease events are purged with the rest.
