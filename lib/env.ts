@@ -68,6 +68,13 @@ export const envSchema = z.object({
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').optional(),
   /** How often each console instance looks for leases that expired without anyone asking for them again. */
   LEASE_SWEEP_INTERVAL_MS: intFrom(5000, 100, 3_600_000),
+  // ── Events out (lib/events) ──
+  /** NATS server(s) with JetStream for the outbox relay (e.g. nats://127.0.0.1:4222); unset: no relay runs, events wait in the outbox. */
+  NATS_URL: z.string().trim().min(1).optional(),
+  /** Published outbox rows are deleted after this many hours. */
+  OUTBOX_RETENTION_HOURS: intFrom(72, 1, 24 * 365),
+  /** How often a relay looks for new rows without a notification (it wakes at once on one). */
+  OUTBOX_POLL_MS: intFrom(1000, 10, 60_000),
 });
 
 export type Env = z.infer<typeof envSchema>;

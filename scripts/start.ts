@@ -71,6 +71,7 @@ async function main() {
   process.env.DATABASE_URL = databaseUrl;
 
   let server: ChildProcess | undefined;
+  let relay: { stop: () => Promise<void> } | null = null;
   let stopping = false;
   const stop = async (code: number) => {
     if (stopping) return;
@@ -80,6 +81,7 @@ async function main() {
       server.kill('SIGTERM');
       await new Promise((r) => server!.once('exit', r));
     }
+    await relay?.stop().catch(() => undefined);
     const { disconnectDb } = await import('../lib/db/client');
     await disconnectDb().catch(() => undefined);
     if (embedded) {
@@ -133,6 +135,9 @@ async function main() {
       }
     });
     await waitForHealth(url, server);
+    // The outbox relay runs here, beside the server: events leave for NATS JetStream when NATS_URL is set.
+    const { startRelayFromEnv } = await import('../lib/events/runner');
+    relay = startRelayFromEnv('bridge-console', (line) => say(`relay: ${line}`));
     say(`Bridge Console is ready: ${url}  (environment: ${config.BRIDGE_ENV})`);
     say(
       auth.admin.created

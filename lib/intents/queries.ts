@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Prisma } from '@/generated/prisma/client';
 import { db } from '@/lib/db/client';
-import { baseConditions, checkRange, countsUnder, LIST_TIMEOUT_MS, rangeFiltersSchema, resolveSearch, SearchTooSlowError, TIMED_OUT, whereClause, withTimeout } from '@/lib/search/intents';
+import { baseConditions, checkRange, countsUnder, LIST_TIMEOUT_MS, resolveSearch, SearchTooSlowError, TIMED_OUT, whereClause, withTimeout } from '@/lib/search/intents';
 import { ValidationError } from './errors';
 import { NotFoundError } from './errors';
 import { INTENT_COLUMNS, selectAuditEvents, selectConflictEvents, selectCorrections, selectIntent, toIntent, type IntentRow } from './repository';
@@ -30,8 +30,7 @@ export function decodeCursor(cursor: string): Cursor {
 }
 
 /** The list's query: the JSON API's filters, plus a source and a time range (lib/search/intents.ts). */
-const listQuerySchema = listIntentsSchema.extend(rangeFiltersSchema.shape);
-export type ListQueryInput = z.input<typeof listQuerySchema>;
+export type ListQueryInput = z.input<typeof listIntentsSchema>;
 
 export type IntentList = { items: Intent[]; nextCursor: string | null };
 
@@ -41,7 +40,7 @@ export type IntentList = { items: Intent[]; nextCursor: string | null };
  * answered 422 (SearchTooSlowError) rather than left scanning.
  */
 export async function listIntents(input: ListQueryInput): Promise<IntentList> {
-  const { status, q, limit, cursor, includeReplay, source, from, to } = parseInput(listQuerySchema, input);
+  const { status, q, limit, cursor, includeReplay, source, from, to } = parseInput(listIntentsSchema, input);
   checkRange(from, to);
   const filters = { q, source, from, to, includeReplay: includeReplay === 'true' };
   const search = await resolveSearch(q, filters.includeReplay);

@@ -1,13 +1,10 @@
-import { z } from 'zod';
 import { Prisma } from '@/generated/prisma/client';
 import { COUNT_CAP, exactAnswer, type CountsAnswer } from '@/lib/counts/answer';
 import { countsFromRows, maintainedStatusCounts, statusCountsQuery } from '@/lib/counts/status-counts';
 import { db, type Tx } from '@/lib/db/client';
-import { storable, STORABLE_MESSAGE } from '@/lib/http/strict';
 import { SQLSTATE, sqlState } from '@/lib/db/sqlstate';
 import { DomainError, ValidationError } from '@/lib/intents/errors';
 import { INTENT_STATUSES, type IntentStatus } from '@/lib/intents/state-machine';
-import { isInstant } from './instant';
 import { parseSearch, tooShortPatterns, uuidPrefixRange, type PayloadSearch } from './parse';
 
 /**
@@ -35,25 +32,8 @@ export const LIST_TIMEOUT_MS = 1_500;
 /** Counts under a payload search stop counting here and answer the planner's estimate instead. */
 export const COUNTS_TIMEOUT_MS = 120;
 
-const isoDate = (field: string) =>
-  z
-    .string({ error: 'must be a string' })
-    .trim()
-    .max(40, { error: 'must be a date and time' })
-    .refine(isInstant, { error: `must be an ISO date and time from 1970 on (${field}=2026-11-01T00:00:00Z)` });
-
-/** The filters the list and the counts share, beyond the status: a time range (updated_at) and a source. */
-export const rangeFiltersSchema = z.object({
-  source: z
-    .string({ error: 'must be a string' })
-    .trim()
-    .min(1, { error: 'must not be empty' })
-    .max(255, { error: 'must be at most 255 characters' })
-    .refine(storable, { error: STORABLE_MESSAGE })
-    .optional(),
-  from: isoDate('from').optional(),
-  to: isoDate('to').optional(),
-});
+/** The list's and the counts' shared filters are defined with the API's schemas (lib/intents/schemas.ts). */
+export { rangeFiltersSchema } from '@/lib/intents/schemas';
 
 export type IntentFilters = {
   status?: IntentStatus | null;
