@@ -59,6 +59,15 @@ export const envSchema = z.object({
   TRUST_PROXY: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
   /** Extra origins (comma-separated, e.g. https://console.example.com) allowed to send cookie-authenticated writes. */
   AUTH_TRUSTED_ORIGINS: z.string().default('').transform((v) => v.split(',').map((o) => o.trim()).filter(Boolean)),
+  // ── Lease locks and dedup stores (lib/leases) ──
+  /** Where lease locks live: `postgres` (lease rows; the default) or `redis` (SET NX PX; needs REDIS_URL). */
+  LEASE_BACKEND: z.enum(['postgres', 'redis']).default('postgres'),
+  /** Where the API's idempotency keys are first claimed: `postgres` (the default) or `redis` (needs REDIS_URL). */
+  IDEMPOTENCY_BACKEND: z.enum(['postgres', 'redis']).default('postgres'),
+  /** Redis for LEASE_BACKEND=redis / IDEMPOTENCY_BACKEND=redis, e.g. redis://localhost:6379. */
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').optional(),
+  /** How often each console instance looks for leases that expired without anyone asking for them again. */
+  LEASE_SWEEP_INTERVAL_MS: intFrom(5000, 100, 3_600_000),
   // ── Events out (lib/events) ──
   /** NATS server(s) with JetStream for the outbox relay (e.g. nats://127.0.0.1:4222); unset: no relay runs, events wait in the outbox. */
   NATS_URL: z.string().trim().min(1).optional(),
@@ -69,6 +78,9 @@ export const envSchema = z.object({
 });
 
 export type Env = z.infer<typeof envSchema>;
+
+const needsRedis = (e: { LEASE_BACKEND: string; IDEMPOTENCY_BACKEND: string; REDIS_URL?: string }) =>
+  (e.LEASE_BACKEND === 'redis' || e.IDEMPOTENCY_BACKEND === 'redis') && !e.REDIS_URL;
 
 let cached: Env | undefined;
 
@@ -92,6 +104,9 @@ export function env(): Env {
   if (!cached) {
     const source = process.env.BRIDGE_ENV ? process.env : { ...process.env, BRIDGE_ENV: defaultEnvironment(process.env) };
     const parsed = envSchema.safeParse(source);
+    if (parsed.success && needsRedis(parsed.data)) {
+      throw new Error('Invalid configuration:\n  REDIS_URL: is required when LEASE_BACKEND or IDEMPOTENCY_BACKEND is redis');
+    }
     if (!parsed.success) {
       const problems = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n');
       throw new Error(`Invalid configuration:\n${problems}`);

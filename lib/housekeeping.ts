@@ -4,6 +4,10 @@ import { startStatusFolding } from '@/lib/counts/status-counts';
 import { db } from '@/lib/db/client';
 import { pruneIdempotencyRecords } from '@/lib/intents/idempotency';
 import { flushOutcomes } from '@/lib/intents/outcomes';
+import { dedupStore } from '@/lib/dedup/store';
+import { env } from '@/lib/env';
+import { pruneLeaseEvents } from '@/lib/leases/events';
+import { sweepLeases } from '@/lib/leases/service';
 
 /**
  * Background housekeeping of one console instance (started by instrumentation.ts, Node runtime only). Everything
@@ -16,6 +20,14 @@ export function startHousekeeping(): void {
     );
   setInterval(prune, 10 * 60_000).unref();
   startStatusFolding();
+
+  // Leases that ran out without anyone asking for them again get their `expired` event here (the lazy half is in
+  // acquire); dedup keys and old lease events are purged with the rest.
+  const sweep = () => sweepLeases().catch((err: unknown) => console.error('[housekeeping] lease sweep failed:', err));
+  setInterval(sweep, env().LEASE_SWEEP_INTERVAL_MS).unref();
+  const purgeLeaseData = () =>
+    Promise.all([dedupStore().purge(), pruneLeaseEvents()]).catch((err: unknown) => console.error('[housekeeping] purging dedup keys or lease events failed:', err));
+  setInterval(purgeLeaseData, 10 * 60_000).unref();
 
   // Counts are buffered for up to a second: write them before the process goes.
   const flushAndExit = (signal: NodeJS.Signals) => {

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --rounds 3] [--json <file>] [--check] [--scenario <name> …] [--no-compare-strategies] [--no-api]`
+ * `npm run bench [-- --rounds 3] [--json <file>] [--check] [--scenario <name> …] [--no-compare-strategies] [--no-api] [--no-leases]`
  *
  * The project's benchmark (brief §7): every replay scenario at full size against a throw-away embedded PostgreSQL
  * it starts itself (or BENCH_DATABASE_URL / DATABASE_URL when given), with the raw-SQL baseline (plain pg, the
@@ -117,6 +117,7 @@ async function main(): Promise<number> {
       scenario: { type: 'string', multiple: true },
       'compare-strategies': { type: 'boolean', default: true },
       api: { type: 'boolean', default: true },
+      leases: { type: 'boolean', default: true },
     },
   });
   const rounds = Number(values.rounds);
@@ -166,11 +167,12 @@ async function main(): Promise<number> {
       if (values.api) api = await measureApiDoor(url, say, { rounds, requests: 1000, inFlight: 100 });
     }
     const strategyOf = (r: typeof run) => (r.config.settings as { strategies: Record<string, string> }).strategies.reevaluate;
+    const leaseRows = values.leases ? await (await import('./bench-leases')).benchLeases(say) : [];
     console.log(`Bridge Console benchmark — ${run.finishedAt} — ${embedded ? 'throw-away embedded PostgreSQL' : 'given database'}`);
     for (const l of formatSettings(run)) console.log(l);
     console.log(`Load average (1/5/15 min) before: ${loadBefore}; after: ${load()} — other work on the machine skews every figure below`);
     console.log('');
-    const rows = [...section7(run.results, strategies, compared.map((c) => ({ results: c.results, strategy: strategyOf(c) }))), ...extraRows(uncontended, api)];
+    const rows = [...section7(run.results, strategies, compared.map((c) => ({ results: c.results, strategy: strategyOf(c) }))), ...extraRows(uncontended, api), ...leaseRows];
     console.log(table(rows));
     console.log('');
     console.log(formatRun(run));
@@ -181,7 +183,7 @@ async function main(): Promise<number> {
     }
     if (values.json) writeFileSync(values.json, JSON.stringify({ run, strategyComparison: compared, uncontended, api }, null, 2) + '\n');
     if (run.status !== 'finished') return 2;
-    const missed = run.verdict !== 'pass' || extraRows(uncontended, api).some((r) => r.pass === false);
+    const missed = run.verdict !== 'pass' || [...extraRows(uncontended, api), ...leaseRows].some((r) => r.pass === false);
     return values.check && missed ? 1 : 0;
   } finally {
     await flushOutcomes().catch(() => undefined);

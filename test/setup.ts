@@ -7,4 +7,6 @@ afterAll(async () => {
   const { disconnectDb } = await import('@/lib/db/client');
   await flushOutcomes().catch(() => undefined);
   await disconnectDb();
+  const { closeRedisClients } = await import('@/lib/leases/redis-client');
+  await closeRedisClients();
 });

@@ -13,6 +13,7 @@ import type { ChangesSince } from '@/lib/intents/changes-since';
 import { intentKeys } from '@/lib/intents/keys';
 import type { IntentWithCorrections, ReevaluateResult } from '@/lib/intents/types';
 import { DiffView } from './DiffView';
+import { EditLeaseNotice, useEditLease } from './EditLease';
 import { JsonView } from './JsonView';
 import { LockWaitNotice } from './LockWaitNotice';
 import styles from './intents.module.css';
@@ -40,6 +41,7 @@ export function CorrectionForm({ intent, lockTimeoutMs }: { intent: IntentWithCo
   const [outcome, setOutcome] = useState<Outcome>(null);
   const [conflict, setConflict] = useState<Conflict | null>(null);
   const inFlight = useRef(false);
+  const editLease = useEditLease(intent.id);
 
   const parsed = parseDiffText(text);
   const preview = parsed.ok ? diffLines(opened.payload, parsed.diff) : [];
@@ -124,7 +126,8 @@ export function CorrectionForm({ intent, lockTimeoutMs }: { intent: IntentWithCo
   const stale = intent.version > opened.version;
 
   return (
-    <form className={styles.form} onSubmit={onSubmit} aria-label="Correction" noValidate>
+    <form className={styles.form} onSubmit={onSubmit} onFocusCapture={() => void editLease.take()} aria-label="Correction" noValidate>
+      <EditLeaseNotice held={editLease.held} other={editLease.other} />
       {stale && (
         <p className={styles.staleNote} role="status">
           This intent changed since you opened the form (version {opened.version} → {intent.version}). Your correction is checked against version {opened.version}: if it

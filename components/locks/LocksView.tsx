@@ -12,6 +12,7 @@ import { ErrorState } from '@/components/ui/ErrorState';
 import { Skeleton, TableSkeleton } from '@/components/ui/Skeleton';
 import { LiveStatus, PressureBanner, useBackoffQuery } from './live';
 import { UnblockPanel } from './UnblockPanel';
+import { LeasesSection } from './LeasesSection';
 
 /**
  * The Locks page body: polls GET /api/locks with a visible backoff, and shows the blocking tree (root blockers
@@ -84,6 +85,7 @@ export function LocksView({ canCancel, canTerminate }: { canCancel: boolean; can
           </p>
         </>
       )}
+      <LeasesSection />
     </div>
   );
 }

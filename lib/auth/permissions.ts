@@ -34,6 +34,8 @@ export const PERMISSIONS = [
   'intents.status',
   'intents.bulk',
   'pipeline.run',
+  // operator, reviewer, on-call and admin: lease locks (a reviewer's edit lease on the intent being corrected)
+  'leases.use',
   // reviewer
   'intents.correct',
   // on-call
@@ -50,10 +52,10 @@ const EVERY_ROLE: readonly Permission[] = ['intents.read', 'locks.read', 'conten
 
 export const ROLE_PERMISSIONS: Record<Role, readonly Permission[]> = {
   viewer: EVERY_ROLE,
-  operator: [...EVERY_ROLE, 'intents.create', 'intents.status', 'intents.bulk', 'pipeline.run'],
-  reviewer: [...EVERY_ROLE, 'intents.correct'],
-  oncall: [...EVERY_ROLE, 'locks.cancel', 'locks.terminate'],
-  admin: [...EVERY_ROLE, 'users.manage', 'tokens.manage', 'replay.run'],
+  operator: [...EVERY_ROLE, 'intents.create', 'intents.status', 'intents.bulk', 'pipeline.run', 'leases.use'],
+  reviewer: [...EVERY_ROLE, 'intents.correct', 'leases.use'],
+  oncall: [...EVERY_ROLE, 'locks.cancel', 'locks.terminate', 'leases.use'],
+  admin: [...EVERY_ROLE, 'users.manage', 'tokens.manage', 'replay.run', 'leases.use'],
 };
 
 /**
@@ -70,6 +72,7 @@ export const PERMISSION_ACTIONS: Record<Permission, string> = {
   'intents.status': 'Changing an intent’s status',
   'intents.bulk': 'Changing statuses in bulk',
   'pipeline.run': 'Running the pipeline',
+  'leases.use': 'Taking, refreshing and releasing leases',
   'intents.correct': 'Applying corrections',
   'locks.cancel': 'Cancelling a database backend',
   'locks.terminate': 'Terminating a database backend',

@@ -25,6 +25,8 @@ import {
   type StoredOutcome,
 } from './statements';
 import type { Actor, BulkStatusResult, Intent, ReevaluateResult, UpdateStatusResult } from './types';
+import { FencingTokenStaleError } from '@/lib/leases/errors';
+import type { Fencing } from '@/lib/leases/schemas';
 
 /**
  * The intent engine: the one implementation behind the JSON API and the server actions. Each command is one
@@ -51,6 +53,7 @@ const COUNTED: Record<string, Outcome> = {
   invalid_transition: 'invalid_transition',
   refused: 'invalid_transition',
   not_found: 'not_found',
+  fencing_token_stale: 'fencing_token_stale',
 };
 
 /**
@@ -165,7 +168,7 @@ export async function createIntent(input: CreateIntentInput, actor: Actor, optio
   return toIntent(row);
 }
 
-type StatusCall = { id: string; target: IntentStatus; expectedVersion?: number };
+type StatusCall = { id: string; target: IntentStatus; expectedVersion?: number; fencing?: Fencing };
 
 /** A status update's outcome as the caller sees it: the result, or the typed refusal. Fresh and replayed alike. */
 function statusAnswer(call: StatusCall, row: Pick<StatusRow, 'outcome' | 'intent'>): UpdateStatusResult {
@@ -178,6 +181,8 @@ function statusAnswer(call: StatusCall, row: Pick<StatusRow, 'outcome' | 'intent
       throw new VersionConflictError(call.id, call.expectedVersion!, intent.version);
     case 'invalid_transition':
       throw invalidTransition(intent, call.target);
+    case 'fencing_token_stale':
+      throw new FencingTokenStaleError(call.fencing!.resource, call.fencing!.token, null);
     default:
       throw new Error(`the status update of ${call.id} ended as ${row.outcome}: this cannot happen`);
   }
@@ -190,13 +195,13 @@ function countAnswer(operation: string, outcome: string, transition = '') {
 
 export async function updateIntentStatus(input: UpdateStatusInput, actor: Actor, options: CommandOptions = {}): Promise<UpdateStatusResult> {
   const parsed = parseInput(updateStatusInputSchema, input);
-  const { status: target, expectedVersion, idempotencyKey, nowait = false, reason } = parsed;
+  const { status: target, expectedVersion, idempotencyKey, nowait = false, reason, fencing } = parsed;
   // One spelling per intent: the idempotency hash and the lock label derive from the id text.
   const id = parsed.id.toLowerCase();
   const operation = 'update_status';
   const settings = concurrencySettings();
   const lockTimeoutMs = options.lockTimeoutMs ?? settings.lockTimeoutMs;
-  const call: StatusCall = { id, target, expectedVersion };
+  const call: StatusCall = { id, target, expectedVersion, fencing };
   const run = (key: KeyRef | undefined, lock: LockMode) =>
     updateStatus(db(), {
       id,
@@ -209,6 +214,7 @@ export async function updateIntentStatus(input: UpdateStatusInput, actor: Actor,
       actor: actor.name,
       reason: reason ?? null,
       key: key ?? null,
+      fencing: fencing ?? null,
     });
   const work = async (key: KeyRef | undefined) => {
     try {
@@ -221,7 +227,7 @@ export async function updateIntentStatus(input: UpdateStatusInput, actor: Actor,
     }
   };
   const replay = (stored: StoredOutcome) => statusAnswer(call, { outcome: stored.outcome as StatusRow['outcome'], intent: rowFromStored(stored.intent) });
-  return runIdempotent({ key: idempotencyKey, scope: actor.name, operation, request: { id, status: target, expectedVersion, nowait, reason } }, work, replay);
+  return runIdempotent({ key: idempotencyKey, scope: actor.name, operation, request: { id, status: target, expectedVersion, nowait, reason, fencing } }, work, replay);
 }
 
 /** A bulk update's rows as the caller sees them: every intent, or the refusal naming each intent that stopped it. */
@@ -271,7 +277,7 @@ const CORRECTABLE = (() => {
   return { from: pairs.map((p) => p.from), to: pairs.map((p) => p.to) };
 })();
 
-type CorrectionCall = { id: string; correctionId: string; expectedVersion?: number };
+type CorrectionCall = { id: string; correctionId: string; expectedVersion?: number; fencing?: Fencing };
 
 /** A correction's outcome as the caller sees it: the result, or the typed refusal. Fresh and replayed alike. */
 function correctionAnswer(call: CorrectionCall, row: Pick<CorrectionRow, 'outcome' | 'intent' | 'correctionCount' | 'retries'>): ReevaluateResult {
@@ -292,6 +298,8 @@ function correctionAnswer(call: CorrectionCall, row: Pick<CorrectionRow, 'outcom
       throw new VersionConflictError(call.id, call.expectedVersion!, intent.version);
     case 'refused':
       throw new InvalidTransitionError(`Intent ${call.id} is ${intent.status}: corrections are refused on COMPLETED and FAILED intents.`, { intentId: call.id, from: intent.status });
+    case 'fencing_token_stale':
+      throw new FencingTokenStaleError(call.fencing!.resource, call.fencing!.token, null);
     default:
       throw new Error(`the correction of ${call.id} ended as ${row.outcome}: this cannot happen`);
   }
@@ -306,13 +314,13 @@ export async function reevaluateIntent(input: ReevaluateInput, actor: Actor, opt
   const parsed = parseInput(reevaluateInputSchema, input);
   const id = parsed.id.toLowerCase();
   const diff = parsed.diff as JsonObject;
-  const { source, reason, expectedVersion, idempotencyKey } = parsed;
+  const { source, reason, expectedVersion, idempotencyKey, fencing } = parsed;
   const metadata = (parsed.metadata ?? null) as JsonObject | null;
   const operation = 'reevaluate';
   const settings = concurrencySettings();
   const lockTimeoutMs = options.lockTimeoutMs ?? settings.lockTimeoutMs;
-  const call: CorrectionCall = { id, correctionId: correctionIdFor(id, diff), expectedVersion };
-  const write = { id, correctionId: call.correctionId, diff, source, reason, metadata, actor: actor.name, expectedVersion: expectedVersion ?? null, ...CORRECTABLE };
+  const call: CorrectionCall = { id, correctionId: correctionIdFor(id, diff), expectedVersion, fencing };
+  const write = { id, correctionId: call.correctionId, diff, source, reason, metadata, actor: actor.name, expectedVersion: expectedVersion ?? null, fencing: fencing ?? null, ...CORRECTABLE };
   const work = async (key: KeyRef | undefined) => {
     try {
       const first = firstMode(options.strategy ?? settings.strategies.reevaluate, false);
@@ -328,6 +336,6 @@ export async function reevaluateIntent(input: ReevaluateInput, actor: Actor, opt
   };
   const replay = (stored: StoredOutcome) =>
     correctionAnswer(call, { outcome: stored.outcome as CorrectionRow['outcome'], intent: rowFromStored(stored.intent), correctionCount: stored.correctionCount ?? 0, retries: stored.retries ?? 0 });
-  return runIdempotent({ key: idempotencyKey, scope: actor.name, operation, request: { id, diff, source, reason, metadata, expectedVersion } }, work, replay);
+  return runIdempotent({ key: idempotencyKey, scope: actor.name, operation, request: { id, diff, source, reason, metadata, expectedVersion, fencing } }, work, replay);
 }
 

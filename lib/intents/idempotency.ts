@@ -1,5 +1,6 @@
 import { db } from '@/lib/db/client';
-import { concurrencySettings } from '@/lib/env';
+import { abandonInRedis, claimInRedis, completeInRedis } from '@/lib/dedup/idempotency-redis';
+import { concurrencySettings, env } from '@/lib/env';
 import { DomainError, IdempotencyInProgressError, IdempotencyKeyReusedError, REPLAYED_HEADERS, ReplayedError, type ErrorBody } from './errors';
 import { canonicalJson, sha256Hex } from './json';
 import { recordOutcome } from './outcomes';
@@ -23,8 +24,19 @@ const MAX_WAIT_MS = 30_000;
 
 type Claimed = { claimed: true } | { claimed: false; record: { requestHash: string; operation: string; state: string; responseStatus: number | null; responseBody: unknown; lockedUntil: Date } };
 
+/** Redis' URL when IDEMPOTENCY_BACKEND=redis keeps the keys there (lib/dedup/idempotency-redis.ts); else undefined. */
+function redisBackend(): string | undefined {
+  const e = env();
+  return e.IDEMPOTENCY_BACKEND === 'redis' ? e.REDIS_URL : undefined;
+}
+
 async function claim(scope: string, key: string, operation: string, requestHash: string): Promise<Claimed> {
   const ttlHours = concurrencySettings().idempotencyTtlHours;
+  const redisUrl = redisBackend();
+  if (redisUrl) {
+    const result = await claimInRedis(redisUrl, { scope, key, operation, requestHash, claimLeaseMs: CLAIM_LEASE_MS, ttlMs: ttlHours * 3_600_000 });
+    return result.claimed ? result : { claimed: false, record: { ...result.record, lockedUntil: new Date(result.record.lockedUntil) } };
+  }
   // Take the key if it is free, expired, or abandoned by a request whose lease ran out.
   const taken = await db().$queryRaw<unknown[]>`
     INSERT INTO idempotency_records (scope, key, operation, request_hash, state, locked_until, expires_at)
@@ -103,6 +115,25 @@ export async function runIdempotent<T>(
     // Another request with this key is at work: wait for its answer rather than do the work twice.
     if (Date.now() - started > MAX_WAIT_MS) throw new IdempotencyInProgressError(key);
     await sleep(Math.min(200, 10 * 2 ** Math.min(poll, 5)));
+  }
+
+  const redisUrl = redisBackend();
+  if (redisUrl) {
+    // Redis cannot join the command's transaction: the statement runs without the key, and the answer is stored
+    // once the work has committed, never before (in the older { ok, value } form replayStored reads). Deterministic
+    // refusals are kept like answers; anything transient frees the key for a retry.
+    try {
+      const value = await work(undefined);
+      await completeInRedis(redisUrl, scope, key, 200, { ok: true, value: JSON.parse(JSON.stringify(value)) as unknown });
+      return value;
+    } catch (err) {
+      if (err instanceof DomainError && err.httpStatus < 500 && err.httpStatus !== 423) {
+        await completeInRedis(redisUrl, scope, key, err.httpStatus, { ok: false, status: err.httpStatus, error: err.toBody() });
+      } else {
+        await abandonInRedis(redisUrl, scope, key);
+      }
+      throw err;
+    }
   }
 
   try {

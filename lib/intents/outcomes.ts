@@ -21,6 +21,7 @@ export const OUTCOMES = [
   'retries_exhausted',
   'pessimistic_fallback',
   'idempotent_replay',
+  'fencing_token_stale',
 ] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 

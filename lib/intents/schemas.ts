@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { fencingSchema } from '@/lib/leases/schemas';
 import { storable, STORABLE_MESSAGE, wholeNumber } from '@/lib/http/strict';
 import { isInstant } from '@/lib/search/instant';
 import { INTENT_STATUSES } from './state-machine';
@@ -86,6 +87,8 @@ export const updateStatusSchema = z.strictObject({
   expectedVersion: versionSchema.optional(),
   idempotencyKey: idempotencyKeySchema.optional(),
   nowait: z.boolean({ error: 'must be true or false' }).optional(),
+  /** A write protected by a lease: refused (409 fencing_token_stale) once a higher token for the resource was seen. */
+  fencing: fencingSchema.optional(),
 });
 
 export const bulkStatusSchema = z.strictObject({
@@ -104,6 +107,7 @@ export const reevaluateSchema = z.strictObject({
   metadata: jsonObject.optional(),
   expectedVersion: versionSchema.optional(),
   idempotencyKey: idempotencyKeySchema.optional(),
+  fencing: fencingSchema.optional(),
 });
 
 const isoInstant = (field: string) =>

@@ -1,5 +1,6 @@
 import { Prisma } from '@/generated/prisma/client';
 import type { Tx } from '@/lib/db/client';
+import type { Fencing } from '@/lib/leases/schemas';
 import type { JsonObject } from './json';
 import type { IntentRow } from './repository';
 import type { IntentStatus } from './state-machine';
@@ -14,8 +15,8 @@ import type { IntentStatus } from './state-machine';
 /** How a call reads the row: under FOR UPDATE ('wait'), FOR UPDATE NOWAIT, unlocked and version-checked ('none'), or 'adaptive'. */
 export type LockMode = 'wait' | 'nowait' | 'none' | 'adaptive';
 
-export type StatusOutcome = 'applied' | 'already_applied' | 'stale' | 'invalid_transition' | 'not_found' | 'raced';
-export type CorrectionOutcome = 'applied' | 'already_applied' | 'stale' | 'refused' | 'not_found' | 'raced';
+export type StatusOutcome = 'applied' | 'already_applied' | 'stale' | 'invalid_transition' | 'fencing_token_stale' | 'not_found' | 'raced';
+export type CorrectionOutcome = 'applied' | 'already_applied' | 'stale' | 'refused' | 'fencing_token_stale' | 'not_found' | 'raced';
 export type BulkOutcome = 'applied' | 'already_applied' | 'invalid_transition' | 'not_found';
 
 /** Whose idempotency record the call completes (same statement, same transaction). */
@@ -50,6 +51,8 @@ export type UpdateStatusArgs = {
   actor: string;
   reason: string | null;
   key: KeyRef | null;
+  /** A lease-protected write: the call checks the token against the fence (bridge_fence_accept) right before writing. */
+  fencing?: Fencing | null;
 };
 
 /** The status update's statement; the benchmark's plain-pg baseline runs exactly this text. */
@@ -58,7 +61,8 @@ export function updateStatusStatement(a: UpdateStatusArgs): Prisma.Sql {
     SELECT r.outcome, r.prior_status AS "priorStatus", r.took_lock AS "tookLock", r.lock_wait_ms AS "lockWaitMs", ${INTENT_OF_R}
     FROM bridge_update_status(${a.id}::uuid, ${a.to}, ${[...a.allowedFrom]}::text[], ${a.expectedVersion}::int,
       ${a.lock}, ${a.lockTimeoutMs}::int, ${a.contendedWithinMs}::int, ${a.actor}, ${a.reason}::text,
-      ${a.key?.scope ?? null}::text, ${a.key?.key ?? null}::text) r`;
+      ${a.key?.scope ?? null}::text, ${a.key?.key ?? null}::text,
+      ${a.fencing?.resource ?? null}::text, ${a.fencing?.token ?? null}::bigint) r`;
 }
 
 export async function updateStatus(client: Tx, a: UpdateStatusArgs): Promise<StatusRow> {
@@ -83,6 +87,7 @@ export type CorrectArgs = {
   contendedWithinMs: number;
   key: KeyRef | null;
   attempt: number;
+  fencing?: Fencing | null;
 };
 
 export async function correct(client: Tx, a: CorrectArgs): Promise<CorrectionRow> {
@@ -92,7 +97,8 @@ export async function correct(client: Tx, a: CorrectArgs): Promise<CorrectionRow
     FROM bridge_correct(${a.id}::uuid, ${a.correctionId}, ${JSON.stringify(a.diff)}::jsonb, ${a.source}, ${a.reason},
       ${a.metadata === null ? null : JSON.stringify(a.metadata)}::jsonb, ${a.actor}, ${a.expectedVersion}::int,
       ${[...a.from]}::text[], ${[...a.to]}::text[], ${a.lock}, ${a.lockTimeoutMs}::int, ${a.contendedWithinMs}::int,
-      ${a.key?.scope ?? null}::text, ${a.key?.key ?? null}::text, ${a.attempt}::int) r`;
+      ${a.key?.scope ?? null}::text, ${a.key?.key ?? null}::text, ${a.attempt}::int,
+      ${a.fencing?.resource ?? null}::text, ${a.fencing?.token ?? null}::bigint) r`;
   const { correctionCount, ...flat } = row;
   return { ...split<CorrectionOutcome>(flat), correctionCount: Number(correctionCount), retries: a.attempt - 1 };
 }

@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from 'prom-client';
 import { db } from '@/lib/db/client';
 import { LOCK_WAIT_BOUNDS_MS } from '@/lib/intents/outcomes';
+import { leaseEventTotals } from '@/lib/leases/events';
 import { openStreamCount } from '@/lib/live/stream';
 import { selectActiveLocks, selectDeadlockTotals, selectLockWaitTotals, selectOutcomeTotals, type LockWaitTotal, type OutcomeTotal } from './queries';
 
@@ -42,6 +43,7 @@ export type PersistedMetrics = {
   lockWaits: LockWaitTotal[];
   deadlocks: { detections: number; retries: number };
   activeLocks: { lockType: string; n: number }[];
+  leaseEvents?: { backend: string; event: string; n: number }[];
 };
 
 /** One consistent read of everything, under short timeouts: a struggling database must not pile up scrapes. */
@@ -54,6 +56,7 @@ export async function readPersistedMetrics(): Promise<PersistedMetrics> {
         lockWaits: await selectLockWaitTotals(tx),
         deadlocks: await selectDeadlockTotals(tx),
         activeLocks: await selectActiveLocks(tx),
+        leaseEvents: await leaseEventTotals(tx),
       };
     },
     { isolationLevel: 'RepeatableRead', maxWait: 3000, timeout: 10_000 },
@@ -117,6 +120,9 @@ export function persistedRegistry(data: PersistedMetrics): Registry {
 
   const outcomes = new Counter({ name: 'bridge_outcomes_total', help: 'Every persisted outcome of every operation (success, already_applied, version_conflict, retry, lock_timeout, deadlock_*, retries_exhausted, …)', labelNames: ['operation', 'outcome'], registers });
   for (const o of data.outcomes) outcomes.inc({ operation: o.operation, outcome: o.outcome }, o.n);
+
+  const leases = new Counter({ name: 'bridge_lease_events_total', help: 'Lease events by backend and kind (acquired, denied, refreshed, released, expired), from the lease event log (kept 7 days)', labelNames: ['backend', 'event'], registers });
+  for (const e of data.leaseEvents ?? []) leases.inc({ backend: e.backend, event: e.event }, e.n);
 
   new Gauge({ name: 'bridge_metrics_database_up', help: '1 when the persisted metrics could be read from Postgres on this scrape', registers }).set(1);
   return registry;

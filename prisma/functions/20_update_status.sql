@@ -14,7 +14,8 @@ SELECT "bridge_drop_overloads"('bridge_update_status');
 CREATE OR REPLACE FUNCTION "bridge_update_status"(
   p_id uuid, p_to text, p_allowed_from text[], p_expected_version integer,
   p_lock text, p_lock_timeout_ms integer, p_contended_within_ms integer,
-  p_actor text, p_reason text, p_idem_scope text, p_idem_key text
+  p_actor text, p_reason text, p_idem_scope text, p_idem_key text,
+  p_fence_resource text DEFAULT NULL, p_fence_token bigint DEFAULT NULL
 ) RETURNS TABLE (outcome text, intent "intents", prior_status text, took_lock boolean, lock_wait_ms double precision)
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
@@ -66,6 +67,10 @@ BEGIN
       IF p_lock = 'adaptive' THEN PERFORM "bridge_note_contention"(p_id); END IF;
     ELSIF NOT (cur."status"::text = ANY(p_allowed_from)) THEN
       outcome := 'invalid_transition';
+    ELSIF p_fence_resource IS NOT NULL AND NOT "bridge_fence_accept"(p_fence_resource, p_fence_token) THEN
+      -- A lease-protected write whose token is older than one already granted or written for its resource
+      -- (migration 20261124110000_leases): its writer's lease ran out; nothing is written.
+      outcome := 'fencing_token_stale';
     ELSE
       UPDATE "intents" i SET "status" = p_to::"IntentStatus", "version" = i."version" + 1, "updated_at" = now()
       WHERE i."id" = p_id AND i."version" = cur."version"

@@ -9,7 +9,8 @@ CREATE OR REPLACE FUNCTION "bridge_correct"(
   p_id uuid, p_correction_id text, p_diff jsonb, p_source text, p_reason text, p_metadata jsonb, p_actor text,
   p_expected_version integer, p_from text[], p_to text[],
   p_lock text, p_lock_timeout_ms integer, p_contended_within_ms integer,
-  p_idem_scope text, p_idem_key text, p_attempt integer
+  p_idem_scope text, p_idem_key text, p_attempt integer,
+  p_fence_resource text DEFAULT NULL, p_fence_token bigint DEFAULT NULL
 ) RETURNS TABLE (outcome text, intent "intents", prior_status text, correction_count bigint, took_lock boolean, lock_wait_ms double precision)
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
@@ -59,6 +60,10 @@ BEGIN
       IF p_lock = 'adaptive' THEN PERFORM "bridge_note_contention"(p_id); END IF;
     ELSIF step IS NULL THEN
       outcome := 'refused';
+    ELSIF p_fence_resource IS NOT NULL AND NOT "bridge_fence_accept"(p_fence_resource, p_fence_token) THEN
+      -- A lease-protected write whose token is older than one already granted or written for its resource
+      -- (migration 20261124110000_leases): its writer's lease ran out; nothing is written.
+      outcome := 'fencing_token_stale';
     ELSE
       UPDATE "intents" i
       SET "payload" = "bridge_jsonb_deep_merge"(i."payload", p_diff), "status" = p_to[step]::"IntentStatus",

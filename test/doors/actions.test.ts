@@ -27,6 +27,7 @@ const { cancelBackendAction, terminateBackendAction, unblockImpactAction } = awa
 const { startReplayAction, cancelReplayAction } = await import('@/app/actions/replay');
 const { createUserAction, setRolesAction, setDisabledAction, resetPasswordAction } = await import('@/app/actions/users');
 const { createTokenAction, revokeTokenAction } = await import('@/app/actions/tokens');
+const { takeEditLeaseAction, renewEditLeaseAction, releaseEditLeaseAction, currentEditLeaseAction } = await import('@/app/actions/leases');
 
 const form = (fields: Record<string, string | string[]>) => {
   const data = new FormData();
@@ -63,6 +64,11 @@ const CASES: Case[] = [
   // Every signed-in role manages its own tokens.
   { name: 'createTokenAction', roles: ['viewer', 'operator', 'reviewer', 'oncall', 'admin'], call: () => createTokenAction({ status: 'idle' }, form({ name: 'matrix' })) },
   { name: 'revokeTokenAction', roles: ['viewer', 'operator', 'reviewer', 'oncall', 'admin'], call: () => revokeTokenAction({ status: 'idle' }, form({ tokenId: '00000000-0000-0000-0000-000000000000' })) },
+  // Edit leases: every role that may take leases (operator and above, reviewers for their corrections); all may look.
+  { name: 'takeEditLeaseAction', roles: ['operator', 'reviewer', 'oncall', 'admin'], call: (id) => takeEditLeaseAction({ intentId: id }) },
+  { name: 'renewEditLeaseAction', roles: ['operator', 'reviewer', 'oncall', 'admin'], call: (id) => renewEditLeaseAction({ intentId: id, token: 1 }) },
+  { name: 'releaseEditLeaseAction', roles: ['operator', 'reviewer', 'oncall', 'admin'], call: (id) => releaseEditLeaseAction({ intentId: id, token: 1 }) },
+  { name: 'currentEditLeaseAction', roles: ['viewer', 'operator', 'reviewer', 'oncall', 'admin'], call: (id) => currentEditLeaseAction({ intentId: id }) },
 ];
 const ROLES: Role[] = ['viewer', 'operator', 'reviewer', 'oncall', 'admin'];
 let cookies: Record<Role, string>;

@@ -7,15 +7,16 @@ import { DOORS } from './routes';
 /**
  * The authorization matrix of issue 5 for the JSON API: every door × every role × signed out, by API token and by
  * session cookie. The expectation is written from the issue's role list, not read from the permission table:
- * viewer reads everything; operator changes statuses (single, bulk) and creates; reviewer corrects.
+ * viewer reads everything; operator changes statuses (single, bulk) and creates; reviewer corrects. Leases (issue
+ * 11): operator and above take them — reviewers too, for their edit leases.
  */
 const READS = ['intents.read', 'locks.read', 'contention.read', 'replay.read'];
 const MAY: Record<Role, (permission: string) => boolean> = {
   viewer: (p) => READS.includes(p),
-  operator: (p) => [...READS, 'intents.create', 'intents.status', 'intents.bulk'].includes(p),
-  reviewer: (p) => [...READS, 'intents.correct'].includes(p),
-  oncall: (p) => READS.includes(p),
-  admin: (p) => READS.includes(p),
+  operator: (p) => [...READS, 'intents.create', 'intents.status', 'intents.bulk', 'leases.use'].includes(p),
+  reviewer: (p) => [...READS, 'intents.correct', 'leases.use'].includes(p),
+  oncall: (p) => [...READS, 'leases.use'].includes(p),
+  admin: (p) => [...READS, 'leases.use'].includes(p),
 };
 const ROLES = Object.keys(MAY) as Role[];
 

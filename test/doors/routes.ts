@@ -14,6 +14,8 @@ import { GET as getContention } from '@/app/api/console/contention/route';
 import { GET as getCounts } from '@/app/api/console/intents/counts/route';
 import { GET as getConflicts } from '@/app/api/console/intents/[id]/conflicts/route';
 import { GET as getReplayRuns } from '@/app/api/console/replay/runs/route';
+import { GET as getLeases } from '@/app/api/leases/route';
+import { POST as postAcquire } from '@/app/api/leases/[resource]/acquire/route';
 import type { Permission } from '@/lib/auth/permissions';
 
 export type Door = {
@@ -76,6 +78,18 @@ export const DOORS: Door[] = [
     permission: 'intents.read',
     path: (id) => `/api/console/intents/${id}/conflicts`,
     call: (r, id) => getConflicts(r, params(id)),
+  },
+  { name: 'GET /api/leases', method: 'GET', permission: 'locks.read', path: () => '/api/leases', call: (r) => getLeases(r, undefined as never), fuzz: false },
+  {
+    name: 'POST /api/leases/:resource/acquire',
+    method: 'POST',
+    permission: 'leases.use',
+    // A resource of its own per call, so each allowed call is granted rather than denied by the previous one.
+    path: (id) => `/api/leases/matrix-${id}-${Math.random().toString(36).slice(2)}/acquire`,
+    call: (r) => postAcquire(r, { params: Promise.resolve({ resource: decodeURIComponent(new URL(r.url).pathname.split('/')[3]) }) }),
+    validBody: () => ({ owner: 'matrix', ttlMs: 60_000 }),
+    // Any resource name is valid (the fuzzer's malformed ids are fine resources); test/leases/api.test.ts covers bad bodies.
+    fuzz: false,
   },
   { name: 'GET /api/console/replay/runs', method: 'GET', permission: 'replay.read', path: () => '/api/console/replay/runs', call: (r) => getReplayRuns(r, undefined as never), fuzz: false },
 ];

@@ -1,0 +1,15 @@
+import { NextResponse } from 'next/server';
+import { requestActor } from '@/lib/http/actor';
+import { handler, otherMethods, readJsonBody } from '@/lib/http/respond';
+import { releaseLease } from '@/lib/leases/service';
+
+export const dynamic = 'force-dynamic';
+
+/** POST /api/leases/:resource/release {owner, token}: 200 { released: true } or 409 `lease_not_held` for a stale token. */
+export const POST = handler(async (request, { params }: { params: Promise<{ resource: string }> }) => {
+  await requestActor(request, 'leases.use');
+  const body = await readJsonBody(request);
+  return NextResponse.json(await releaseLease((await params).resource, body));
+});
+
+export const { GET, HEAD, PUT, PATCH, DELETE, OPTIONS } = otherMethods('POST');

@@ -1,0 +1,116 @@
+'use client';
+
+import { useQuery } from '@tanstack/react-query';
+import { IntentLinks } from './IntentLinks';
+import { formatUtcTime } from '@/components/ui/time';
+import type { LeaseEvent, LiveLease } from '@/lib/leases/types';
+import styles from './console.module.css';
+
+type LeasesAnswer = { backend: string; leases: LiveLease[]; events: LeaseEvent[] };
+
+const REFRESH_MS = 5_000;
+const EDIT_LEASE = /^intent:([0-9a-f-]{36}):edit$/;
+
+async function fetchLeases(): Promise<LeasesAnswer> {
+  const res = await fetch('/api/leases?limit=50', { headers: { accept: 'application/json' }, cache: 'no-store' });
+  const body = (await res.json().catch(() => null)) as (LeasesAnswer & { error?: { message?: string } }) | null;
+  if (!res.ok || !body) throw new Error(body?.error?.message ?? `The server answered ${res.status}.`);
+  return body;
+}
+
+/** A resource named after an intent's edit lease links to that intent. */
+function Resource({ resource }: { resource: string }) {
+  const edit = EDIT_LEASE.exec(resource);
+  return edit ? (
+    <span>
+      edit of <IntentLinks refs={[{ id: edit[1], via: null }]} />
+    </span>
+  ) : (
+    <span className={styles.mono}>{resource}</span>
+  );
+}
+
+/**
+ * Lease locks beside the Postgres locks: the live leases (holder, fencing token, expiry) of whichever backend is
+ * configured, and the newest lease events (acquired, denied, refreshed, released, expired) from the event log.
+ */
+export function LeasesSection() {
+  const query = useQuery({ queryKey: ['console', 'locks', 'leases'], queryFn: fetchLeases, refetchInterval: REFRESH_MS });
+  const data = query.data;
+  return (
+    <section className={styles.section} aria-labelledby="leases-title" data-testid="leases-section">
+      <h2 id="leases-title">Leases</h2>
+      <p className={styles.sectionNote}>
+        Lease locks{data ? ` (${data.backend} backend)` : ''}: cooperative, time-limited, each grant with a fencing token that writes protected by the lease check. Reviewers’ edit
+        leases show who is correcting which intent.
+      </p>
+      {query.isError && !data && <div className={`${styles.banner} ${styles.bannerError}`} role="alert">The leases could not be loaded: {query.error.message}</div>}
+      {data && (
+        <div className={styles.grid2}>
+          <div className={styles.scroll}>
+            {data.leases.length === 0 ? (
+              <div className={styles.empty}>No lease is held.</div>
+            ) : (
+              <table className={styles.table} data-testid="leases-table">
+                <caption className={styles.hint}>Held now</caption>
+                <thead>
+                  <tr>
+                    <th>resource</th>
+                    <th>holder</th>
+                    <th>token</th>
+                    <th>since</th>
+                    <th>until</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {data.leases.map((l) => (
+                    <tr key={l.resource}>
+                      <td className={styles.wrap}>
+                        <Resource resource={l.resource} />
+                      </td>
+                      <td className={styles.wrap}>{l.owner}</td>
+                      <td className={styles.mono}>{l.token}</td>
+                      <td className={styles.nowrap}>{l.acquiredAt ? formatUtcTime(l.acquiredAt) : '—'}</td>
+                      <td className={styles.nowrap}>{formatUtcTime(l.expiresAt)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+          </div>
+          <div className={styles.scroll}>
+            {data.events.length === 0 ? (
+              <div className={styles.empty}>No lease events yet.</div>
+            ) : (
+              <table className={styles.table} data-testid="lease-events-table">
+                <caption className={styles.hint}>Newest events</caption>
+                <thead>
+                  <tr>
+                    <th>at</th>
+                    <th>event</th>
+                    <th>resource</th>
+                    <th>who</th>
+                    <th>token</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {data.events.map((e) => (
+                    <tr key={e.id}>
+                      <td className={styles.nowrap}>{formatUtcTime(e.at)}</td>
+                      <td>{e.event}</td>
+                      <td className={styles.wrap}>
+                        <Resource resource={e.resource} />
+                      </td>
+                      <td className={styles.wrap}>{e.event === 'denied' ? `${e.owner} (held by ${e.holder})` : (e.owner ?? '—')}</td>
+                      <td className={styles.mono}>{e.token ?? '—'}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+          </div>
+        </div>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,45 @@
+import { expect, test, type Page } from '@playwright/test';
+import { useSessionOf } from './auth';
+import { seedIntent, uniqueMarker } from './intents-fixtures';
+
+/**
+ * Reviewers' edit leases: the first reviewer to work in the correction form holds the intent's edit lease; a second
+ * reviewer sees who edits it and until when, and can still apply a correction (the version check protects both).
+ * The lease is released when the first reviewer leaves, and the Locks page lists it with its events meanwhile.
+ */
+const form = (page: Page) => page.getByRole('form', { name: 'Correction' });
+
+test('a second reviewer sees “being edited by X until hh:mm”; leaving releases the lease', async ({ browser, baseURL }) => {
+  const intent = await seedIntent('PROCESSED', { marker: uniqueMarker('e2e-lease'), amount: 10 });
+
+  const firstContext = await browser.newContext();
+  const first = await useSessionOf(firstContext, baseURL!, ['reviewer']);
+  const firstPage = await firstContext.newPage();
+  await firstPage.goto(`/intents/${intent.id}`);
+  await form(firstPage).getByLabel('Reason').focus();
+  await expect(form(firstPage).getByTestId('edit-lease')).toContainText('You are editing this intent');
+
+  const secondContext = await browser.newContext();
+  await useSessionOf(secondContext, baseURL!, ['reviewer', 'oncall']);
+  const secondPage = await secondContext.newPage();
+  await secondPage.goto(`/intents/${intent.id}`);
+  const notice = form(secondPage).getByTestId('edit-lease');
+  await expect(notice).toContainText(`Being edited by ${first.username} until`);
+  await expect(notice).toHaveText(/until \d\d:\d\d UTC/);
+
+  // The Locks page lists the lease and its grant.
+  await secondPage.goto('/locks');
+  const leases = secondPage.getByTestId('leases-table');
+  await expect(leases).toContainText(first.username);
+  await expect(secondPage.getByTestId('lease-events-table')).toContainText('acquired');
+
+  // The first reviewer leaves: the lease is released, and the second one's form says nothing any more.
+  await firstPage.goto('/intents');
+  await expect(secondPage.getByTestId('lease-events-table')).toContainText('released', { timeout: 15_000 });
+  await secondPage.goto(`/intents/${intent.id}`);
+  await form(secondPage).getByLabel('Reason').focus();
+  await expect(form(secondPage).getByTestId('edit-lease')).toContainText('You are editing this intent');
+
+  await firstContext.close();
+  await secondContext.close();
+});

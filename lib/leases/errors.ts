@@ -1,0 +1,43 @@
+import { DomainError } from '@/lib/intents/errors';
+
+/** Someone else holds the lease (409 `lease_denied`); `details` say who and until when. */
+export class LeaseDeniedError extends DomainError {
+  readonly code = 'lease_denied';
+  readonly httpStatus = 409;
+  constructor(resource: string, owner: string, expiresAt: string) {
+    super(`The lease on ${resource} is held by ${owner} until ${expiresAt}; try again after that, or ask them to release it.`, { resource, owner, expiresAt });
+  }
+}
+
+/** A refresh or release by someone who does not hold the lease (any more): a stale token, another owner, or expiry. */
+export class LeaseNotHeldError extends DomainError {
+  readonly code = 'lease_not_held';
+  readonly httpStatus = 409;
+  constructor(resource: string, owner: string, token: number) {
+    super(
+      `${owner} does not hold the lease on ${resource} with token ${token}: it expired, was released, or another holder has it now. Acquire it again before writing.`,
+      { resource, owner, token },
+    );
+  }
+}
+
+/**
+ * A write carried a fencing token lower than one already accepted for its resource: its writer's lease ran out and
+ * someone else has written under a newer one since. Nothing was applied.
+ */
+export class FencingTokenStaleError extends DomainError {
+  readonly code = 'fencing_token_stale';
+  readonly httpStatus = 409;
+  constructor(resource: string, token: number, highestAccepted: number | null) {
+    super(
+      `Fencing token ${token} for ${resource} is stale: ${highestAccepted !== null ? `token ${highestAccepted}` : 'a higher token'} has been granted or written since. Your lease ran out and someone else holds or held a newer one; nothing was applied. Acquire the lease again and re-read before writing.`,
+      { resource, token, highestAccepted },
+    );
+  }
+}
+
+/** The Redis backend was configured but cannot be reached. */
+export class LeaseBackendUnavailableError extends DomainError {
+  readonly code = 'lease_backend_unavailable';
+  readonly httpStatus = 503;
+}

@@ -1,0 +1,54 @@
+import { Prisma } from '@/generated/prisma/client';
+import { db, type Tx } from '@/lib/db/client';
+import { sqlState } from '@/lib/db/sqlstate';
+import { FencingTokenStaleError } from './errors';
+import type { Fencing } from './schemas';
+
+/**
+ * Fenced writes. The rule lives in SQL, once (bridge_fence_accept / bridge_fence_check, migration
+ * 20261124110000_leases): a write carrying `fencing: { resource, token }` is refused when a higher token for that
+ * resource has been accepted, and the check runs inside the statement that applies the write, so no gap exists
+ * between "accepted" and "written". This module gives writers the SQL fragment and maps the refusal to
+ * FencingTokenStaleError (409 `fencing_token_stale`).
+ */
+
+/** The SQLSTATE bridge_fence_check raises for a stale token (a class of our own, unused by Postgres). */
+export const FENCING_TOKEN_STALE_SQLSTATE = 'BF409';
+
+/**
+ * A condition to AND into the WHERE clause of the statement that applies a protected write:
+ * `UPDATE … WHERE id = … AND version = … ${fenceCondition(fencing)}`. Nothing when the write is not fenced, so
+ * unfenced statements keep their text (and prepared plan).
+ */
+export function fenceCondition(fencing: Fencing | null | undefined): Prisma.Sql {
+  return fencing ? Prisma.sql`AND bridge_fence_check(${fencing.resource}::text, ${fencing.token}::bigint)` : Prisma.empty;
+}
+
+export function isFencingRefusal(err: unknown): boolean {
+  return sqlState(err) === FENCING_TOKEN_STALE_SQLSTATE;
+}
+
+/** The highest token accepted for `resource` so far (null: none yet). */
+export async function highestAcceptedToken(resource: string, client: Tx = db()): Promise<number | null> {
+  const rows = await client.$queryRaw<{ token: bigint }[]>`SELECT token FROM lease_fences WHERE resource = ${resource}`;
+  return rows[0] ? Number(rows[0].token) : null;
+}
+
+/**
+ * When `err` is the fence's refusal, the typed error to answer with (tokens only grow, so the highest token read
+ * after the refusal is at least the one that caused it); otherwise undefined.
+ */
+export async function fencingError(err: unknown, fencing: Fencing | null | undefined): Promise<FencingTokenStaleError | undefined> {
+  if (!fencing || !isFencingRefusal(err)) return undefined;
+  const highest = await highestAcceptedToken(fencing.resource).catch(() => null);
+  return new FencingTokenStaleError(fencing.resource, fencing.token, highest);
+}
+
+/**
+ * The rule on its own, for a protected write that is not a single SQL statement of ours: call it inside the
+ * writer's transaction, before the write, and the fence row stays locked until that transaction ends.
+ */
+export async function acceptFencingToken(tx: Tx, fencing: Fencing): Promise<boolean> {
+  const rows = await tx.$queryRaw<{ accepted: boolean }[]>`SELECT bridge_fence_accept(${fencing.resource}::text, ${fencing.token}::bigint) AS accepted`;
+  return rows[0].accepted;
+}

@@ -1,0 +1,87 @@
+import { db, type Db } from '@/lib/db/client';
+import type { AcquireResult, LeaseBackend, LiveLease, RefreshResult } from './types';
+
+/**
+ * Leases as rows in Postgres (the default): no state in this process, so any number of console instances share
+ * them. Each operation is one statement (acquire is one call of bridge_lease_acquire, migration
+ * 20261124110000_leases); expiry is judged by the database server's clock, never the caller's.
+ */
+export class PostgresLeases implements LeaseBackend {
+  readonly name = 'postgres' as const;
+
+  constructor(private readonly client: () => Db = db) {}
+
+  async acquire(resource: string, owner: string, ttlMs: number): Promise<AcquireResult> {
+    const rows = await this.client().$queryRaw<{ acquired: boolean; token: bigint | null; owner: string; expiresAt: Date }[]>`
+      SELECT acquired, token, owner, expires_at AS "expiresAt" FROM bridge_lease_acquire(${resource}, ${owner}, ${ttlMs}::int)`;
+    const r = rows[0];
+    return r.acquired
+      ? { acquired: true, token: Number(r.token), expiresAt: r.expiresAt.toISOString() }
+      : { acquired: false, owner: r.owner, expiresAt: r.expiresAt.toISOString() };
+  }
+
+  async refresh(resource: string, owner: string, token: number, ttlMs: number): Promise<RefreshResult> {
+    const rows = await this.client().$queryRaw<{ expiresAt: Date }[]>`
+      WITH refreshed AS (
+        UPDATE leases SET expires_at = clock_timestamp() + make_interval(secs => ${ttlMs}::int / 1000.0)
+        WHERE resource = ${resource} AND owner = ${owner} AND token = ${token}::bigint AND expires_at > clock_timestamp()
+        RETURNING resource, owner, token, expires_at
+      ), event AS (
+        INSERT INTO lease_events (resource, backend, event, owner, token, expires_at)
+        SELECT resource, 'postgres', 'refreshed', owner, token, expires_at FROM refreshed
+      )
+      SELECT expires_at AS "expiresAt" FROM refreshed`;
+    return rows[0] ? { refreshed: true, expiresAt: rows[0].expiresAt.toISOString() } : { refreshed: false };
+  }
+
+  async release(resource: string, owner: string, token: number): Promise<boolean> {
+    const rows = await this.client().$queryRaw<unknown[]>`
+      WITH released AS (
+        UPDATE leases SET owner = NULL, expires_at = clock_timestamp()
+        WHERE resource = ${resource} AND owner = ${owner} AND token = ${token}::bigint AND expires_at > clock_timestamp()
+        RETURNING resource, token, expires_at
+      ), event AS (
+        INSERT INTO lease_events (resource, backend, event, owner, token, expires_at)
+        SELECT resource, 'postgres', 'released', ${owner}, token, expires_at FROM released
+      )
+      SELECT 1 FROM released`;
+    return rows.length > 0;
+  }
+
+  async live(limit: number): Promise<LiveLease[]> {
+    const rows = await this.client().$queryRaw<{ resource: string; owner: string; token: bigint; acquiredAt: Date | null; expiresAt: Date }[]>`
+      SELECT resource, owner, token, acquired_at AS "acquiredAt", expires_at AS "expiresAt"
+      FROM leases WHERE owner IS NOT NULL AND expires_at > clock_timestamp()
+      ORDER BY expires_at LIMIT ${limit}`;
+    return rows.map((r) => ({
+      resource: r.resource,
+      owner: r.owner,
+      token: Number(r.token),
+      acquiredAt: r.acquiredAt?.toISOString() ?? null,
+      expiresAt: r.expiresAt.toISOString(),
+      backend: 'postgres',
+    }));
+  }
+
+  /**
+   * Clears leases whose time ran out and records `expired` for each. SKIP LOCKED: a row some acquire is working on
+   * is left to that acquire, which records the expiry itself.
+   */
+  async sweep(): Promise<number> {
+    const rows = await this.client().$queryRaw<unknown[]>`
+      WITH gone AS (
+        SELECT resource, owner, token, expires_at FROM leases
+        WHERE owner IS NOT NULL AND expires_at <= clock_timestamp()
+        ORDER BY expires_at LIMIT 1000
+        FOR UPDATE SKIP LOCKED
+      ), cleared AS (
+        UPDATE leases l SET owner = NULL FROM gone WHERE l.resource = gone.resource
+        RETURNING gone.resource, gone.owner, gone.token, gone.expires_at
+      ), event AS (
+        INSERT INTO lease_events (resource, backend, event, owner, token, expires_at)
+        SELECT resource, 'postgres', 'expired', owner, token, expires_at FROM cleared
+      )
+      SELECT 1 FROM cleared`;
+    return rows.length;
+  }
+}

@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import { wholeNumber } from '@/lib/http/strict';
+
+/**
+ * Input of the lease API and of fenced writes. Resources and owners are free text chosen by the callers (an intent
+ * id, a repository URL, a worker's name), limited to what Postgres and Redis store as they are.
+ */
+const CONTROL = /[\u0000-\u001f\u007f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const name = (max: number) =>
+  z
+    .string({ error: 'must be a string' })
+    .min(1, { error: 'must not be empty' })
+    .max(max, { error: `must be at most ${max} characters` })
+    .refine((v) => !CONTROL.test(v), { error: 'must not contain control characters or unpaired surrogates' });
+
+export const resourceSchema = name(255);
+export const ownerSchema = name(255);
+/** The longest lease: a holder that needs longer refreshes it. */
+export const MAX_TTL_MS = 24 * 60 * 60 * 1000;
+export const ttlMsSchema = z
+  .number({ error: 'must be a number of milliseconds' })
+  .int({ error: 'must be an integer' })
+  .min(1, { error: 'must be at least 1' })
+  .max(MAX_TTL_MS, { error: `must be at most ${MAX_TTL_MS}` });
+export const tokenSchema = z
+  .number({ error: 'must be an integer' })
+  .int({ error: 'must be an integer' })
+  .min(1, { error: 'must be at least 1' })
+  .max(Number.MAX_SAFE_INTEGER, { error: `must be at most ${Number.MAX_SAFE_INTEGER}` });
+
+export const acquireBodySchema = z.strictObject({ owner: ownerSchema, ttlMs: ttlMsSchema });
+export const refreshBodySchema = z.strictObject({ owner: ownerSchema, token: tokenSchema, ttlMs: ttlMsSchema });
+export const releaseBodySchema = z.strictObject({ owner: ownerSchema, token: tokenSchema });
+
+/** `fencing: { resource, token }` on a protected write (status update, correction, pipeline run). */
+export const fencingSchema = z.strictObject({ resource: resourceSchema, token: tokenSchema });
+export type Fencing = z.infer<typeof fencingSchema>;
+
+export const listLeasesSchema = z.strictObject({
+  limit: wholeNumber({ min: 1, max: 500 }).default(100),
+  resource: resourceSchema.optional(),
+});
