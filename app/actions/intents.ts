@@ -5,7 +5,8 @@ import { actionActor } from '@/lib/http/action-actor';
 import type { ActionResult } from '@/lib/console/action-result';
 import { getChangesSince } from '@/lib/intents/changes-since';
 import { bulkUpdateStatus, reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
-import { DomainError, VersionConflictError } from '@/lib/intents/errors';
+import { normaliseReason, reasonProblem } from '@/lib/console/reasons';
+import { DomainError, ValidationError, VersionConflictError } from '@/lib/intents/errors';
 import type { BulkStatusResult, ReevaluateResult, UpdateStatusResult } from '@/lib/intents/types';
 
 /**
@@ -30,12 +31,19 @@ function envelope(input: unknown) {
   return parsed.success ? parsed.data : {};
 }
 
+/** The console's reason rule (lib/console/reasons): checked before the engine is asked, so a refusal changes nothing. */
+function reasonFor(status: unknown, reason: unknown): string | undefined {
+  const problem = reasonProblem(typeof status === 'string' ? status : null, reason);
+  if (problem) throw new ValidationError([{ field: 'reason', message: problem }]);
+  return normaliseReason(reason);
+}
+
 /** One intent to a new status, at the version the operator was looking at. */
 export async function changeIntentStatusAction(input: unknown): Promise<ActionResult<UpdateStatusResult>> {
   return run('status change', async () => {
     const actor = await actionActor('intents.status');
-    const { id, status, expectedVersion, idempotencyKey } = envelope(input);
-    return updateIntentStatus({ id, status, expectedVersion, idempotencyKey } as never, actor);
+    const { id, status, expectedVersion, idempotencyKey, reason } = envelope(input);
+    return updateIntentStatus({ id, status, expectedVersion, idempotencyKey, reason: reasonFor(status, reason) } as never, actor);
   });
 }
 
@@ -43,8 +51,8 @@ export async function changeIntentStatusAction(input: unknown): Promise<ActionRe
 export async function bulkChangeStatusAction(input: unknown): Promise<ActionResult<BulkStatusResult>> {
   return run('bulk status change', async () => {
     const actor = await actionActor('intents.bulk');
-    const { ids, status } = envelope(input);
-    return bulkUpdateStatus({ ids, status } as never, actor);
+    const { ids, status, reason } = envelope(input);
+    return bulkUpdateStatus({ ids, status, reason: reasonFor(status, reason) } as never, actor);
   });
 }
 

@@ -11,6 +11,7 @@ import { TableSkeleton } from '@/components/ui/Skeleton';
 import { StatusBadge } from '@/components/ui/StatusBadge';
 import type { ActionError } from '@/lib/console/action-result';
 import { intentsHref } from '@/lib/console/filters';
+import { REASON_MAX, reasonProblem, reasonRequired } from '@/lib/console/reasons';
 import { fetchIntentList } from '@/lib/console/intents-client';
 import { intentKeys, type IntentListFilters } from '@/lib/intents/keys';
 import type { IntentStatus } from '@/lib/intents/state-machine';
@@ -166,6 +167,7 @@ function BulkBar({ intents, onDeselect, onDone, lockTimeoutMs }: { intents: Inte
   const selectId = useId();
   const [chosen, setChosen] = useState<IntentStatus | null>(null);
   const [confirming, setConfirming] = useState(false);
+  const [reason, setReason] = useState('');
   const [deselectedNote, setDeselectedNote] = useState<string | null>(null);
   const noteRef = useRef<HTMLParagraphElement>(null);
   const [outcome, setOutcome] = useState<{ kind: 'ok'; text: string } | { kind: 'error'; error: ActionError } | null>(null);
@@ -182,10 +184,11 @@ function BulkBar({ intents, onDeselect, onDone, lockTimeoutMs }: { intents: Inte
   }, [deselectedNote]);
 
   const mutation = useMutation({
-    mutationFn: async (vars: { ids: string[]; status: IntentStatus }) => bulkChangeStatusAction(vars),
+    mutationFn: async (vars: { ids: string[]; status: IntentStatus; reason: string }) => bulkChangeStatusAction(vars),
     onSuccess: (result, vars) => {
       setConfirming(false);
       if (result.ok) {
+        setReason('');
         const already = result.data.alreadyApplied.length;
         setOutcome({ kind: 'ok', text: `${plural(vars.ids.length, 'intent')} now ${vars.status}${already ? ` (${already} already were)` : ''}.` });
         onDone();
@@ -285,8 +288,9 @@ function BulkBar({ intents, onDeselect, onDone, lockTimeoutMs }: { intents: Inte
           confirmLabel={`Move ${n} to ${plan.target}`}
           tone={plan.target === 'FAILED' || plan.target === 'COMPLETED' || plan.blocked.length > 0 ? 'danger' : 'primary'}
           pending={mutation.isPending}
+          confirmDisabled={Boolean(reasonProblem(plan.target, reason))}
           onCancel={closeDialog}
-          onConfirm={() => mutation.mutate({ ids: intents.map((i) => i.id), status: plan.target })}
+          onConfirm={() => mutation.mutate({ ids: intents.map((i) => i.id), status: plan.target, reason })}
         >
           {plan.blocked.length > 0 ? (
             <div className={styles.bulkWarning} data-testid="bulk-blocked-warning">
@@ -324,6 +328,10 @@ function BulkBar({ intents, onDeselect, onDone, lockTimeoutMs }: { intents: Inte
               text: `is ${intent.status}: ${allowed.length ? `it can only move to ${allowed.join(' or ')}` : 'it is final'}`,
             }))}
           />
+          <label className={styles.reasonField}>
+            <span>Reason, kept in the audit{reasonRequired(plan.target) ? ' (required)' : ' (optional)'}</span>
+            <textarea value={reason} onChange={(e) => setReason(e.target.value)} maxLength={REASON_MAX} rows={2} data-testid="bulk-reason" />
+          </label>
           <LockWaitNotice pending={mutation.isPending} lockTimeoutMs={lockTimeoutMs} plural={n > 1} />
         </ConfirmDialog>
       )}

@@ -103,3 +103,27 @@ describe('the intent actions act as the signed-in user', () => {
     expect(rows.map((r) => r.actor)).toEqual([expect.stringMatching(/^t-operator-/)]);
   });
 });
+
+describe('the console asks for a reason on status changes', () => {
+  it('refuses FAILED without one (naming the field, changing nothing), single and bulk', async () => {
+    const intent = await makeIntent('NORMALIZED');
+    jar.cookie = cookies.operator;
+    for (const result of [
+      await changeIntentStatusAction({ id: intent.id, status: 'FAILED', reason: '  ' }),
+      await bulkChangeStatusAction({ ids: [intent.id], status: 'FAILED' }),
+    ]) {
+      expect(codeOf(result)).toBe('invalid_request');
+      expect((result as { error: { details: { fields: { field: string }[] } } }).error.details.fields[0].field).toBe('reason');
+    }
+    const { intentRow } = await import('../helpers');
+    expect((await intentRow(intent.id)).status).toBe('NORMALIZED');
+  });
+
+  it('accepts FAILED with a reason and other moves without one', async () => {
+    const a = await makeIntent('NORMALIZED');
+    const b = await makeIntent('NORMALIZED');
+    jar.cookie = cookies.operator;
+    expect(codeOf(await changeIntentStatusAction({ id: a.id, status: 'FAILED', reason: 'card declined' }))).toBeUndefined();
+    expect(codeOf(await changeIntentStatusAction({ id: b.id, status: 'PROCESSED' }))).toBeUndefined();
+  });
+});
