@@ -48,7 +48,7 @@ test('FAILED needs a reason; the reason shows in the timeline and on the audit p
 
 async function signedInPage(browser: Browser, baseURL: string, role: Role) {
   const context = await browser.newContext({ viewport: { width: 1366, height: 768 } });
-  await useSessionOf(context, baseURL, [role]);
+  await sessionFor(context, baseURL, [role]);
   return { context, page: await context.newPage() };
 }
 
