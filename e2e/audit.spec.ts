@@ -1,7 +1,7 @@
 import { expect, test, type Browser } from '@playwright/test';
 import type { Role } from '../lib/auth/permissions';
 import { recordAuthEvent } from '../lib/auth/events';
-import { useSessionOf } from './auth';
+import { useSessionOf, useSessionOf as sessionFor } from './auth';
 import { screenshot, seedIntent, short, uniqueMarker } from './intents-fixtures';
 
 /**

@@ -24,6 +24,7 @@ import { CorrectionForm } from './CorrectionForm';
 import { DiffView } from './DiffView';
 import { JsonView } from './JsonView';
 import { LockWaitNotice } from './LockWaitNotice';
+import { RowLockNotice } from '@/components/locks/RowLockNotice';
 import styles from './intents.module.css';
 
 export type DetailPermissions = { status: boolean; correct: boolean };
@@ -101,6 +102,7 @@ export function IntentDetail({ id, permissions, aside, lockTimeoutMs }: { id: st
                 <dd>{intent.corrections.length}</dd>
               </div>
             </dl>
+            <RowLockNotice intentId={intent.id} />
             <StatusActions intent={intent} allowed={permissions.status} lockTimeoutMs={lockTimeoutMs} />
           </Panel>
           <Panel title="Payload" id="payload">

@@ -18,6 +18,7 @@ import type { IntentStatus } from '@/lib/intents/state-machine';
 import type { Intent } from '@/lib/intents/types';
 import { useIntentsWorkspace } from './IntentsWorkspace';
 import { LockWaitNotice } from './LockWaitNotice';
+import { RowLockBadge, useRowHolders } from '@/components/locks/RowLockNotice';
 import { defaultTarget, describeChoice, planBulk, targetChoices } from './bulk-plan';
 import { payloadSummary, shortId } from './format';
 import styles from './intents.module.css';
@@ -29,6 +30,7 @@ export function IntentsTable({ filters, canBulk, lockTimeoutMs }: { filters: Int
   const { setSelectedCount } = useIntentsWorkspace();
   const list = useQuery({ queryKey: intentKeys.list(filters), queryFn: () => fetchIntentList(filters), placeholderData: keepPreviousData });
   const [selected, setSelected] = useState<Map<string, Intent>>(new Map());
+  const holders = useRowHolders(list.data?.items.map((i) => i.id) ?? []);
   useEffect(() => setSelectedCount(selected.size), [selected.size, setSelectedCount]);
   useEffect(() => () => setSelectedCount(0), [setSelectedCount]);
 
@@ -113,6 +115,11 @@ export function IntentsTable({ filters, canBulk, lockTimeoutMs }: { filters: Int
                 </td>
                 <td>
                   <StatusBadge status={intent.status} />
+                  {holders.get(intent.id) && (
+                    <div>
+                      <RowLockBadge holder={holders.get(intent.id)!} compact />
+                    </div>
+                  )}
                 </td>
                 <td className={styles.source} title={intent.source}>
                   {intent.source}
