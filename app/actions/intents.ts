@@ -2,11 +2,12 @@
 
 import { z } from 'zod';
 import { actionActor } from '@/lib/http/action-actor';
+import { asDomainError } from '@/lib/http/respond';
 import type { ActionResult } from '@/lib/console/action-result';
 import { getChangesSince } from '@/lib/intents/changes-since';
 import { bulkUpdateStatus, reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { normaliseReason, reasonProblem } from '@/lib/console/reasons';
-import { DomainError, ValidationError, VersionConflictError } from '@/lib/intents/errors';
+import { ValidationError, VersionConflictError } from '@/lib/intents/errors';
 import type { BulkStatusResult, ReevaluateResult, UpdateStatusResult } from '@/lib/intents/types';
 
 /**
@@ -20,7 +21,8 @@ async function run<T>(what: string, fn: () => Promise<T>): Promise<ActionResult<
   try {
     return { ok: true, data: await fn() };
   } catch (err) {
-    if (err instanceof DomainError) return { ok: false, error: err.toBody() };
+    const known = asDomainError(err);
+    if (known) return { ok: false, error: known.toBody() };
     console.error(`[actions] ${what} failed unexpectedly:`, err);
     return { ok: false, error: { code: 'internal_error', message: 'The server failed to handle this request; nothing was applied by it. Try again, and report it if it persists.' } };
   }

@@ -3,7 +3,8 @@
 import { z } from 'zod';
 import type { ActionResult } from '@/lib/console/action-result';
 import { actionActor } from '@/lib/http/action-actor';
-import { DomainError } from '@/lib/intents/errors';
+import { asDomainError } from '@/lib/http/respond';
+import { parseInput } from '@/lib/intents/schemas';
 import { cancelReplay, startReplayInBackground } from '@/lib/replay/runner';
 import { summarizeRun, type RunSummary } from '@/lib/replay/summary';
 
@@ -18,7 +19,8 @@ async function run<T>(what: string, fn: () => Promise<T>): Promise<ActionResult<
   try {
     return { ok: true, data: await fn() };
   } catch (err) {
-    if (err instanceof DomainError) return { ok: false, error: err.toBody() };
+    const known = asDomainError(err);
+    if (known) return { ok: false, error: known.toBody() };
     console.error(`[replay] ${what} failed unexpectedly:`, err);
     return { ok: false, error: { code: 'internal_error', message: 'The server failed to handle this request. Try again, and report it if it persists.' } };
   }
@@ -28,8 +30,8 @@ async function run<T>(what: string, fn: () => Promise<T>): Promise<ActionResult<
 export async function startReplayAction(input: unknown): Promise<ActionResult<RunSummary>> {
   return run('starting a replay', async () => {
     const actor = await actionActor('replay.run');
-    const parsed = objectInput.safeParse(input);
-    const { scenarios, size, strategies } = parsed.success ? parsed.data : {};
+    // A call with anything but an object is not the page's form: refused, rather than read as "all defaults".
+    const { scenarios, size, strategies } = parseInput(objectInput, input);
     return summarizeRun(await startReplayInBackground({ scenarios, size, strategies } as never, { name: actor.name }));
   });
 }

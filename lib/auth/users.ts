@@ -3,10 +3,11 @@ import { isSqlState, SQLSTATE } from '@/lib/db/sqlstate';
 import { NotFoundError, ValidationError } from '@/lib/intents/errors';
 import { parseInput } from '@/lib/intents/schemas';
 import { recordAuthEvent } from './events';
-import { AccountDisabledError, InvalidCredentialsError, RateLimitedError, requirePermission, UserConflictError } from './errors';
+import { InvalidCredentialsError, RateLimitedError, requirePermission, UserConflictError } from './errors';
 import { generatePassword, hashPassword, verifyAgainstDummy, verifyPassword } from './password';
 import type { Role } from './permissions';
 import {
+  attemptKey,
   clearSignInFailures,
   lockSignInKeys,
   lockSignInUsername,
@@ -47,8 +48,10 @@ const userSelect = { id: true, username: true, roles: true, disabled: true, must
 export type SignInResult = { secret: string; session: SessionInfo; user: UserView };
 
 /**
- * Checks a username and password under the rate limit and opens a session. Unknown names, wrong passwords and
- * (before the password is checked) disabled accounts all fail the same way and take the same time.
+ * Checks a username and password under the sign-in throttle (lib/auth/rate-limit.ts) and opens a session. Unknown
+ * names, wrong passwords and disabled accounts all fail the same way and take the same time: a disabled account
+ * answers "invalid credentials" whether or not the password was right, so the answer reveals neither. A name that
+ * matches no user is recorded only as a digest (it may be a password typed into the wrong field).
  */
 export async function signIn(
   input: unknown,
@@ -61,26 +64,25 @@ export async function signIn(
   const ip = client.ip ?? null;
 
   const outcome = await db().$transaction(async (tx) => {
-    await lockSignInKeys(tx, username, ip);
-    const retryAfter = await signInRetryAfter(tx, username, ip, now, limits);
+    const found = await tx.user.findUnique({ where: { username }, select: { id: true } });
+    const key = attemptKey(username, !!found);
+    await lockSignInKeys(tx, key, ip);
+    const retryAfter = await signInRetryAfter(tx, key, ip, now, limits);
     if (retryAfter > 0) return { kind: 'limited' as const, retryAfter };
-    const user = await tx.user.findUnique({ where: { username }, select: { ...userSelect, passwordHash: true } });
-    const ok = user ? await verifyPassword(user.passwordHash, password) : await verifyAgainstDummy(password);
-    await recordSignInAttempt(tx, { username, ip, succeeded: ok, at: now });
-    if (!ok || !user) return { kind: 'invalid' as const };
-    if (user.disabled) return { kind: 'disabled' as const };
+    const user = found ? await tx.user.findUnique({ where: { id: found.id }, select: { ...userSelect, passwordHash: true } }) : null;
+    const passwordOk = user ? await verifyPassword(user.passwordHash, password) : await verifyAgainstDummy(password);
+    const ok = passwordOk && !!user && !user.disabled;
+    await recordSignInAttempt(tx, { username: key, ip, succeeded: ok, at: now });
+    if (!ok || !user) return { kind: 'invalid' as const, key, disabled: !!user?.disabled };
     await tx.user.update({ where: { id: user.id }, data: { lastSignInAt: now } });
     return { kind: 'ok' as const, user };
   });
 
   if (outcome.kind === 'limited') throw new RateLimitedError(outcome.retryAfter);
   if (outcome.kind === 'invalid') {
-    await recordAuthEvent({ action: 'auth.sign_in_failed', actor: username, subject: username, ip });
+    // The security record says the account was disabled (an admin wants to know), never whether the password matched.
+    await recordAuthEvent({ action: 'auth.sign_in_failed', actor: outcome.key, subject: outcome.key, ip, details: outcome.disabled ? { reason: 'disabled' } : undefined });
     throw new InvalidCredentialsError();
-  }
-  if (outcome.kind === 'disabled') {
-    await recordAuthEvent({ action: 'auth.sign_in_failed', actor: username, subject: username, ip, details: { reason: 'disabled' } });
-    throw new AccountDisabledError();
   }
   const { secret, session } = await createSession(outcome.user.id, client, now, options.policy ?? sessionPolicy());
   await recordAuthEvent({ action: 'auth.sign_in', actor: username, subject: username, ip });

@@ -59,7 +59,15 @@ export class CapturingClient extends pg.Client {
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     const result = (super.query as any)(...args);
     if (result && typeof result.then === 'function') {
-      return result.catch((err: { code?: string; message?: string; detail?: string }) => {
+      return result.catch((err: { code?: string; message?: string; detail?: string; severity?: string }) => {
+        // pg reports a connection that died between two statements (a backend terminated while the client sat in a
+        // transaction, a failover) without a SQLSTATE. The client knows its connection is gone: say so with
+        // connection_failure, so every layer above can tell "the database went away" from a bug.
+        const self = this as unknown as { _queryable?: boolean; _ended?: boolean };
+        if (err && typeof err === 'object' && err.code === undefined && (self._queryable === false || self._ended === true)) {
+          err.code = SQLSTATE.connectionFailure;
+          err.severity = 'ERROR';
+        }
         if (err?.code === SQLSTATE.deadlock && typeof err.detail === 'string' && typeof err.message === 'string' && !err.message.includes(DETAIL_MARK)) {
           err.message = `${err.message}${DETAIL_MARK}${err.detail}`;
         }

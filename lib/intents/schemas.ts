@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { wholeNumber } from '@/lib/http/strict';
 import { INTENT_STATUSES } from './state-machine';
 import { ValidationError, type FieldIssue } from './errors';
 
@@ -103,7 +104,7 @@ export const listIntentsSchema = z.strictObject({
     .max(200, { error: 'must be at most 200 characters' })
     .refine((v) => !UNSTORABLE.test(v), { error: 'must not contain NUL characters or unpaired surrogates' })
     .optional(),
-  limit: z.coerce.number({ error: 'must be a number' }).int({ error: 'must be an integer' }).min(1, { error: 'must be at least 1' }).max(200, { error: 'must be at most 200' }).default(50),
+  limit: wholeNumber({ min: 1, max: 200 }).default(50),
   cursor: z.string().max(500, { error: 'is not a cursor this API issued' }).optional(),
   includeReplay: z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),
 });

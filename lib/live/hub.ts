@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { databaseUrl } from '@/lib/db/client';
+import { directDatabaseUrl } from '@/lib/db/client';
 import { CHANGES_CHANNEL } from './announce';
 import { changesSinceSnapshot, currentSnapshot, formatPosition, type LiveEvent, type Snapshot } from './positions';
 
@@ -180,7 +180,7 @@ const globalForLive = globalThis as unknown as { bridgeLiveHub?: LiveHub };
 
 /** The process's hub, started on first use. */
 export async function liveHub(): Promise<LiveHub> {
-  globalForLive.bridgeLiveHub ??= new LiveHub(databaseUrl());
+  globalForLive.bridgeLiveHub ??= new LiveHub(directDatabaseUrl());
   await globalForLive.bridgeLiveHub.start();
   return globalForLive.bridgeLiveHub;
 }

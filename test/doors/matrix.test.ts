@@ -9,7 +9,7 @@ import { DOORS } from './routes';
  * session cookie. The expectation is written from the issue's role list, not read from the permission table:
  * viewer reads everything; operator changes statuses (single, bulk) and creates; reviewer corrects.
  */
-const READS = ['intents.read', 'locks.read', 'contention.read', 'replay.read'];
+const READS = ['intents.read', 'locks.read', 'contention.read', 'replay.read', 'audit.read'];
 const MAY: Record<Role, (permission: string) => boolean> = {
   viewer: (p) => READS.includes(p),
   operator: (p) => [...READS, 'intents.create', 'intents.status', 'intents.bulk'].includes(p),

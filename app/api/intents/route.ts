@@ -18,4 +18,4 @@ export const GET = handler(async (request) => {
   return NextResponse.json(await listIntents(params));
 });
 
-export const { PUT, PATCH, DELETE } = otherMethods('POST', 'GET');
+export const { PUT, PATCH, DELETE, OPTIONS } = otherMethods('POST', 'GET');

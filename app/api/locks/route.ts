@@ -1,20 +1,22 @@
 import { NextResponse } from 'next/server';
 import { requireRequestActor } from '@/lib/auth/request';
 import { handler, otherMethods } from '@/lib/http/respond';
+import { queriesFor } from '@/lib/locks/mask';
 import { takeLocksSnapshot } from '@/lib/locks/queries';
 
 export const dynamic = 'force-dynamic';
 
 /**
  * GET /api/locks[?limit=N][&all=true]: active locks and waits (pg_locks × pg_stat_activity, top N plus a summary), the
- * blocking tree from pg_blocking_pids, and the intent each backend is about; `all=true` lists every client session of the database, idle ones too. 503 `db_under_pressure` with
- * Retry-After when the snapshot's own short timeouts fire. Needs `locks.read`.
+ * blocking tree from pg_blocking_pids, and the intent each backend is about; `all=true` lists every client session
+ * of the database, idle ones too. 503 `db_under_pressure` with Retry-After when the snapshot's own short timeouts
+ * fire. Needs `locks.read`; query text has its literals masked unless the caller is on-call (lib/locks/mask.ts).
  */
 export const GET = handler(async (request) => {
-  await requireRequestActor(request, 'locks.read');
+  const actor = await requireRequestActor(request, 'locks.read');
   const params = new URL(request.url).searchParams;
-  const snapshot = await takeLocksSnapshot({ limit: params.get('limit') ?? undefined, all: params.get('all') ?? undefined });
+  const snapshot = queriesFor(actor, await takeLocksSnapshot({ limit: params.get('limit') ?? undefined, all: params.get('all') ?? undefined }));
   return NextResponse.json(snapshot, { headers: { 'Cache-Control': 'no-store' } });
 });
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods('GET');
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');

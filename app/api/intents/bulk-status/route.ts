@@ -11,4 +11,4 @@ export const POST = handler(async (request) => {
   return NextResponse.json({ intents });
 });
 
-export const { GET, HEAD, PUT, PATCH, DELETE } = otherMethods('POST');
+export const { GET, HEAD, PUT, PATCH, DELETE, OPTIONS } = otherMethods('POST');

@@ -12,4 +12,4 @@ export const GET = handler(async (request) => {
   return NextResponse.json({ holders: await rowLockHolders(params) }, { headers: { 'Cache-Control': 'no-store' } });
 });
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods('GET');
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');

@@ -14,4 +14,4 @@ export const POST = handler(async (request, { params }: { params: Promise<{ id: 
   return NextResponse.json(result, { headers: replayHeaders(result) });
 });
 
-export const { GET, HEAD, PUT, PATCH, DELETE } = otherMethods('POST');
+export const { GET, HEAD, PUT, PATCH, DELETE, OPTIONS } = otherMethods('POST');
