@@ -6,7 +6,8 @@ import { asDomainError } from '@/lib/http/respond';
 import type { ActionResult } from '@/lib/console/action-result';
 import { getChangesSince } from '@/lib/intents/changes-since';
 import { bulkUpdateStatus, reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
-import { normaliseReason, reasonProblem } from '@/lib/console/reasons';
+import { normaliseReason, reasonProblem, withReason } from '@/lib/console/reasons';
+import { bulkStatusSchema, updateStatusSchema } from '@/lib/intents/schemas';
 import { ValidationError, VersionConflictError } from '@/lib/intents/errors';
 import type { BulkStatusResult, ReevaluateResult, UpdateStatusResult } from '@/lib/intents/types';
 
@@ -45,7 +46,7 @@ export async function changeIntentStatusAction(input: unknown): Promise<ActionRe
   return run('status change', async () => {
     const actor = await actionActor('intents.status');
     const { id, status, expectedVersion, idempotencyKey, reason } = envelope(input);
-    return updateIntentStatus({ id, status, expectedVersion, idempotencyKey, reason: reasonFor(status, reason) } as never, actor);
+    return updateIntentStatus(withReason({ id, status, expectedVersion, idempotencyKey }, reasonFor(status, reason), updateStatusSchema) as never, actor);
   });
 }
 
@@ -54,7 +55,7 @@ export async function bulkChangeStatusAction(input: unknown): Promise<ActionResu
   return run('bulk status change', async () => {
     const actor = await actionActor('intents.bulk');
     const { ids, status, reason } = envelope(input);
-    return bulkUpdateStatus({ ids, status, reason: reasonFor(status, reason) } as never, actor);
+    return bulkUpdateStatus(withReason({ ids, status }, reasonFor(status, reason), bulkStatusSchema) as never, actor);
   });
 }
 

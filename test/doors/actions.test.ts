@@ -127,3 +127,12 @@ describe('the console asks for a reason on status changes', () => {
     expect(codeOf(await changeIntentStatusAction({ id: b.id, status: 'PROCESSED' }))).toBeUndefined();
   });
 });
+
+describe('a bulk change with a reason', () => {
+  it('is accepted (the reason goes to the engine when its command takes one)', async () => {
+    const intent = await makeIntent('NORMALIZED');
+    jar.cookie = cookies.operator;
+    expect(codeOf(await bulkChangeStatusAction({ ids: [intent.id], status: 'FAILED', reason: 'partner outage' }))).toBeUndefined();
+    expect(codeOf(await bulkChangeStatusAction({ ids: [(await makeIntent('NORMALIZED')).id], status: 'PROCESSED', reason: '' }))).toBeUndefined();
+  });
+});
