@@ -62,6 +62,8 @@ export type CommandOptions = {
   strategy?: LockStrategy;
   /** Tag created intents as replay data (hidden from operators unless asked for). */
   isReplay?: boolean;
+  /** Extra audit details for each change a bulk update makes (a console bulk batch adds its batch id). */
+  auditDetails?: JsonObject;
 };
 
 type Attempt<T> = { stale: true } | { stale: false; value: T };
@@ -322,7 +324,7 @@ export async function bulkUpdateStatus(input: BulkStatusInput, actor: Actor, opt
             to: target,
             actor: actor.name,
             action: 'bulk_status_change',
-            details: { batchSize: rows.length },
+            details: { ...options.auditDetails, batchSize: rows.length },
           });
           intents.push(toIntent(updated!));
         }

@@ -32,7 +32,8 @@ function likePattern(q: string): string {
   return `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
-function filters(status: IntentStatus | undefined, q: string | undefined, includeReplay: boolean) {
+/** The list's filter as SQL conditions; a console bulk batch selects "everything matching" with the same ones. */
+export function filters(status: IntentStatus | undefined, q: string | undefined, includeReplay: boolean) {
   const parts: Prisma.Sql[] = [];
   if (!includeReplay) parts.push(Prisma.sql`is_replay = false`);
   if (status) parts.push(Prisma.sql`status = ${status}::"IntentStatus"`);
