@@ -18,6 +18,7 @@ import type { IntentStatus } from '@/lib/intents/state-machine';
 import type { Intent } from '@/lib/intents/types';
 import { useIntentsWorkspace } from './IntentsWorkspace';
 import { LockWaitNotice } from './LockWaitNotice';
+import { BulkByFilter } from './BulkByFilter';
 import { RowLockBadge, useRowHolders } from '@/components/locks/RowLockNotice';
 import { defaultTarget, describeChoice, planBulk, targetChoices } from './bulk-plan';
 import { payloadSummary, shortId } from './format';
@@ -31,6 +32,7 @@ export function IntentsTable({ filters, canBulk, lockTimeoutMs }: { filters: Int
   const list = useQuery({ queryKey: intentKeys.list(filters), queryFn: () => fetchIntentList(filters), placeholderData: keepPreviousData });
   const [selected, setSelected] = useState<Map<string, Intent>>(new Map());
   const holders = useRowHolders(list.data?.items.map((i) => i.id) ?? []);
+  const lastClicked = useRef<number | null>(null);
   useEffect(() => setSelectedCount(selected.size), [selected.size, setSelectedCount]);
   useEffect(() => () => setSelectedCount(0), [setSelectedCount]);
 
@@ -39,13 +41,21 @@ export function IntentsTable({ filters, canBulk, lockTimeoutMs }: { filters: Int
 
   const items = list.data.items;
   const allSelected = items.length > 0 && items.every((i) => selected.has(i.id));
-  const toggle = (intent: Intent) =>
+  // Shift-click selects (or deselects) the whole range from the last row clicked, as in a mail client.
+  const toggle = (intent: Intent, index: number, range: boolean) => {
+    const from = range && lastClicked.current !== null ? Math.min(lastClicked.current, index) : index;
+    const to = range && lastClicked.current !== null ? Math.max(lastClicked.current, index) : index;
+    lastClicked.current = index;
     setSelected((prev) => {
       const next = new Map(prev);
-      if (next.has(intent.id)) next.delete(intent.id);
-      else next.set(intent.id, intent);
+      const select = !prev.has(intent.id);
+      for (const row of items.slice(from, to + 1)) {
+        if (select) next.set(row.id, row);
+        else next.delete(row.id);
+      }
       return next;
     });
+  };
   const toggleAll = () => setSelected(allSelected ? new Map() : new Map(items.map((i) => [i.id, i])));
   const deselect = (ids: string[]) =>
     setSelected((prev) => {
@@ -60,6 +70,11 @@ export function IntentsTable({ filters, canBulk, lockTimeoutMs }: { filters: Int
 
   return (
     <div className={styles.listPanel}>
+      {canBulk && (
+        <div className={styles.listToolbar}>
+          <BulkByFilter filters={filters} />
+        </div>
+      )}
       {canBulk && <BulkBar intents={selectedNow} onDeselect={deselect} onDone={() => setSelected(new Map())} lockTimeoutMs={lockTimeoutMs} />}
       <div className={styles.tableWrap}>
         <table className={styles.table} aria-label="Intents" aria-busy={list.isFetching}>
@@ -101,11 +116,17 @@ export function IntentsTable({ filters, canBulk, lockTimeoutMs }: { filters: Int
                 </td>
               </tr>
             )}
-            {items.map((intent) => (
+            {items.map((intent, index) => (
               <tr key={intent.id} data-intent-id={intent.id} className={selected.has(intent.id) ? styles.rowSelected : undefined}>
                 {canBulk && (
                   <td className={styles.checkCol}>
-                    <input type="checkbox" aria-label={`Select intent ${shortId(intent.id)}`} checked={selected.has(intent.id)} onChange={() => toggle(intent)} />
+                    <input
+                      type="checkbox"
+                      aria-label={`Select intent ${shortId(intent.id)}`}
+                      checked={selected.has(intent.id)}
+                      onChange={() => undefined}
+                      onClick={(e) => toggle(intent, index, e.shiftKey)}
+                    />
                   </td>
                 )}
                 <td>
