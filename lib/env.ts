@@ -6,7 +6,8 @@ import { z } from 'zod';
  * and every replay run records them.
  */
 const intFrom = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
-const strategy = (def: 'pessimistic' | 'optimistic') => z.enum(['pessimistic', 'optimistic']).default(def);
+export const LOCK_STRATEGIES = ['pessimistic', 'optimistic', 'adaptive'] as const;
+const strategy = (def: LockStrategy) => z.enum(LOCK_STRATEGIES).default(def);
 
 export const envSchema = z.object({
   DATABASE_URL: z.string().url().optional(),
@@ -23,11 +24,10 @@ export const envSchema = z.object({
   DB_PREPARED_STATEMENTS: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
   LOCK_TIMEOUT_MS: intFrom(5000, 1, 600_000),
   LOCK_STRATEGY_UPDATE_STATUS: strategy('pessimistic'),
-  LOCK_STRATEGY_REEVALUATE: strategy('optimistic'),
-  /** Pessimistic status updates (no idempotency key, no NOWAIT) as one statement instead of a five-step transaction (lib/intents/repository.ts). */
-  STATUS_UPDATE_ONE_STATEMENT: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
-  /** Locked corrections (pessimistic strategy or fallback, no idempotency key) as one call of a database function instead of an interactive transaction (lib/intents/repository.ts correctLocked). */
-  CORRECTION_ONE_STATEMENT: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+  /** adaptive: no row lock while the intent is uncontended, the row lock at once once it is (docs/LOCKING.md). */
+  LOCK_STRATEGY_REEVALUATE: strategy('adaptive'),
+  /** How long a version conflict marks an intent as contended for the adaptive strategy (every instance reads it from Postgres). */
+  CONTENTION_MEMORY_MS: intFrom(30_000, 0, 24 * 3_600_000),
   RETRY_MAX_ATTEMPTS: intFrom(3, 1, 20),
   RETRY_BASE_MS: intFrom(100, 0, 60_000),
   RETRY_FACTOR: z.coerce.number().min(1).max(10).default(2),
@@ -102,7 +102,11 @@ export type RetryPolicy = {
   maxDelayMs: number;
 };
 
-export type LockStrategy = 'pessimistic' | 'optimistic';
+/**
+ * pessimistic: the row lock first; optimistic: version-checked writes with backoff, then the lock; adaptive:
+ * version-checked while the intent is uncontended, the row lock at once once it is (docs/LOCKING.md).
+ */
+export type LockStrategy = 'pessimistic' | 'optimistic' | 'adaptive';
 
 /** The concurrency settings in force, as the console and replay runs show them. */
 export function concurrencySettings() {
@@ -125,8 +129,7 @@ export function concurrencySettings() {
       audit_log: 'none' as const,
     },
     retry,
-    statusUpdateInOneStatement: e.STATUS_UPDATE_ONE_STATEMENT,
-    correctionInOneStatement: e.CORRECTION_ONE_STATEMENT,
+    contentionMemoryMs: e.CONTENTION_MEMORY_MS,
     deadlockMaxAttempts: e.DEADLOCK_MAX_ATTEMPTS,
     idempotencyTtlHours: e.IDEMPOTENCY_TTL_HOURS,
     poolSize: e.DB_POOL_SIZE,

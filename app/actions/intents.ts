@@ -1,22 +1,31 @@
 'use server';
 
-import { z } from 'zod';
 import { actionActor } from '@/lib/http/action-actor';
+import { actionInput } from '@/lib/http/action-input';
 import { asDomainError } from '@/lib/http/respond';
 import type { ActionResult } from '@/lib/console/action-result';
 import { getChangesSince } from '@/lib/intents/changes-since';
 import { bulkUpdateStatus, reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
-import { normaliseReason, reasonProblem, withReason } from '@/lib/console/reasons';
-import { bulkStatusSchema, updateStatusSchema } from '@/lib/intents/schemas';
+import { reasonProblem } from '@/lib/console/reasons';
 import { ValidationError, VersionConflictError } from '@/lib/intents/errors';
+import { bulkStatusSchema, reevaluateInputSchema, updateStatusInputSchema } from '@/lib/intents/schemas';
 import type { BulkStatusResult, ReevaluateResult, UpdateStatusResult } from '@/lib/intents/types';
 
 /**
  * The console's doors into the intent engine: the same domain functions as the JSON API (lib/intents/commands),
- * with the signed-in user as the actor. The domain validates every field (Zod); these only check the envelope is
- * an object, and turn errors into results the page shows.
+ * with the signed-in user as the actor. Each validates its input once with the domain's schema (actionInput) and
+ * turns errors into results the page shows.
  */
-const objectInput = z.record(z.string(), z.unknown(), { error: 'must be an object' });
+
+/**
+ * The console's reason rule (lib/console/reasons: required for FAILED), checked before the engine is asked, so a
+ * refusal changes nothing. The engine keeps the reason in the audit; the API leaves it optional.
+ */
+function checkReason(input: unknown): void {
+  const { status, reason } = (input ?? {}) as { status?: unknown; reason?: unknown };
+  const problem = reasonProblem(typeof status === 'string' ? status : null, reason);
+  if (problem) throw new ValidationError([{ field: 'reason', message: problem }]);
+}
 
 async function run<T>(what: string, fn: () => Promise<T>): Promise<ActionResult<T>> {
   try {
@@ -29,24 +38,12 @@ async function run<T>(what: string, fn: () => Promise<T>): Promise<ActionResult<
   }
 }
 
-function envelope(input: unknown) {
-  const parsed = objectInput.safeParse(input);
-  return parsed.success ? parsed.data : {};
-}
-
-/** The console's reason rule (lib/console/reasons): checked before the engine is asked, so a refusal changes nothing. */
-function reasonFor(status: unknown, reason: unknown): string | undefined {
-  const problem = reasonProblem(typeof status === 'string' ? status : null, reason);
-  if (problem) throw new ValidationError([{ field: 'reason', message: problem }]);
-  return normaliseReason(reason);
-}
-
 /** One intent to a new status, at the version the operator was looking at. */
 export async function changeIntentStatusAction(input: unknown): Promise<ActionResult<UpdateStatusResult>> {
   return run('status change', async () => {
     const actor = await actionActor('intents.status');
-    const { id, status, expectedVersion, idempotencyKey, reason } = envelope(input);
-    return updateIntentStatus(withReason({ id, status, expectedVersion, idempotencyKey }, reasonFor(status, reason), updateStatusSchema) as never, actor);
+    checkReason(input);
+    return updateIntentStatus(actionInput(updateStatusInputSchema, input), actor);
   });
 }
 
@@ -54,8 +51,8 @@ export async function changeIntentStatusAction(input: unknown): Promise<ActionRe
 export async function bulkChangeStatusAction(input: unknown): Promise<ActionResult<BulkStatusResult>> {
   return run('bulk status change', async () => {
     const actor = await actionActor('intents.bulk');
-    const { ids, status, reason } = envelope(input);
-    return bulkUpdateStatus(withReason({ ids, status }, reasonFor(status, reason), bulkStatusSchema) as never, actor);
+    checkReason(input);
+    return bulkUpdateStatus(actionInput(bulkStatusSchema, input), actor);
   });
 }
 
@@ -66,8 +63,7 @@ export async function bulkChangeStatusAction(input: unknown): Promise<ActionResu
 export async function correctIntentAction(input: unknown): Promise<ActionResult<ReevaluateResult>> {
   const result = await run('correction', async () => {
     const actor = await actionActor('intents.correct');
-    const { id, diff, reason, source, metadata, expectedVersion, idempotencyKey } = envelope(input);
-    return reevaluateIntent({ id, diff, reason, source, metadata, expectedVersion, idempotencyKey } as never, actor);
+    return reevaluateIntent(actionInput(reevaluateInputSchema, input), actor);
   });
   if (result.ok || result.error.code !== 'version_conflict') return result;
   const details = result.error.details as VersionConflictError['details'] & { intentId: string; expectedVersion: number };

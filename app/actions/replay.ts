@@ -1,11 +1,10 @@
 'use server';
 
-import { z } from 'zod';
 import type { ActionResult } from '@/lib/console/action-result';
 import { actionActor } from '@/lib/http/action-actor';
+import { actionInput } from '@/lib/http/action-input';
 import { asDomainError } from '@/lib/http/respond';
-import { parseInput } from '@/lib/intents/schemas';
-import { cancelReplay, startReplayInBackground } from '@/lib/replay/runner';
+import { cancelReplay, startReplayInBackground, startReplaySchema } from '@/lib/replay/runner';
 import { summarizeRun, type RunSummary } from '@/lib/replay/summary';
 
 /**
@@ -13,7 +12,8 @@ import { summarizeRun, type RunSummary } from '@/lib/replay/summary';
  * guard in the domain (startReplay refuses in production whatever the page showed), and the run then executes in
  * the background of this server process while the page polls its row.
  */
-const objectInput = z.record(z.string(), z.unknown(), { error: 'must be an object' });
+/** What the page may choose: scenarios, size and strategies (sizes and targets are the CLI's). */
+const pageChoices = startReplaySchema.pick({ scenarios: true, size: true, strategies: true });
 
 async function run<T>(what: string, fn: () => Promise<T>): Promise<ActionResult<T>> {
   try {
@@ -30,9 +30,7 @@ async function run<T>(what: string, fn: () => Promise<T>): Promise<ActionResult<
 export async function startReplayAction(input: unknown): Promise<ActionResult<RunSummary>> {
   return run('starting a replay', async () => {
     const actor = await actionActor('replay.run');
-    // A call with anything but an object is not the page's form: refused, rather than read as "all defaults".
-    const { scenarios, size, strategies } = parseInput(objectInput, input);
-    return summarizeRun(await startReplayInBackground({ scenarios, size, strategies } as never, { name: actor.name }));
+    return summarizeRun(await startReplayInBackground(actionInput(pageChoices, input), { name: actor.name }));
   });
 }
 

@@ -3,8 +3,8 @@
 import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { fetchRowHolders } from '@/lib/console/locks-client';
-import { ageAt } from '@/lib/locks/format';
-import type { RowHolder } from '@/lib/locks/holders';
+import { formatDuration } from '@/lib/locks/format';
+import type { RowLockHolder as RowHolder } from '@/lib/locks/holders';
 import styles from './console.module.css';
 
 /** How often the row-lock holders of what is on screen are asked for (only while the tab is visible). */
@@ -25,7 +25,7 @@ export function useRowHolders(ids: readonly string[]): Map<string, RowHolder> {
 
 /** "locked by pid 4242 for 2 min 05 s → Locks": links to the holder's row on the Locks page. */
 export function RowLockBadge({ holder, compact = false }: { holder: RowHolder; compact?: boolean }) {
-  const age = holder.xactStart ? ageAt(holder.xactStart, holder.now) : null;
+  const age = holder.transactionAgeMs === null ? null : formatDuration(holder.transactionAgeMs);
   const title = `${holder.applicationName || 'no application name'} · ${holder.state ?? 'unknown state'}${age ? ` · transaction open for ${age}` : ''}`;
   return (
     <Link href={`/locks#session-${holder.pid}`} className={`${styles.badge} ${styles.badgeWait}`} data-testid="row-lock" data-pid={holder.pid} title={title}>

@@ -19,6 +19,7 @@ import {
   type SignInLimits,
 } from './rate-limit';
 import { createUserSchema, newPasswordSchema, ROLES_REQUIRED, rolesSchema, signInSchema, userIdSchema } from './schemas';
+import { forgetVerifiedTokens } from './token-cache';
 import { createSession, revokeUserSessions, type SessionInfo, type SessionPolicy, sessionPolicy } from './sessions';
 import type { AuthActor, ClientInfo, UserView } from './types';
 
@@ -179,6 +180,7 @@ export async function resetUserPassword(userId: unknown, actor: AuthActor): Prom
     if ((err as { code?: string }).code === 'P2025') throw new NotFoundError(`User ${id}`);
     throw err;
   });
+  forgetVerifiedTokens();
   await revokeUserSessions(id);
   await recordAuthEvent({ action: 'user.password_reset', actor: actor.name, subject: row.username });
   return { user: view(row), oneTimePassword };
@@ -218,7 +220,7 @@ async function changeUserGuarded(
   next: (user: { roles: string[]; disabled: boolean }) => { roles: string[]; disabled: boolean },
   data: { roles?: Role[]; disabled?: boolean },
 ): Promise<{ before: UserView; after: UserView }> {
-  return db().$transaction(async (tx) => {
+  const changed = await db().$transaction(async (tx) => {
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended('bridge:users:admins', 0))`;
     const before = await tx.user.findUnique({ where: { id }, select: userSelect });
     if (!before) throw new NotFoundError(`User ${id}`);
@@ -232,4 +234,7 @@ async function changeUserGuarded(
     const after = await tx.user.update({ where: { id }, data, select: userSelect });
     return { before: view(before), after: view(after) };
   });
+  // Their API tokens act with the new roles (or not at all) from this answer on, here and, by notification, elsewhere.
+  forgetVerifiedTokens();
+  return changed;
 }

@@ -3,13 +3,13 @@ import { z } from 'zod';
 import { Prisma } from '@/generated/prisma/client';
 import { requirePermission } from '@/lib/auth/errors';
 import type { AuthActor } from '@/lib/auth/types';
-import { reasonProblem, normaliseReason, withReason } from '@/lib/console/reasons';
+import { reasonProblem, normaliseReason } from '@/lib/console/reasons';
 import { db } from '@/lib/db/client';
 import { announceCommitted } from '@/lib/live/announce';
 import { bulkUpdateStatus } from '@/lib/intents/commands';
 import { DomainError, InvalidTransitionError, NotFoundError, ValidationError } from '@/lib/intents/errors';
 import { filters } from '@/lib/intents/queries';
-import { bulkStatusSchema, parseInput, statusSchema } from '@/lib/intents/schemas';
+import { parseInput, statusSchema } from '@/lib/intents/schemas';
 import { canTransition, INTENT_STATUSES, type IntentStatus } from '@/lib/intents/state-machine';
 
 /**
@@ -194,7 +194,7 @@ async function moveChunk(batch: BatchRow, ids: string[]): Promise<{ moved: numbe
   let skipped = 0;
   for (let attempt = 0; remaining.length > 0 && attempt < 5; attempt++) {
     try {
-      const input = withReason({ ids: remaining, status: batch.toStatus }, batch.reason ?? undefined, bulkStatusSchema);
+      const input = { ids: remaining, status: batch.toStatus, ...(batch.reason ? { reason: batch.reason } : {}) };
       const result = await bulkUpdateStatus(input, { name: batch.requestedBy }, { auditDetails: { batchId: batch.id } });
       return { moved: result.intents.length - result.alreadyApplied.length, skipped: skipped + result.alreadyApplied.length };
     } catch (err) {

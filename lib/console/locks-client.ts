@@ -1,4 +1,4 @@
-import type { RowHolder } from '@/lib/locks/holders';
+import type { RowLockHolder as RowHolder } from '@/lib/locks/holders';
 import { ApiError } from './intents-client';
 
 /** Which of these intents' rows are locked right now, and by which backend (GET /api/console/locks/holders). */

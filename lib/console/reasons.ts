@@ -25,10 +25,3 @@ export function normaliseReason(reason: unknown): string | undefined {
   return typeof reason === 'string' && reason.trim() ? reason.trim() : undefined;
 }
 
-/**
- * The input with `reason` added when there is one and the engine's schema for that command takes it (the API
- * makes the reason optional; a command whose strict schema does not list it yet would refuse the unknown field).
- */
-export function withReason<T extends object>(input: T, reason: string | undefined, schema: { shape: object }): T & { reason?: string } {
-  return reason !== undefined && Object.hasOwn(schema.shape, 'reason') ? { ...input, reason } : input;
-}

@@ -1,6 +1,9 @@
 import { NextResponse } from 'next/server';
+import type { z } from 'zod';
 import { isConnectionLoss, sqlState } from '@/lib/db/sqlstate';
-import { DomainError, ValidationError, type ErrorBody } from '@/lib/intents/errors';
+import { DomainError, ValidationError, type ErrorBody } from '@/lib/shared/errors';
+import { isPlainObject } from '@/lib/shared/json';
+import { parseInput } from '@/lib/shared/validation';
 import { MAX_BODY_BYTES } from './gate';
 
 /** The API's error envelope (brief §5): `{ error: { code, message, details? } }`. */
@@ -119,6 +122,21 @@ export async function readJsonBody(request: Request): Promise<unknown> {
   } catch {
     throw new ValidationError([{ field: 'body', message: 'is not valid JSON' }]);
   }
+}
+
+/**
+ * The route handlers' one validation step: the JSON body, with the values the path supplies (`fromPath`, e.g. the
+ * intent id) added, parsed by the domain's own schema. Typed, and parsed once: the domain function recognises the
+ * parsed value and does not parse it again. A body that is not an object is refused as such.
+ */
+export async function readInput<S extends z.ZodType>(request: Request, schema: S, fromPath?: Record<string, string>): Promise<z.infer<S>> {
+  const body = await readJsonBody(request);
+  if (!fromPath) return parseInput(schema, body);
+  if (!isPlainObject(body)) throw new ValidationError([{ field: 'body', message: 'must be a JSON object' }]);
+  // The path names these; the same names in the body are not fields of the request.
+  const doubled = Object.keys(fromPath).filter((k) => Object.hasOwn(body, k));
+  if (doubled.length) throw new ValidationError(doubled.map((field) => ({ field, message: 'is not a known field' })));
+  return parseInput(schema, { ...body, ...fromPath });
 }
 
 /** Route handler wrapper: runs the door, turns domain errors into the envelope. */

@@ -1,25 +1,51 @@
 import { z } from 'zod';
+import type { Tx } from '@/lib/db/client';
 import { parseInput } from '@/lib/intents/schemas';
 import { withSnapshotTransaction } from './queries';
 
 /**
- * Who holds an intent's row lock right now, for the Intents list and the intent page ("locked by pid X for 2 min").
- * A transaction that locks or updates a row writes its transaction id into the row version's xmax; the backend
- * whose pg_stat_activity.backend_xid is that id is the holder, whoever it is (the engine, a worker, a person's
- * psql). A holder that has committed or rolled back has no backend_xid any more, so it is not reported. Rows
- * locked by several transactions at once (shared locks) carry a multixact id instead and are not resolved here.
- * Read under the Locks page's own short timeouts.
+ * Who holds the row lock on these intents, whichever program it is (the engine, a worker, a person's psql): read
+ * from the row itself. A row locked or updated by an open transaction carries that transaction's id in `xmax`, and
+ * the transaction holds an exclusive lock on its own id (pg_locks, locktype `transactionid`) until it ends — so the
+ * holder is found even when nobody waits for it any more (the waiter that timed out has just left the queue, so the
+ * Locks page's pg_blocking_pids view has nothing to show). Runs in the Locks page's self-limiting snapshot
+ * transaction: under pressure it gives up quickly instead of adding to it.
  */
-export type RowHolder = {
+export type RowLockHolder = {
   intentId: string;
   pid: number;
   applicationName: string | null;
   state: string | null;
-  /** When the holder's transaction began: it has held the row at most since then. */
-  xactStart: string | null;
-  /** The database's clock at the time of reading. */
-  now: string;
+  transactionStartedAt: string | null;
+  transactionAgeMs: number | null;
+  query: string | null;
 };
+
+type Row = Omit<RowLockHolder, 'transactionStartedAt' | 'transactionAgeMs'> & { transactionStartedAt: Date | null; transactionAgeMs: number | null };
+
+export async function readRowLockHolders(tx: Tx, intentIds: string[]): Promise<RowLockHolder[]> {
+  const rows = await tx.$queryRaw<Row[]>`
+    SELECT DISTINCT ON (r.id, a.pid) r.id::text AS "intentId", a.pid, a.application_name AS "applicationName", a.state,
+           a.xact_start AS "transactionStartedAt",
+           (extract(epoch FROM clock_timestamp() - a.xact_start) * 1000)::float8 AS "transactionAgeMs",
+           left(a.query, 200) AS query
+    FROM intents r
+    JOIN pg_locks l ON l.locktype = 'transactionid' AND l.granted AND l.mode = 'ExclusiveLock' AND l.transactionid = r.xmax
+    JOIN pg_stat_activity a ON a.pid = l.pid
+    WHERE r.id = ANY(${intentIds}::uuid[]) AND r.xmax <> '0'::xid AND a.pid <> pg_backend_pid()
+    ORDER BY r.id, a.pid
+    LIMIT 10`;
+  return rows.map((r) => ({
+    ...r,
+    transactionStartedAt: r.transactionStartedAt?.toISOString() ?? null,
+    transactionAgeMs: r.transactionAgeMs === null ? null : Math.round(r.transactionAgeMs),
+  }));
+}
+
+/** readRowLockHolders in its own short snapshot transaction; an empty list when the database is too busy to say. */
+export async function findRowLockHolders(intentIds: string[]): Promise<RowLockHolder[]> {
+  return withSnapshotTransaction((tx) => readRowLockHolders(tx, intentIds)).catch(() => []);
+}
 
 export const holdersQuerySchema = z.strictObject({
   ids: z
@@ -28,14 +54,11 @@ export const holdersQuerySchema = z.strictObject({
     .pipe(z.array(z.uuid({ error: 'must list intent ids (UUIDs)' })).min(1, { error: 'must name at least one intent' }).max(200, { error: 'must name at most 200 intents' })),
 });
 
-export async function rowLockHolders(input: unknown): Promise<RowHolder[]> {
+/**
+ * For the Intents list and the intent page ("locked by pid X for 2 min → Locks"): the holders of these intents'
+ * rows, from `?ids=a,b,…`. Unlike findRowLockHolders, a database under pressure is an answer (503), not "nobody".
+ */
+export async function rowLockHolders(input: unknown): Promise<RowLockHolder[]> {
   const { ids } = parseInput(holdersQuerySchema, input);
-  const rows = await withSnapshotTransaction(
-    (tx) => tx.$queryRaw<{ intentId: string; pid: number; applicationName: string | null; state: string | null; xactStart: Date | null; now: Date }[]>`
-      SELECT i.id::text AS "intentId", a.pid, a.application_name AS "applicationName", a.state, a.xact_start AS "xactStart", clock_timestamp() AS now
-      FROM intents i
-      JOIN pg_stat_activity a ON a.backend_xid = i.xmax AND a.datname = current_database() AND a.pid <> pg_backend_pid()
-      WHERE i.id = ANY(${ids}::uuid[]) AND i.xmax <> '0'::xid`,
-  );
-  return rows.map((r) => ({ ...r, xactStart: r.xactStart?.toISOString() ?? null, now: r.now.toISOString() }));
+  return withSnapshotTransaction((tx) => readRowLockHolders(tx, ids));
 }
