@@ -24,10 +24,12 @@ test('FAILED needs a reason; the reason shows in the timeline and on the audit p
   await confirm.click();
   await expect(page.getByTestId('intent-status')).toHaveText('FAILED');
 
-  // The reason reaches the audit once the engine stores it; the console has asked for and sent it either way.
+  // The reason is kept in the audit: on the intent's timeline and on the audit page.
+  await expect(page.getByTestId('audit-event').first()).toContainText(`card declined ${marker}`);
   await page.goto(`/audit?intent=${intent.id}&action=status_change`);
   const row = page.getByTestId('audit-row').first();
   await expect(row).toContainText('PROCESSED → FAILED');
+  await expect(row).toContainText(`card declined ${marker}`);
   await expect(row).toContainText(operator.username);
   await expect(page.getByLabel('Action')).toHaveValue('status_change');
   await expect(page.getByLabel('Intent id')).toHaveValue(intent.id);
