@@ -46,7 +46,7 @@ test('after a burst of conflicting corrections the Contention charts show it', a
     expect(Number(await tile.locator('div').first().textContent())).toBeGreaterThanOrEqual(before + 7);
     await expect(page.getByTestId('timeline-empty')).toHaveCount(0);
     await expect(page.getByTestId('chart-timeline').locator('.recharts-bar-rectangle').first()).toBeVisible();
-    await expect(page.getByTestId('chart-operation')).toContainText('reevaluate');
+    await expect(page.getByTestId('chart-operation')).toContainText('Correction');
     // Postgres' own deadlock counter is shown beside the application's figure.
     await expect(page.getByTestId('deadlocks-postgres')).toContainText('pg_stat_database.deadlocks');
     await expect(page.getByTestId('deadlocks-app')).toBeVisible();

@@ -98,9 +98,12 @@ test('two reviewers edit the same intent: the second sees the conflict, what cha
   await expect(since.first()).toContainText('Alice: amount confirmed by partner');
   await expect(since.first()).toContainText('−amount: 10');
   await expect(since.first()).toContainText('+amount: 20');
+  // Alice touched another field: the view says so and offers the merge in one click; it opened at its headline.
+  await expect(conflict.getByTestId('conflict-mergeable')).toBeVisible();
+  await expect(conflict.getByRole('heading', { name: /Someone changed this intent first/ })).toBeFocused();
   await screenshot(b, 'intent-conflict');
 
-  await conflict.getByRole('button', { name: 'Re-apply my edit on version 3' }).click();
+  await conflict.getByRole('button', { name: 'Merge: keep theirs, apply mine on version 3' }).click();
   await expect(applied(b)).toContainText('Correction applied: now version 4');
   const entries = history(b).getByTestId('correction');
   await expect(entries).toHaveCount(2);
@@ -140,6 +143,54 @@ test('a reviewer discards an edit that conflicts, and starts again from the curr
   await expect(b.getByTestId('form-version')).toHaveText('2');
   await expect(form(b).getByLabel('Reason')).toHaveValue('');
   await expect(history(b).getByTestId('correction')).toHaveCount(1);
+  await first.close();
+  await second.close();
+});
+
+test('the conflict and the draft survive a reload; the reviewer reworks the edit before re-applying', async ({ browser, baseURL }) => {
+  const intent = await seedIntent('PROCESSED', { marker: uniqueMarker('e2e-rework'), amount: 10, note: 'n' });
+  const first = await browser.newContext();
+  const second = await browser.newContext();
+  await useSessionOf(first, baseURL!, ['reviewer']);
+  await useSessionOf(second, baseURL!, ['reviewer']);
+  const a = await first.newPage();
+  const b = await second.newPage();
+  await a.goto(`/intents/${intent.id}`);
+  await b.goto(`/intents/${intent.id}`);
+  await expectLive(a);
+  await expectLive(b);
+
+  // A draft typed but not sent is still there after a reload.
+  await fillCorrection(b, '{ "amount": 30, "note": "checked" }', 'Bob: partner file says 30');
+  await b.reload();
+  await expectLive(b);
+  await expect(form(b).getByLabel('Reason')).toHaveValue('Bob: partner file says 30');
+
+  await fillCorrection(a, '{ "amount": 20 }', 'Alice: 20');
+  await form(a).getByRole('button', { name: 'Apply correction' }).click();
+  await expect(applied(a)).toContainText('now version 3');
+  await form(b).getByRole('button', { name: 'Apply correction' }).click();
+  const conflict = b.getByTestId('conflict');
+  await expect(conflict.getByTestId('conflict-overlap')).toContainText('amount');
+
+  // The conflict is still in front of Bob after a reload, with what changed (before → after).
+  await b.reload();
+  await expectLive(b);
+  await expect(conflict).toBeVisible();
+  await expect(conflict.getByTestId('change-since').first()).toContainText('−amount: 10');
+  await expect(conflict.getByTestId('change-since').first()).toContainText('+amount: 20');
+
+  // Bob keeps Alice's amount and only adds his note.
+  await conflict.getByTestId('conflict-editor').fill('{ "note": "checked" }');
+  await expect(conflict.getByTestId('conflict-mergeable')).toBeVisible();
+  await conflict.getByRole('button', { name: 'Merge: keep theirs, apply mine on version 3' }).click();
+  await expect(applied(b)).toContainText('Correction applied: now version 4');
+  await expect(b.getByRole('region', { name: 'Payload' })).toContainText('"checked"');
+  await expect(b.getByRole('region', { name: 'Payload' })).toContainText('20');
+  // Applied: nothing is restored on the next visit.
+  await b.reload();
+  await expect(b.getByTestId('conflict')).toHaveCount(0);
+  await expect(form(b).getByLabel('Reason')).toHaveValue('');
   await first.close();
   await second.close();
 });

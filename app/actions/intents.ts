@@ -6,7 +6,8 @@ import { asDomainError } from '@/lib/http/respond';
 import type { ActionResult } from '@/lib/console/action-result';
 import { getChangesSince } from '@/lib/intents/changes-since';
 import { bulkUpdateStatus, reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
-import { VersionConflictError } from '@/lib/intents/errors';
+import { reasonProblem } from '@/lib/console/reasons';
+import { ValidationError, VersionConflictError } from '@/lib/intents/errors';
 import { bulkStatusSchema, reevaluateInputSchema, updateStatusInputSchema } from '@/lib/intents/schemas';
 import type { BulkStatusResult, ReevaluateResult, UpdateStatusResult } from '@/lib/intents/types';
 
@@ -15,6 +16,16 @@ import type { BulkStatusResult, ReevaluateResult, UpdateStatusResult } from '@/l
  * with the signed-in user as the actor. Each validates its input once with the domain's schema (actionInput) and
  * turns errors into results the page shows.
  */
+
+/**
+ * The console's reason rule (lib/console/reasons: required for FAILED), checked before the engine is asked, so a
+ * refusal changes nothing. The engine keeps the reason in the audit; the API leaves it optional.
+ */
+function checkReason(input: unknown): void {
+  const { status, reason } = (input ?? {}) as { status?: unknown; reason?: unknown };
+  const problem = reasonProblem(typeof status === 'string' ? status : null, reason);
+  if (problem) throw new ValidationError([{ field: 'reason', message: problem }]);
+}
 
 async function run<T>(what: string, fn: () => Promise<T>): Promise<ActionResult<T>> {
   try {
@@ -31,6 +42,7 @@ async function run<T>(what: string, fn: () => Promise<T>): Promise<ActionResult<
 export async function changeIntentStatusAction(input: unknown): Promise<ActionResult<UpdateStatusResult>> {
   return run('status change', async () => {
     const actor = await actionActor('intents.status');
+    checkReason(input);
     return updateIntentStatus(actionInput(updateStatusInputSchema, input), actor);
   });
 }
@@ -39,6 +51,7 @@ export async function changeIntentStatusAction(input: unknown): Promise<ActionRe
 export async function bulkChangeStatusAction(input: unknown): Promise<ActionResult<BulkStatusResult>> {
   return run('bulk status change', async () => {
     const actor = await actionActor('intents.bulk');
+    checkReason(input);
     return bulkUpdateStatus(actionInput(bulkStatusSchema, input), actor);
   });
 }

@@ -3,7 +3,7 @@
 import Link from 'next/link';
 import { CONTENTION_BACKOFF } from '@/lib/locks/backoff';
 import type { ContentionReport } from '@/lib/contention/queries';
-import { formatMs, NOT_RECORDED, SERIES, SERIES_KEYS, WINDOW_KEYS, WINDOWS, type WindowKey } from '@/lib/contention/series';
+import { formatMs, NOT_RECORDED, operationLabel, SERIES, SERIES_KEYS, WINDOW_KEYS, WINDOWS, type WindowKey } from '@/lib/contention/series';
 import styles from '@/components/locks/console.module.css';
 import { IntentLinks } from '@/components/locks/IntentLinks';
 import { LiveStatus, PressureBanner, useBackoffQuery } from '@/components/locks/live';
@@ -116,7 +116,7 @@ export function ContentionView({ window }: { window: WindowKey }) {
             </section>
             <section className={styles.section}>
               <h2>Per transition</h2>
-              <p className={styles.sectionNote}>The engine records transitions with successes; other outcomes show as “{NOT_RECORDED}”.</p>
+              <p className={styles.sectionNote}>Transitions are known once a change is applied; refusals, lock timeouts and retries happen {NOT_RECORDED} and are grouped as such.</p>
               {report.byTransition.length === 0 ? (
                 <div className={styles.empty}>No status changes recorded in the last {label}.</div>
               ) : (
@@ -148,7 +148,7 @@ export function ContentionView({ window }: { window: WindowKey }) {
                   <tbody>
                     {report.lockWait.byOperation.map((o) => (
                       <tr key={o.operation}>
-                        <td>{o.operation}</td>
+                        <td>{operationLabel(o.operation)}</td>
                         <td>{o.samples}</td>
                         <td>{formatMs(o.p50, o.overflow && o.p50 === report.lockWait.lastBoundMs)}</td>
                         <td>{formatMs(o.p95, o.overflow && o.p95 === report.lockWait.lastBoundMs)}</td>
@@ -200,7 +200,7 @@ export function ContentionView({ window }: { window: WindowKey }) {
                   {report.deadlocks.recent.map((d) => (
                     <tr key={d.id}>
                       <td style={{ whiteSpace: 'nowrap' }}>{formatUtc(d.at)}</td>
-                      <td>{d.operation}</td>
+                      <td>{operationLabel(d.operation)}</td>
                       <td>{d.attempt}</td>
                       <td>{d.retried ? <span className={`${styles.badge} ${styles.badgeOk}`}>retried</span> : <span className={`${styles.badge} ${styles.badgeRoot}`}>gave up</span>}</td>
                       <td>

@@ -2,12 +2,13 @@
 
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import Link from 'next/link';
-import { useId, useRef, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import { correctIntentAction } from '@/app/actions/intents';
 import { RelativeTime } from '@/components/ui/RelativeTime';
 import type { ActionError, ActionResult } from '@/lib/console/action-result';
+import { clearDraft, loadDraft, saveDraft } from '@/lib/console/correction-draft';
 import { newIdempotencyKey } from '@/lib/console/ids';
-import { correctionLines, diffLines, formatJson, mergeDiff, overlappingPaths, parseDiffText, recordBefore, touchedPaths, type JsonRecord, type RecordedBefore } from '@/lib/console/json-diff';
+import { changesSinceLines, diffLines, formatJson, mergeDiff, overlappingPaths, parseDiffText, recordBefore, touchedPaths, type JsonRecord, type RecordedBefore } from '@/lib/console/json-diff';
 import { errorTitle, fieldErrors } from '@/lib/console/messages';
 import type { ChangesSince } from '@/lib/intents/changes-since';
 import { intentKeys } from '@/lib/intents/keys';
@@ -19,7 +20,8 @@ import { LockWaitNotice } from './LockWaitNotice';
 import styles from './intents.module.css';
 
 type Submission = { diff: JsonRecord; reason: string; source: string; expectedVersion: number; idempotencyKey: string; metadata: { console: { before: RecordedBefore } } };
-type Conflict = { submission: Submission; base: JsonRecord; changes: ChangesSince };
+/** `reviewText`: the reviewer's edit as they may rework it before re-applying (starts as what they sent). */
+type Conflict = { submission: Submission; base: JsonRecord; changes: ChangesSince; reviewText: string };
 type Outcome = { kind: 'ok'; result: ReevaluateResult } | { kind: 'error'; error: ActionError } | null;
 
 const EMPTY_DIFF = '{\n  \n}';
@@ -42,6 +44,30 @@ export function CorrectionForm({ intent, lockTimeoutMs }: { intent: IntentWithCo
   const [conflict, setConflict] = useState<Conflict | null>(null);
   const inFlight = useRef(false);
   const editLease = useEditLease(intent.id);
+  const restored = useRef(false);
+
+  // The draft and any conflict survive a reload: restored once after mount (sessionStorage is the browser's, so
+  // not during the server render), then saved on every change.
+  useEffect(() => {
+    const draft = loadDraft(intent.id);
+    restored.current = true;
+    if (!draft) return;
+    // Restoring browser-only state after hydration is what an effect is for here: reading sessionStorage during
+    // render would make the server's and the browser's first render differ.
+    /* eslint-disable react-hooks/set-state-in-effect */
+    setText(draft.text);
+    setReason(draft.reason);
+    setSource(draft.source);
+    setKey(draft.key);
+    setOpened({ version: draft.opened.version, payload: draft.opened.payload as JsonRecord });
+    if (draft.conflict) setConflict(draft.conflict as unknown as Conflict);
+    /* eslint-enable react-hooks/set-state-in-effect */
+  }, [intent.id]);
+  useEffect(() => {
+    if (!restored.current) return;
+    if (!conflict && text === EMPTY_DIFF && !reason.trim()) clearDraft(intent.id);
+    else saveDraft(intent.id, { text, reason, source, key, opened, conflict: conflict as never });
+  }, [intent.id, text, reason, source, key, opened, conflict]);
 
   const parsed = parseDiffText(text);
   const preview = parsed.ok ? diffLines(opened.payload, parsed.diff) : [];
@@ -71,7 +97,7 @@ export function CorrectionForm({ intent, lockTimeoutMs }: { intent: IntentWithCo
       if (result.error.code === 'version_conflict') {
         const changes = (result.error.details as { changes?: ChangesSince } | undefined)?.changes;
         if (changes) {
-          setConflict({ submission, base: opened.payload, changes });
+          setConflict({ submission, base: opened.payload, changes, reviewText: formatJson(submission.diff) });
           setOutcome(null);
           return;
         }
@@ -99,13 +125,14 @@ export function CorrectionForm({ intent, lockTimeoutMs }: { intent: IntentWithCo
     submit({ diff: parsed.diff, reason: reason.trim(), source: source.trim(), expectedVersion: opened.version, idempotencyKey: key, metadata: { console: { before: recordBefore(opened.payload, parsed.diff) } } });
   };
 
-  const reapply = () => {
+  /** Applies the (possibly reworked) edit on the version the intent is at now: their changes stay, mine go on top. */
+  const reapply = (diff: JsonRecord) => {
     if (!conflict) return;
     const current = conflict.changes.intent;
     const nextKey = newIdempotencyKey('correction');
     setKey(nextKey);
     setOpened({ version: current.version, payload: current.payload as JsonRecord });
-    submit({ ...conflict.submission, expectedVersion: current.version, idempotencyKey: nextKey, metadata: { console: { before: recordBefore(current.payload as JsonRecord, conflict.submission.diff) } } });
+    submit({ ...conflict.submission, diff, expectedVersion: current.version, idempotencyKey: nextKey, metadata: { console: { before: recordBefore(current.payload as JsonRecord, diff) } } });
   };
 
   const discard = () => {
@@ -120,7 +147,19 @@ export function CorrectionForm({ intent, lockTimeoutMs }: { intent: IntentWithCo
     setOpened({ version: current.version, payload: current.payload as JsonRecord });
   };
 
-  if (conflict) return <ThreeWay conflict={conflict} pending={mutation.isPending} onReapply={reapply} onDiscard={discard} lockTimeoutMs={lockTimeoutMs} />;
+  if (conflict) {
+    return (
+      <ThreeWay
+        key={`${conflict.submission.expectedVersion}:${conflict.changes.intent.version}`}
+        conflict={conflict}
+        pending={mutation.isPending}
+        onReviewText={(reviewText) => setConflict({ ...conflict, reviewText })}
+        onReapply={reapply}
+        onDiscard={discard}
+        lockTimeoutMs={lockTimeoutMs}
+      />
+    );
+  }
 
   const diffInvalid = touched || text !== EMPTY_DIFF ? !parsed.ok : false;
   const stale = intent.version > opened.version;
@@ -233,24 +272,60 @@ export function CorrectionForm({ intent, lockTimeoutMs }: { intent: IntentWithCo
 }
 
 /**
- * The conflict: the reviewer's edit, the intent as it is now, and what got in first (who, when, what) side by side;
- * re-apply the edit on top of the current version, or discard it.
+ * The conflict: the reviewer's edit, the intent as it is now, and what got in first (who, when, each field before →
+ * after). When the changes touch other fields than the reviewer's, one click merges: theirs stay, the edit goes on
+ * top. The edit can be reworked before re-applying. Opens at its headline, which takes the focus.
  */
-function ThreeWay({ conflict, pending, onReapply, onDiscard, lockTimeoutMs }: { conflict: Conflict; pending: boolean; onReapply: () => void; onDiscard: () => void; lockTimeoutMs?: number }) {
-  const { submission, base, changes } = conflict;
+function ThreeWay({
+  conflict,
+  pending,
+  onReviewText,
+  onReapply,
+  onDiscard,
+  lockTimeoutMs,
+}: {
+  conflict: Conflict;
+  pending: boolean;
+  onReviewText: (text: string) => void;
+  onReapply: (diff: JsonRecord) => void;
+  onDiscard: () => void;
+  lockTimeoutMs?: number;
+}) {
+  const { submission, base, changes, reviewText } = conflict;
+  const headline = useRef<HTMLHeadingElement>(null);
+  const editorId = useId();
+  useEffect(() => {
+    headline.current?.scrollIntoView({ block: 'start' });
+    headline.current?.focus({ preventScroll: true });
+  }, []);
   const current = changes.intent;
+  const review = parseDiffText(reviewText);
+  const mine = review.ok ? review.diff : submission.diff;
   const theirPaths = changes.corrections.flatMap((c) => touchedPaths(c.diff as JsonRecord));
-  const overlap = overlappingPaths(touchedPaths(submission.diff), theirPaths);
-  const reapplyLines = diffLines(current.payload as JsonRecord, submission.diff);
+  const overlap = overlappingPaths(touchedPaths(mine), theirPaths);
+  const reapplyLines = diffLines(current.payload as JsonRecord, mine);
+  const theirLines = changesSinceLines(
+    base,
+    changes.corrections.map((c) => c.diff as JsonRecord),
+  );
   const statusEvents = changes.events.filter((e) => e.action !== 'correction');
+  const edited = review.ok && JSON.stringify(review.diff) !== JSON.stringify(submission.diff);
   return (
     <section className={styles.threeWay} aria-labelledby="conflict-title" data-testid="conflict">
       <div role="alert">
-        <h3 id="conflict-title" className={styles.threeWayTitle}>
+        <h3 id="conflict-title" ref={headline} tabIndex={-1} className={styles.threeWayTitle}>
           Someone changed this intent first: you edited version {submission.expectedVersion}, it is now at version {current.version}.
         </h3>
       </div>
-      {overlap.length > 0 && <p className={styles.overlap}>Both changes touch: {overlap.join(', ')}. Re-applying puts your values over theirs.</p>}
+      {overlap.length > 0 ? (
+        <p className={styles.overlap} data-testid="conflict-overlap">
+          Both changes touch: {overlap.join(', ')}. Re-applying puts your values over theirs; rework your edit below to keep theirs.
+        </p>
+      ) : (
+        <p className={styles.notice} data-testid="conflict-mergeable">
+          Their changes touch other fields than yours: merging keeps theirs and applies yours on top.
+        </p>
+      )}
       <div className={styles.threeWayCols}>
         <section className={styles.threeWayCol} aria-label="Your edit">
           <h3>Your edit (on version {submission.expectedVersion})</h3>
@@ -265,14 +340,14 @@ function ThreeWay({ conflict, pending, onReapply, onDiscard, lockTimeoutMs }: { 
           </h3>
           <JsonView value={current.payload} label="Current payload" />
           <p className="muted" style={{ margin: '0.5rem 0 0.2rem' }}>
-            Re-applying your edit here would change:
+            {edited ? 'Re-applying your reworked edit here would change:' : 'Re-applying your edit here would change:'}
           </p>
           <DiffView lines={reapplyLines} label="Your edit on the current version" />
         </section>
         <section className={styles.threeWayCol} aria-label="Changes since your version">
           <h3>Changed since version {submission.expectedVersion}</h3>
           <ul className={styles.history}>
-            {changes.corrections.map((c) => (
+            {changes.corrections.map((c, i) => (
               <li key={c.id} className={styles.historyItem} data-testid="change-since">
                 <div className={styles.historyHead}>
                   <strong>{c.actor}</strong>
@@ -287,7 +362,7 @@ function ThreeWay({ conflict, pending, onReapply, onDiscard, lockTimeoutMs }: { 
                   <span className="muted">Why: </span>
                   {c.reason}
                 </p>
-                <DiffView lines={correctionLines({}, c.diff as JsonRecord, c.metadata)} label={`Change by ${c.actor}`} />
+                <DiffView lines={theirLines[i]} label={`Change by ${c.actor}`} />
               </li>
             ))}
             {statusEvents.map((e) => (
@@ -306,13 +381,25 @@ function ThreeWay({ conflict, pending, onReapply, onDiscard, lockTimeoutMs }: { 
           </ul>
         </section>
       </div>
-      <details>
-        <summary>Your edit as sent</summary>
-        <pre className={styles.json}>{formatJson(submission.diff)}</pre>
-      </details>
+      <label className={styles.label} htmlFor={editorId}>
+        <span>
+          Your edit (JSON) <span className={styles.hint}>— change it before re-applying if you like; it is applied to version {current.version}</span>
+        </span>
+      </label>
+      <textarea
+        id={editorId}
+        className={`field ${styles.editor}`}
+        value={reviewText}
+        onChange={(e) => onReviewText(e.target.value)}
+        spellCheck={false}
+        rows={5}
+        aria-invalid={!review.ok}
+        data-testid="conflict-editor"
+      />
+      {!review.ok && <span className={styles.fieldError}>{review.message}</span>}
       <div className={styles.actions}>
-        <button type="button" className="btn btn-primary" onClick={onReapply} disabled={pending}>
-          {pending ? 'Re-applying…' : `Re-apply my edit on version ${current.version}`}
+        <button type="button" className="btn btn-primary" onClick={() => review.ok && onReapply(review.diff)} disabled={pending || !review.ok}>
+          {pending ? 'Applying…' : overlap.length === 0 ? `Merge: keep theirs, apply mine on version ${current.version}` : `Re-apply my edit on version ${current.version}`}
         </button>
         <button type="button" className="btn" onClick={onDiscard} disabled={pending}>
           Discard my edit

@@ -13,6 +13,7 @@ import { Skeleton } from '@/components/ui/Skeleton';
 import { StatusBadge } from '@/components/ui/StatusBadge';
 import type { ActionError } from '@/lib/console/action-result';
 import { newIdempotencyKey } from '@/lib/console/ids';
+import { REASON_MAX, reasonProblem, reasonRequired } from '@/lib/console/reasons';
 import { fetchIntent } from '@/lib/console/intents-client';
 import { correctionLines, mergeDiff, type DiffLine, type JsonRecord } from '@/lib/console/json-diff';
 import { errorTitle } from '@/lib/console/messages';
@@ -23,6 +24,7 @@ import { CorrectionForm } from './CorrectionForm';
 import { DiffView } from './DiffView';
 import { JsonView } from './JsonView';
 import { LockWaitNotice } from './LockWaitNotice';
+import { RowLockNotice } from '@/components/locks/RowLockNotice';
 import styles from './intents.module.css';
 
 export type DetailPermissions = { status: boolean; correct: boolean };
@@ -100,6 +102,7 @@ export function IntentDetail({ id, permissions, aside, lockTimeoutMs }: { id: st
                 <dd>{intent.corrections.length}</dd>
               </div>
             </dl>
+            <RowLockNotice intentId={intent.id} />
             <StatusActions intent={intent} allowed={permissions.status} lockTimeoutMs={lockTimeoutMs} />
           </Panel>
           <Panel title="Payload" id="payload">
@@ -142,14 +145,16 @@ function StatusActions({ intent, allowed, lockTimeoutMs }: { intent: IntentWithC
   const [confirming, setConfirming] = useState<IntentStatus | null>(null);
   const [error, setError] = useState<ActionError | null>(null);
   const [done, setDone] = useState<string | null>(null);
+  const [reason, setReason] = useState('');
   const mutation = useMutation({
     mutationFn: (to: IntentStatus) =>
       // One key per (form, intent version, target): a double click or a retry of the same step applies once.
-      changeIntentStatusAction({ id: intent.id, status: to, expectedVersion: intent.version, idempotencyKey: `${formKey}:${intent.version}:${to}` }),
+      changeIntentStatusAction({ id: intent.id, status: to, expectedVersion: intent.version, idempotencyKey: `${formKey}:${intent.version}:${to}`, reason }),
     onSuccess: (result, to) => {
       setConfirming(null);
       if (result.ok) {
         setError(null);
+        setReason('');
         setDone(result.data.alreadyApplied ? `Already ${to}: nothing changed.` : `Moved to ${to} (version ${result.data.intent.version}).`);
         queryClient.setQueryData(intentKeys.detail(intent.id), (old: IntentWithCorrections | undefined) => (old ? { ...old, ...result.data.intent } : old));
       } else {
@@ -165,10 +170,17 @@ function StatusActions({ intent, allowed, lockTimeoutMs }: { intent: IntentWithC
   });
   const next = allowedNextStatuses(intent.status);
   if (!allowed) return <p className="muted">Your roles let you read this intent; changing its status needs the operator role.</p>;
-  const go = (to: IntentStatus) => (STATUS_ACTION[to]?.confirm ? setConfirming(to) : mutation.mutate(to));
+  const go = (to: IntentStatus) => (STATUS_ACTION[to]?.confirm || reasonProblem(to, reason) ? setConfirming(to) : mutation.mutate(to));
   const pendingConfirm = confirming && STATUS_ACTION[confirming];
+  const confirmProblem = confirming ? reasonProblem(confirming, reason) : null;
   return (
     <div>
+      {next.length > 0 && (
+        <label className={styles.reasonField}>
+          <span>Reason (kept in the audit; required for FAILED)</span>
+          <input value={reason} onChange={(e) => setReason(e.target.value)} maxLength={REASON_MAX} placeholder="Why this change?" data-testid="status-reason" />
+        </label>
+      )}
       <div className={styles.actions} role="group" aria-label="Status actions">
         {next.length === 0 ? (
           <span className="muted">{intent.status} is final: no further steps.</span>
@@ -211,12 +223,18 @@ function StatusActions({ intent, allowed, lockTimeoutMs }: { intent: IntentWithC
         confirmLabel={confirming ? `Move to ${confirming}` : 'Confirm'}
         tone={pendingConfirm?.tone ?? 'primary'}
         pending={mutation.isPending}
+        confirmDisabled={Boolean(confirmProblem)}
         onCancel={() => setConfirming(null)}
-        onConfirm={() => confirming && mutation.mutate(confirming)}
+        onConfirm={() => confirming && !confirmProblem && mutation.mutate(confirming)}
       >
         <p>
           {intent.status} → {confirming} at version {intent.version}. {pendingConfirm?.confirm}
         </p>
+        <label className={styles.reasonField}>
+          <span>Reason{confirming && reasonRequired(confirming) ? ' (required)' : ' (optional)'}</span>
+          <textarea value={reason} onChange={(e) => setReason(e.target.value)} maxLength={REASON_MAX} rows={2} data-testid="confirm-reason" aria-invalid={Boolean(confirmProblem) || undefined} />
+          {confirmProblem && reason.length === 0 && confirming && reasonRequired(confirming) && <span className="muted">Say why, for whoever retries it later.</span>}
+        </label>
         <p className="muted">If someone changes it first, nothing is applied and you will see the new version.</p>
         <LockWaitNotice pending={mutation.isPending} lockTimeoutMs={lockTimeoutMs} />
       </ConfirmDialog>

@@ -40,6 +40,12 @@ export function AuditPanel({ id }: { id: string }) {
           {[...audit.data].reverse().map((e) => (
             <li key={e.id} className={styles.timelineItem} data-testid="audit-event" data-action={e.action}>
               <div>{describe(e)}</div>
+              {e.action !== 'correction' && typeof (e.details as { reason?: unknown } | null)?.reason === 'string' && (
+                <div className={styles.timelineReason}>
+                  <span className="muted">Why: </span>
+                  {(e.details as { reason: string }).reason}
+                </div>
+              )}
               <div className={styles.timelineMeta}>
                 {e.actor} · <RelativeTime iso={e.at} />
                 {e.versionAfter !== null && (e.versionBefore === null ? ` · v${e.versionAfter}` : ` · v${e.versionBefore} → v${e.versionAfter}`)}

@@ -11,12 +11,15 @@ import { TableSkeleton } from '@/components/ui/Skeleton';
 import { StatusBadge } from '@/components/ui/StatusBadge';
 import type { ActionError } from '@/lib/console/action-result';
 import { intentsHref } from '@/lib/console/filters';
+import { REASON_MAX, reasonProblem, reasonRequired } from '@/lib/console/reasons';
 import { fetchIntentList, retryUnlessRefused } from '@/lib/console/intents-client';
 import { intentKeys, type IntentListFilters } from '@/lib/intents/keys';
 import type { IntentStatus } from '@/lib/intents/state-machine';
 import type { Intent } from '@/lib/intents/types';
 import { useIntentsWorkspace } from './IntentsWorkspace';
 import { LockWaitNotice } from './LockWaitNotice';
+import { BulkByFilter } from './BulkByFilter';
+import { RowLockBadge, useRowHolders } from '@/components/locks/RowLockNotice';
 import { defaultTarget, describeChoice, planBulk, targetChoices } from './bulk-plan';
 import { payloadSummary, shortId } from './format';
 import { Highlighted, searchHighlights } from './Highlighted';
@@ -29,6 +32,8 @@ export function IntentsTable({ filters, canBulk, lockTimeoutMs }: { filters: Int
   const { setSelectedCount } = useIntentsWorkspace();
   const list = useQuery({ queryKey: intentKeys.list(filters), queryFn: () => fetchIntentList(filters), placeholderData: keepPreviousData, retry: retryUnlessRefused });
   const [selected, setSelected] = useState<Map<string, Intent>>(new Map());
+  const holders = useRowHolders(list.data?.items.map((i) => i.id) ?? []);
+  const lastClicked = useRef<number | null>(null);
   useEffect(() => setSelectedCount(selected.size), [selected.size, setSelectedCount]);
   useEffect(() => () => setSelectedCount(0), [setSelectedCount]);
 
@@ -39,13 +44,21 @@ export function IntentsTable({ filters, canBulk, lockTimeoutMs }: { filters: Int
   const marks = searchHighlights(filters.q);
   const base = { status: filters.status, q: filters.q, source: filters.source, from: filters.from, to: filters.to };
   const allSelected = items.length > 0 && items.every((i) => selected.has(i.id));
-  const toggle = (intent: Intent) =>
+  // Shift-click selects (or deselects) the whole range from the last row clicked, as in a mail client.
+  const toggle = (intent: Intent, index: number, range: boolean) => {
+    const from = range && lastClicked.current !== null ? Math.min(lastClicked.current, index) : index;
+    const to = range && lastClicked.current !== null ? Math.max(lastClicked.current, index) : index;
+    lastClicked.current = index;
     setSelected((prev) => {
       const next = new Map(prev);
-      if (next.has(intent.id)) next.delete(intent.id);
-      else next.set(intent.id, intent);
+      const select = !prev.has(intent.id);
+      for (const row of items.slice(from, to + 1)) {
+        if (select) next.set(row.id, row);
+        else next.delete(row.id);
+      }
       return next;
     });
+  };
   const toggleAll = () => setSelected(allSelected ? new Map() : new Map(items.map((i) => [i.id, i])));
   const deselect = (ids: string[]) =>
     setSelected((prev) => {
@@ -60,6 +73,11 @@ export function IntentsTable({ filters, canBulk, lockTimeoutMs }: { filters: Int
 
   return (
     <div className={styles.listPanel}>
+      {canBulk && (
+        <div className={styles.listToolbar}>
+          <BulkByFilter filters={filters} />
+        </div>
+      )}
       {canBulk && <BulkBar intents={selectedNow} onDeselect={deselect} onDone={() => setSelected(new Map())} lockTimeoutMs={lockTimeoutMs} />}
       <div className={styles.tableWrap}>
         <table className={styles.table} aria-label="Intents" aria-busy={list.isFetching}>
@@ -103,11 +121,17 @@ export function IntentsTable({ filters, canBulk, lockTimeoutMs }: { filters: Int
                 </td>
               </tr>
             )}
-            {items.map((intent) => (
+            {items.map((intent, index) => (
               <tr key={intent.id} data-intent-id={intent.id} className={selected.has(intent.id) ? styles.rowSelected : undefined}>
                 {canBulk && (
                   <td className={styles.checkCol}>
-                    <input type="checkbox" aria-label={`Select intent ${shortId(intent.id)}`} checked={selected.has(intent.id)} onChange={() => toggle(intent)} />
+                    <input
+                      type="checkbox"
+                      aria-label={`Select intent ${shortId(intent.id)}`}
+                      checked={selected.has(intent.id)}
+                      onChange={() => undefined}
+                      onClick={(e) => toggle(intent, index, e.shiftKey)}
+                    />
                   </td>
                 )}
                 <td>
@@ -117,6 +141,11 @@ export function IntentsTable({ filters, canBulk, lockTimeoutMs }: { filters: Int
                 </td>
                 <td>
                   <StatusBadge status={intent.status} />
+                  {holders.get(intent.id) && (
+                    <div>
+                      <RowLockBadge holder={holders.get(intent.id)!} compact />
+                    </div>
+                  )}
                 </td>
                 <td className={styles.source} title={intent.source}>
                   <Highlighted text={intent.source} marks={marks.source(intent.source)} />
@@ -171,6 +200,7 @@ function BulkBar({ intents, onDeselect, onDone, lockTimeoutMs }: { intents: Inte
   const selectId = useId();
   const [chosen, setChosen] = useState<IntentStatus | null>(null);
   const [confirming, setConfirming] = useState(false);
+  const [reason, setReason] = useState('');
   const [deselectedNote, setDeselectedNote] = useState<string | null>(null);
   const noteRef = useRef<HTMLParagraphElement>(null);
   const [outcome, setOutcome] = useState<{ kind: 'ok'; text: string } | { kind: 'error'; error: ActionError } | null>(null);
@@ -187,10 +217,11 @@ function BulkBar({ intents, onDeselect, onDone, lockTimeoutMs }: { intents: Inte
   }, [deselectedNote]);
 
   const mutation = useMutation({
-    mutationFn: async (vars: { ids: string[]; status: IntentStatus }) => bulkChangeStatusAction(vars),
+    mutationFn: async (vars: { ids: string[]; status: IntentStatus; reason: string }) => bulkChangeStatusAction(vars),
     onSuccess: (result, vars) => {
       setConfirming(false);
       if (result.ok) {
+        setReason('');
         const already = result.data.alreadyApplied.length;
         setOutcome({ kind: 'ok', text: `${plural(vars.ids.length, 'intent')} now ${vars.status}${already ? ` (${already} already were)` : ''}.` });
         onDone();
@@ -290,8 +321,9 @@ function BulkBar({ intents, onDeselect, onDone, lockTimeoutMs }: { intents: Inte
           confirmLabel={`Move ${n} to ${plan.target}`}
           tone={plan.target === 'FAILED' || plan.target === 'COMPLETED' || plan.blocked.length > 0 ? 'danger' : 'primary'}
           pending={mutation.isPending}
+          confirmDisabled={Boolean(reasonProblem(plan.target, reason))}
           onCancel={closeDialog}
-          onConfirm={() => mutation.mutate({ ids: intents.map((i) => i.id), status: plan.target })}
+          onConfirm={() => mutation.mutate({ ids: intents.map((i) => i.id), status: plan.target, reason })}
         >
           {plan.blocked.length > 0 ? (
             <div className={styles.bulkWarning} data-testid="bulk-blocked-warning">
@@ -329,6 +361,10 @@ function BulkBar({ intents, onDeselect, onDone, lockTimeoutMs }: { intents: Inte
               text: `is ${intent.status}: ${allowed.length ? `it can only move to ${allowed.join(' or ')}` : 'it is final'}`,
             }))}
           />
+          <label className={styles.reasonField}>
+            <span>Reason, kept in the audit{reasonRequired(plan.target) ? ' (required)' : ' (optional)'}</span>
+            <textarea value={reason} onChange={(e) => setReason(e.target.value)} maxLength={REASON_MAX} rows={2} data-testid="bulk-reason" />
+          </label>
           <LockWaitNotice pending={mutation.isPending} lockTimeoutMs={lockTimeoutMs} plural={n > 1} />
         </ConfirmDialog>
       )}

@@ -3,6 +3,7 @@
 import { Fragment, useState, type ReactNode } from 'react';
 import { LOCKS_BACKOFF, SLOW_SNAPSHOT_MS } from '@/lib/locks/backoff';
 import { ageAt } from '@/lib/locks/format';
+import { isIdleInTransaction } from '@/lib/locks/tree';
 import type { Backend, BlockingNode, LocksSnapshot } from '@/lib/locks/types';
 import styles from './console.module.css';
 import { IntentLinks } from './IntentLinks';
@@ -20,9 +21,10 @@ import { LeasesSection } from './LeasesSection';
  */
 export function LocksView({ canCancel, canTerminate }: { canCancel: boolean; canTerminate: boolean }) {
   const [limit, setLimit] = useState(100);
+  const [allSessions, setAllSessions] = useState(false);
   const { query, intervalMs, lastOutcome, backingOff } = useBackoffQuery<LocksSnapshot>({
-    queryKey: ['console', 'locks', 'snapshot', limit],
-    url: `/api/locks?limit=${limit}`,
+    queryKey: ['console', 'locks', 'snapshot', limit, allSessions],
+    url: `/api/locks?limit=${limit}${allSessions ? '&all=true' : ''}`,
     policy: LOCKS_BACKOFF,
     isSlow: (s) => s.tookMs > SLOW_SNAPSHOT_MS,
   });
@@ -47,6 +49,9 @@ export function LocksView({ canCancel, canTerminate }: { canCancel: boolean; can
                 ))}
               </select>{' '}
               locks
+            </label>
+            <label className={styles.hint}>
+              <input type="checkbox" checked={allSessions} onChange={(e) => setAllSessions(e.target.checked)} /> every session of the database
             </label>
             <button type="button" className="btn btn-sm" onClick={() => void query.refetch()} disabled={query.isFetching}>
               Refresh now
@@ -93,7 +98,9 @@ export function LocksView({ canCancel, canTerminate }: { canCancel: boolean; can
 function BackendLine({ b, now }: { b: Backend; now: string }) {
   return (
     <span className={styles.nodeMeta}>
-      {b.applicationName || '(no application name)'} · {b.user ?? '?'} · {b.state ?? '—'}
+      {b.applicationName || '(no application name)'} · {b.user ?? '?'}
+      {b.clientAddr && <> @ {b.clientAddr}</>} · {b.state ?? '—'}
+      {b.stateChange && <> for {ageAt(b.stateChange, now)}</>}
       {b.xactStart && <> · transaction {ageAt(b.xactStart, now)}</>}
       {b.waitingSince && <> · waiting {ageAt(b.waitingSince, now)}</>}
     </span>
@@ -111,6 +118,11 @@ function TreeNode({ node, byPid, snap, depth, ctx }: { node: BlockingNode; byPid
           {isRoot ? <span className={`${styles.badge} ${styles.badgeRoot}`}>root blocker</span> : <span className={`${styles.badge} ${styles.badgeWait}`}>waiting</span>}
           {node.waitingBehind > 0 && <span className={styles.badge}>{node.waitingBehind} waiting behind</span>}
           {node.cycle && <span className={`${styles.badge} ${styles.badgeRoot}`}>wait cycle (deadlock not yet broken)</span>}
+          {b && isIdleInTransaction(b.state) && node.waitingBehind > 0 && (
+            <span className={`${styles.badge} ${styles.badgeRoot}`} data-testid="idle-in-transaction">
+              idle in transaction{b.stateChange ? ` for ${ageAt(b.stateChange, snap.takenAt)}` : ''}
+            </span>
+          )}
           {b && <BackendLine b={b} now={snap.takenAt} />}
           {b && <IntentLinks refs={b.intents} empty="no intent known" />}
           {ctx.canCancel && node.waitingBehind > 0 && !node.cycle && (
@@ -141,7 +153,9 @@ function BlockingTreeSection({ snap, ...ctx }: { snap: LocksSnapshot } & TreeCtx
     <section className={styles.section} data-testid="blocking-tree">
       <h2>Blocking tree</h2>
       <p className={styles.sectionNote}>
-        From pg_blocking_pids. Roots hold what others wait for; {ctx.canCancel ? 'unblocking shows the impact first, then cancel, then terminate.' : 'the on-call role can unblock them.'}
+        From pg_blocking_pids. Roots hold what others wait for; {ctx.canCancel
+          ? 'unblocking shows the impact first; a session running a query is cancelled before it may be terminated, one idle in its transaction is terminated at once.'
+          : 'the on-call role can unblock them.'}
       </p>
       {/* Rendered beside the tree, not inside its node: a successful cancel removes the node at the next refresh,
           and the operator must still see what their action did. */}
@@ -164,9 +178,11 @@ function SessionsSection({ snap }: { snap: LocksSnapshot }) {
   return (
     <section className={styles.section}>
       <h2>Sessions</h2>
-      <p className={styles.sectionNote}>Backends that wait, block, or are in a transaction; the intent each is about comes from the engine’s label or from the row it holds or waits on.</p>
+      <p className={styles.sectionNote}>
+        {snap.allSessions ? 'Every client session of the database' : 'Backends that wait, block, or are in a transaction'}; the intent each is about comes from the engine’s label or from the row it holds or waits on.
+      </p>
       {snap.backends.length === 0 ? (
-        <div className={styles.empty}>No session is in a transaction.</div>
+        <div className={styles.empty}>{snap.allSessions ? 'No other session is connected.' : 'No session is in a transaction.'}</div>
       ) : (
         <div className={styles.scroll}>
           <table className={styles.table} data-testid="sessions-table">
@@ -174,25 +190,36 @@ function SessionsSection({ snap }: { snap: LocksSnapshot }) {
               <tr>
                 <th>pid</th>
                 <th>application</th>
+                <th>user @ client</th>
                 <th>intent</th>
-                <th>state</th>
+                <th>state, for</th>
+                <th>wait event</th>
                 <th>blocked by</th>
-                <th>waiting</th>
                 <th>transaction</th>
                 <th>query</th>
               </tr>
             </thead>
             <tbody>
               {snap.backends.map((b) => (
-                <tr key={b.pid} className={b.blockedBy.length ? styles.waitingRow : ''} data-testid={`session-${b.pid}`}>
+                <tr key={b.pid} id={`session-${b.pid}`} className={b.blockedBy.length ? styles.waitingRow : ''} data-testid={`session-${b.pid}`}>
                   <td className={`${styles.mono} ${styles.nowrap}`}>{b.pid}</td>
                   <td className={styles.wrap}>{b.applicationName || '—'}</td>
+                  <td className={styles.wrap} data-testid="session-user">
+                    {b.user ?? '?'}
+                    {b.clientAddr ? <span className={styles.hint}> @ {b.clientAddr}</span> : <span className={styles.hint}> (local socket)</span>}
+                  </td>
                   <td>
                     <IntentLinks refs={b.intents} />
                   </td>
-                  <td>{b.state ?? '—'}</td>
+                  <td data-testid="session-state">
+                    {b.state ?? '—'}
+                    {b.stateChange && <span className={styles.hint}> · {ageAt(b.stateChange, snap.takenAt)}</span>}
+                  </td>
+                  <td className={styles.wrap} data-testid="session-wait">
+                    {b.waitEventType ? `${b.waitEventType}: ${b.waitEvent ?? '?'}` : '—'}
+                    {b.waitingSince && <span className={styles.hint}> · {ageAt(b.waitingSince, snap.takenAt)}</span>}
+                  </td>
                   <td className={styles.mono}>{b.blockedBy.join(', ') || '—'}</td>
-                  <td className={styles.nowrap}>{b.waitingSince ? ageAt(b.waitingSince, snap.takenAt) : '—'}</td>
                   <td className={styles.nowrap}>{ageAt(b.xactStart, snap.takenAt)}</td>
                   <td className={styles.queryCell}>
                     <span className={styles.query} title={b.query ?? undefined}>
@@ -203,7 +230,7 @@ function SessionsSection({ snap }: { snap: LocksSnapshot }) {
               ))}
               {snap.backendsHidden > 0 && (
                 <tr className={styles.summaryRow}>
-                  <td colSpan={8}>… and {snap.backendsHidden} more sessions in a transaction, not shown</td>
+                  <td colSpan={9}>… and {snap.backendsHidden} more sessions{snap.allSessions ? '' : ' in a transaction'}, not shown</td>
                 </tr>
               )}
             </tbody>
@@ -252,7 +279,8 @@ function LocksSection({ snap }: { snap: LocksSnapshot }) {
     <section className={styles.section}>
       <h2>Locks</h2>
       <p className={styles.sectionNote}>
-        {summary.total} lock{summary.total === 1 ? '' : 's'} ({summary.waiting} waiting); waits first, then the blockers’ locks. Capped at {snap.limit}.
+        {summary.total} lock{summary.total === 1 ? '' : 's'} ({summary.waiting} waiting); waits first, then the blockers’ locks. Capped at {snap.limit}. A table’s row carries the
+        same lock on its indexes (hover to name them).
       </p>
       {snap.locks.length === 0 ? (
         <div className={styles.empty} data-testid="locks-empty">No locks are held or awaited by other sessions.</div>
@@ -278,7 +306,15 @@ function LocksSection({ snap }: { snap: LocksSnapshot }) {
                   <td className={`${styles.mono} ${styles.nowrap}`}>{l.pid}</td>
                   <td>{l.lockType}</td>
                   <td>{l.mode}</td>
-                  <td className={`${styles.mono} ${styles.wrap}`}>{breakableName(target(l))}</td>
+                  <td className={`${styles.mono} ${styles.wrap}`} data-testid="lock-target">
+                    {breakableName(target(l))}
+                    {l.indexes.length > 0 && (
+                      <span className={styles.hint} title={l.indexes.join(', ')} data-testid="folded-indexes">
+                        {' '}
+                        + {l.indexes.length} index{l.indexes.length === 1 ? '' : 'es'}
+                      </span>
+                    )}
+                  </td>
                   <td>{l.granted ? <span className={`${styles.badge} ${styles.badgeOk}`}>granted</span> : <span className={`${styles.badge} ${styles.badgeWait}`}>waiting</span>}</td>
                   <td className={styles.nowrap}>{l.waitingSince ? `${ageAt(l.waitingSince, snap.takenAt)} ago` : '—'}</td>
                   <td className={styles.wrap}>{l.applicationName || '—'}</td>

@@ -39,7 +39,9 @@ export function UnblockPanel({ pid, canTerminate, onClose }: { pid: number; canT
   const impact = gone ? undefined : answer?.impact;
   const cancelTried = answer?.cancelTried || cancelState.result?.signalled === true;
   const stillBlocks = impact ? impact.waitingBehind > 0 : false;
-  const terminateReady = canTerminate && cancelTried && stillBlocks;
+  // A backend idle in its transaction runs no query: a cancel cannot help it, so terminate is offered at once.
+  const cancelUseless = impact ? !impact.cancelCanHelp : false;
+  const terminateReady = canTerminate && (cancelTried || cancelUseless) && stillBlocks;
   const reasonError = last.fieldErrors?.reason;
   // One outcome at a time: a "not found" from a lookup or an action is said once, plainly, and not as an error.
   const showLast = last.status !== 'idle' && !(last.status === 'error' && last.code === 'not_found');
@@ -72,7 +74,10 @@ export function UnblockPanel({ pid, canTerminate, onClose }: { pid: number; canT
             </div>
             <div className={styles.stat}>
               <div className={styles.statValue} data-testid="impact-age">{formatDuration(impact.transactionAgeMs)}</div>
-              <div className={styles.statLabel}>transaction age{impact.state ? ` · ${impact.state}` : ''}</div>
+              <div className={styles.statLabel}>
+                transaction age{impact.state ? ` · ${impact.state}` : ''}
+                {impact.stateAgeMs !== null && impact.state !== 'active' ? ` for ${formatDuration(impact.stateAgeMs)}` : ''}
+              </div>
             </div>
             <div className={styles.stat}>
               <div className={styles.statLabel}>intents it is about</div>
@@ -103,9 +108,11 @@ export function UnblockPanel({ pid, canTerminate, onClose }: { pid: number; canT
           {reasonError && <span className={styles.fieldError}>{reasonError}</span>}
         </label>
         <div className={styles.actions}>
-          <button type="submit" formAction={cancelAction} className="btn btn-danger" disabled={!impact || cancelling || terminating}>
-            {cancelling ? 'Cancelling…' : 'Cancel its query'}
-          </button>
+          {!cancelUseless && (
+            <button type="submit" formAction={cancelAction} className="btn btn-danger" disabled={!impact || cancelling || terminating}>
+              {cancelling ? 'Cancelling…' : 'Cancel its query'}
+            </button>
+          )}
           {canTerminate ? (
             <button type="submit" formAction={terminateAction} className="btn btn-danger" disabled={!terminateReady || cancelling || terminating}>
               {terminating ? 'Terminating…' : 'Terminate session'}
@@ -114,7 +121,9 @@ export function UnblockPanel({ pid, canTerminate, onClose }: { pid: number; canT
           <span className={styles.hint}>
             {gone
               ? 'It has ended.'
-              : !cancelTried
+              : cancelUseless && stillBlocks
+                ? 'It is idle in its transaction: there is no query to cancel, and it keeps its locks until its session ends. Terminate (pg_terminate_backend) rolls its transaction back.'
+                : !cancelTried
                 ? 'Cancel first (pg_cancel_backend). Terminate becomes available only if it still blocks afterwards.'
                 : stillBlocks
                   ? 'A cancel was tried and it still blocks: terminate (pg_terminate_backend) ends the whole session.'

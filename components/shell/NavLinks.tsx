@@ -13,6 +13,7 @@ const ICONS = {
   chart: 'M2.5 13.5h11M4.5 11V8M8 11V4M11.5 11V6.5',
   replay: 'M3 8a5 5 0 1 0 1.5-3.5M3 2.5v3h3',
   events: 'M2.5 8h8M8 4.5 11.5 8 8 11.5M13.5 3v10',
+  audit: 'M4 2.5h6l2.5 2.5v8.5h-8.5zM6 7h4.5M6 9.5h4.5M6 12h3',
   workers: 'M8 5.5a2.5 2.5 0 1 0 0 5 2.5 2.5 0 0 0 0-5zM8 1.5v2M8 12.5v2M1.5 8h2M12.5 8h2M3.4 3.4l1.4 1.4M11.2 11.2l1.4 1.4M3.4 12.6l1.4-1.4M11.2 4.8l1.4-1.4',
 } as const;
 
@@ -31,6 +32,7 @@ export const NAV_ITEMS: NavItem[] = [
   { href: '/contention', label: 'Contention', icon: 'chart' },
   { href: '/replay', label: 'Replay', icon: 'replay' },
   { href: '/events', label: 'Events', icon: 'events' },
+  { href: '/audit', label: 'Audit', icon: 'audit' },
   { href: '/workers', label: 'Workers', icon: 'workers', coming: true },
 ];
 

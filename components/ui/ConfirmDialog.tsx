@@ -14,6 +14,7 @@ export function ConfirmDialog({
   confirmLabel,
   tone = 'danger',
   pending = false,
+  confirmDisabled = false,
   onConfirm,
   onCancel,
 }: {
@@ -23,6 +24,8 @@ export function ConfirmDialog({
   confirmLabel: string;
   tone?: 'danger' | 'primary';
   pending?: boolean;
+  /** The confirm button stays disabled (e.g. until a required reason is given). */
+  confirmDisabled?: boolean;
   onConfirm: () => void;
   onCancel: () => void;
 }) {
@@ -51,7 +54,7 @@ export function ConfirmDialog({
           method="dialog"
           onSubmit={(e) => {
             e.preventDefault();
-            if (!pending) onConfirm();
+            if (!pending && !confirmDisabled) onConfirm();
           }}
         >
           <h2 id={titleId} className={styles.dialogTitle}>
@@ -64,7 +67,7 @@ export function ConfirmDialog({
             <button type="button" className="btn" onClick={onCancel} disabled={pending} autoFocus>
               Cancel
             </button>
-            <button type="submit" className={`btn ${tone === 'danger' ? 'btn-danger' : 'btn-primary'}`} disabled={pending}>
+            <button type="submit" className={`btn ${tone === 'danger' ? 'btn-danger' : 'btn-primary'}`} disabled={pending || confirmDisabled}>
               {pending ? 'Working…' : confirmLabel}
             </button>
           </div>

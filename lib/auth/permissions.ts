@@ -27,6 +27,7 @@ export const PERMISSIONS = [
   'locks.read',
   'contention.read',
   'replay.read',
+  'audit.read',
   // own API tokens: every role; a token acts with its owner's roles, so it grants nothing extra
   'tokens.own',
   // operator
@@ -48,7 +49,7 @@ export const PERMISSIONS = [
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
-const EVERY_ROLE: readonly Permission[] = ['intents.read', 'locks.read', 'contention.read', 'replay.read', 'tokens.own'];
+const EVERY_ROLE: readonly Permission[] = ['intents.read', 'locks.read', 'contention.read', 'replay.read', 'audit.read', 'tokens.own'];
 
 export const ROLE_PERMISSIONS: Record<Role, readonly Permission[]> = {
   viewer: EVERY_ROLE,
@@ -67,6 +68,7 @@ export const PERMISSION_ACTIONS: Record<Permission, string> = {
   'locks.read': 'Viewing locks',
   'contention.read': 'Viewing contention',
   'replay.read': 'Viewing replay runs',
+  'audit.read': 'Reading the audit log',
   'tokens.own': 'Managing your own API tokens',
   'intents.create': 'Creating intents',
   'intents.status': 'Changing an intent’s status',

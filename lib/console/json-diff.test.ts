@@ -45,3 +45,18 @@ describe('recorded before-values make the history a two-sided diff', () => {
     expect(correctionLines({}, { amount: 14 }, { other: true })).toEqual([{ path: 'amount', before: undefined, after: 14 }]);
   });
 });
+
+describe('changesSinceLines', () => {
+  it('replays the changes from the reviewer’s version, so each shows the value it replaced', async () => {
+    const { changesSinceLines } = await import('./json-diff');
+    const base = { amount: 10, address: { city: 'Osaka', zip: '530' } };
+    expect(changesSinceLines(base, [{ amount: 12 }, { amount: 15, address: { city: 'Kyoto' } }, { note: 'x' }])).toEqual([
+      [{ path: 'amount', before: 10, after: 12 }],
+      [
+        { path: 'amount', before: 12, after: 15 },
+        { path: 'address.city', before: 'Osaka', after: 'Kyoto' },
+      ],
+      [{ path: 'note', before: undefined, after: 'x' }],
+    ]);
+  });
+});

@@ -118,3 +118,17 @@ export function correctionLines(known: JsonRecord, diff: JsonRecord, metadata: u
   if (!recorded) return lines;
   return leafPaths(diff).map(({ path, value }) => ({ path, before: recorded.has(path) ? recorded.get(path) : valueAt(known, path), after: value }));
 }
+
+/**
+ * What each change since the reviewer's version did, before → after. The reviewer's form holds the payload as it
+ * was at that version, and corrections apply in version order, so replaying their diffs from it gives the exact
+ * value each one replaced — no recorded metadata needed.
+ */
+export function changesSinceLines(base: JsonRecord, diffs: readonly JsonRecord[]): DiffLine[][] {
+  let known = base;
+  return diffs.map((diff) => {
+    const lines = diffLines(known, diff);
+    known = mergeDiff(known, diff);
+    return lines;
+  });
+}

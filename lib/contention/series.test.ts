@@ -54,10 +54,10 @@ describe('outcome series', () => {
 
   it('totals per operation and per transition, most contention first', () => {
     const ops = byDimension(rows, 'operation');
-    expect(ops.map((o) => o.name)).toEqual(['update_status', 'reevaluate']);
+    expect(ops.map((o) => o.name)).toEqual(['Status change', 'Correction']);
     expect(ops[0]).toMatchObject({ lockTimeouts: 102, deadlocks: 1, retries: 1, alreadyApplied: 4, success: 7, total: 108 });
     const transitions = byDimension(rows, 'transition');
-    expect(transitions.map((o) => o.name)).toEqual([NOT_RECORDED, 'RECEIVED->NORMALIZED']);
+    expect(transitions.map((o) => o.name)).toEqual([NOT_RECORDED, 'RECEIVED → NORMALIZED']);
     expect(transitions[1]).toMatchObject({ success: 7, total: 0 });
     expect(totals(rows)).toEqual({ conflicts: 4, deadlocks: 1, lockTimeouts: 102, retries: 4, alreadyApplied: 4 });
   });
@@ -116,5 +116,16 @@ describe('counterDelta', () => {
     expect(counterDelta(samples, 150, { at: 400, value: 12 })).toEqual({ since: new Date(200).toISOString(), count: 5 });
     expect(counterDelta(samples, 150, { at: 400, value: 2 })).toEqual({ since: new Date(200).toISOString(), count: 2 });
     expect(counterDelta(samples, 500, { at: 600, value: 12 })).toBeNull();
+  });
+});
+
+describe('labels a person understands', () => {
+  it('names transitions and operations without arrows of code', async () => {
+    const { transitionLabel, operationLabel } = await import('./series');
+    expect(transitionLabel('*->FAILED')).toBe('any → FAILED (bulk)');
+    expect(transitionLabel('PROCESSED->CORRECTED')).toBe('PROCESSED → CORRECTED');
+    expect(transitionLabel('')).toBe('before any transition');
+    expect(operationLabel('bulk_update_status')).toBe('Bulk status change');
+    expect(operationLabel('some_new_thing')).toBe('some new thing');
   });
 });

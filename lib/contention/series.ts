@@ -71,11 +71,36 @@ export function outcomeTimeline(rows: readonly OutcomeRow[], window: WindowKey, 
 
 export type DimensionPoint = SeriesCounts & { name: string; total: number; success: number };
 
-/** Totals per operation or per transition ('' — outcomes the engine records without one — shows as "not recorded"). */
+/** What people call the engine's operations on the Contention page. */
+const OPERATION_NAMES: Record<string, string> = {
+  update_status: 'Status change',
+  bulk_update_status: 'Bulk status change',
+  reevaluate: 'Correction',
+  create: 'Create',
+  pipeline: 'Pipeline run',
+};
+
+export function operationLabel(operation: string): string {
+  return OPERATION_NAMES[operation] ?? operation.replace(/_/g, ' ');
+}
+
+/**
+ * A transition as a person reads it: `RECEIVED->NORMALIZED` is "RECEIVED → NORMALIZED"; a bulk change, recorded
+ * from any status, is "any → FAILED (bulk)"; outcomes that never reached a transition (refused, timed out, retried)
+ * are grouped as NOT_RECORDED.
+ */
+export function transitionLabel(transition: string): string {
+  if (!transition) return NOT_RECORDED;
+  const [from, to] = transition.split('->');
+  if (to === undefined) return transition;
+  return from === '*' ? `any → ${to} (bulk)` : `${from} → ${to}`;
+}
+
+/** Totals per operation or per transition, named for people (operationLabel, transitionLabel). */
 export function byDimension(rows: readonly OutcomeRow[], dimension: 'operation' | 'transition'): DimensionPoint[] {
   const map = new Map<string, DimensionPoint>();
   for (const row of rows) {
-    const name = row[dimension] || NOT_RECORDED;
+    const name = dimension === 'operation' ? operationLabel(row.operation) : transitionLabel(row.transition);
     const point = map.get(name) ?? { name, total: 0, success: 0, ...zeroCounts() };
     const key = seriesOf(row.outcome);
     const n = Number(row.count);
@@ -92,7 +117,7 @@ export function byDimension(rows: readonly OutcomeRow[], dimension: 'operation' 
     .filter((p) => p.total + p.success > 0)
     .sort((a, b) => b.total - a.total || b.success - a.success || a.name.localeCompare(b.name));
 }
-export const NOT_RECORDED = '(not recorded)';
+export const NOT_RECORDED = 'before any transition';
 
 export function totals(rows: readonly OutcomeRow[]): SeriesCounts {
   const sum = zeroCounts();

@@ -43,6 +43,8 @@ export type CommandOptions = {
   strategy?: LockStrategy;
   /** Tag created intents as replay data (hidden from operators unless asked for). */
   isReplay?: boolean;
+  /** Extra audit details for each change a bulk update makes (a console bulk batch adds its batch id). */
+  auditDetails?: JsonObject;
 };
 
 /** What each outcome counts as in outcome_counts (the Contention page's and /api/metrics' names). */
@@ -253,7 +255,7 @@ export async function bulkUpdateStatus(input: BulkStatusInput, actor: Actor, opt
   const allowedFrom = INTENT_STATUSES.filter((s) => canTransition(s, target));
   let rows: BulkRow[];
   try {
-    rows = await withDeadlockRetry(operation, ids, () => bulkUpdateStatusCall(db(), { ids, to: target, allowedFrom, lockTimeoutMs, actor: actor.name, reason: reason ?? null }));
+    rows = await withDeadlockRetry(operation, ids, () => bulkUpdateStatusCall(db(), { ids, to: target, allowedFrom, lockTimeoutMs, actor: actor.name, reason: reason ?? null, details: options.auditDetails ?? null }));
   } catch (err) {
     return mapLockErrors(err, operation, ids, false, lockTimeoutMs);
   }

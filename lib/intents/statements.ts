@@ -103,13 +103,14 @@ export async function correct(client: Tx, a: CorrectArgs): Promise<CorrectionRow
   return { ...split<CorrectionOutcome>(flat), correctionCount: Number(correctionCount), retries: a.attempt - 1 };
 }
 
-export type BulkArgs = { ids: string[]; to: IntentStatus; allowedFrom: readonly IntentStatus[]; lockTimeoutMs: number; actor: string; reason: string | null };
+export type BulkArgs = { ids: string[]; to: IntentStatus; allowedFrom: readonly IntentStatus[]; lockTimeoutMs: number; actor: string; reason: string | null; details?: JsonObject | null };
 export type BulkRow = Outcome<BulkOutcome> & { intentId: string };
 
 export async function bulkUpdateStatusCall(client: Tx, a: BulkArgs): Promise<BulkRow[]> {
   const rows = await client.$queryRaw<(Flat & { intentId: string })[]>`
     SELECT r.outcome, r.intent_id::text AS "intentId", r.prior_status AS "priorStatus", true AS "tookLock", r.lock_wait_ms AS "lockWaitMs", ${INTENT_OF_R}
-    FROM bridge_bulk_update_status(${a.ids}::uuid[], ${a.to}, ${[...a.allowedFrom]}::text[], ${a.lockTimeoutMs}::int, ${a.actor}, ${a.reason}::text) r`;
+    FROM bridge_bulk_update_status(${a.ids}::uuid[], ${a.to}, ${[...a.allowedFrom]}::text[], ${a.lockTimeoutMs}::int, ${a.actor}, ${a.reason}::text,
+      ${a.details ? JSON.stringify(a.details) : null}::jsonb) r`;
   return rows.map(({ intentId, ...flat }) => ({ ...split<BulkOutcome>(flat), intentId }));
 }
 

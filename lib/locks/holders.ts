@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import type { Tx } from '@/lib/db/client';
+import { parseInput } from '@/lib/intents/schemas';
 import { withSnapshotTransaction } from './queries';
 
 /**
@@ -43,4 +45,20 @@ export async function readRowLockHolders(tx: Tx, intentIds: string[]): Promise<R
 /** readRowLockHolders in its own short snapshot transaction; an empty list when the database is too busy to say. */
 export async function findRowLockHolders(intentIds: string[]): Promise<RowLockHolder[]> {
   return withSnapshotTransaction((tx) => readRowLockHolders(tx, intentIds)).catch(() => []);
+}
+
+export const holdersQuerySchema = z.strictObject({
+  ids: z
+    .string({ error: 'must be a comma-separated list of intent ids' })
+    .transform((v) => [...new Set(v.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean))])
+    .pipe(z.array(z.uuid({ error: 'must list intent ids (UUIDs)' })).min(1, { error: 'must name at least one intent' }).max(200, { error: 'must name at most 200 intents' })),
+});
+
+/**
+ * For the Intents list and the intent page ("locked by pid X for 2 min → Locks"): the holders of these intents'
+ * rows, from `?ids=a,b,…`. Unlike findRowLockHolders, a database under pressure is an answer (503), not "nobody".
+ */
+export async function rowLockHolders(input: unknown): Promise<RowLockHolder[]> {
+  const { ids } = parseInput(holdersQuerySchema, input);
+  return withSnapshotTransaction((tx) => readRowLockHolders(tx, ids));
 }

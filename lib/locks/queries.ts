@@ -4,6 +4,7 @@ import { db, type Tx } from '@/lib/db/client';
 import { SQLSTATE, sqlState } from '@/lib/db/sqlstate';
 import { ValidationError } from '@/lib/intents/errors';
 import { DatabaseUnderPressureError } from './errors';
+import { foldIndexLocks } from './fold';
 import { buildBlockingTree, DEFAULT_TREE_CAPS, resolveIntents } from './tree';
 import type { Backend, LockRow, LocksSnapshot } from './types';
 
@@ -26,6 +27,8 @@ const MAX_BACKENDS = 1000;
 
 export const snapshotOptionsSchema = z.object({
   limit: wholeNumber({ min: 1, max: 1000 }).default(100),
+  /** Every client session of the database, idle ones included (not only those in transactions). */
+  all: z.preprocess((v) => v, z.enum(['true', 'false'], { error: 'must be true or false' }).default('false')),
 });
 export type SnapshotOptions = z.input<typeof snapshotOptionsSchema>;
 
@@ -40,6 +43,7 @@ type BackendRow = {
   xactStart: Date | null;
   queryStart: Date | null;
   backendStart: Date | null;
+  stateChange: Date | null;
   waitEventType: string | null;
   waitEvent: string | null;
   waitingSince: Date | null;
@@ -61,7 +65,7 @@ async function setSnapshotLimits(tx: Tx): Promise<void> {
  * excluded): waiters and blockers first, then the oldest transactions. pg_blocking_pids is asked only for backends
  * that wait for a lock, since it takes the lock manager's partition locks.
  */
-async function readBackends(tx: Tx): Promise<{ backends: Omit<Backend, 'operation' | 'intents'>[]; total: number }> {
+async function readBackends(tx: Tx, allSessions = false): Promise<{ backends: Omit<Backend, 'operation' | 'intents'>[]; total: number }> {
   const rows = await tx.$queryRaw<BackendRow[]>`
     WITH a AS MATERIALIZED (
       SELECT a.*, CASE WHEN a.wait_event_type = 'Lock' THEN pg_blocking_pids(a.pid) ELSE '{}'::int[] END AS blocked_by
@@ -71,15 +75,16 @@ async function readBackends(tx: Tx): Promise<{ backends: Omit<Backend, 'operatio
     relevant AS (
       SELECT a.*, (a.pid IN (SELECT pid FROM blockers)) AS is_blocker FROM a
       WHERE a.xact_start IS NOT NULL OR cardinality(a.blocked_by) > 0 OR a.pid IN (SELECT pid FROM blockers)
+         OR (${allSessions} AND a.backend_type = 'client backend')
     )
     SELECT r.pid, r.application_name AS "applicationName", r.usename::text AS "user", r.client_addr::text AS "clientAddr",
            r.backend_type AS "backendType", r.state, left(r.query, 1000) AS query, r.xact_start AS "xactStart",
-           r.query_start AS "queryStart", r.backend_start AS "backendStart", r.wait_event_type AS "waitEventType",
+           r.query_start AS "queryStart", r.backend_start AS "backendStart", r.state_change AS "stateChange", r.wait_event_type AS "waitEventType",
            r.wait_event AS "waitEvent",
            (SELECT min(l.waitstart) FROM pg_locks l WHERE l.pid = r.pid AND NOT l.granted) AS "waitingSince",
            r.blocked_by AS "blockedBy", count(*) OVER () AS total
     FROM relevant r
-    ORDER BY (cardinality(r.blocked_by) > 0 OR r.is_blocker) DESC, r.xact_start ASC NULLS LAST, r.pid
+    ORDER BY (cardinality(r.blocked_by) > 0 OR r.is_blocker) DESC, r.xact_start ASC NULLS LAST, r.backend_start, r.pid
     LIMIT ${MAX_BACKENDS}`;
   return {
     total: rows.length ? Number(rows[0].total) : 0,
@@ -94,6 +99,7 @@ async function readBackends(tx: Tx): Promise<{ backends: Omit<Backend, 'operatio
       xactStart: iso(r.xactStart),
       queryStart: iso(r.queryStart),
       backendStart: iso(r.backendStart),
+      stateChange: iso(r.stateChange),
       waitEventType: r.waitEventType,
       waitEvent: r.waitEvent,
       waitingSince: iso(r.waitingSince),
@@ -132,6 +138,7 @@ const lockJson = z.object({
   granted: z.boolean(),
   fastpath: z.boolean(),
   relation: z.string().nullable(),
+  indexOf: z.string().nullable(),
   page: z.number().int().nullable(),
   tuple: z.number().int().nullable(),
   transactionId: z.string().nullable(),
@@ -162,6 +169,7 @@ async function readLocks(tx: Tx, blockers: number[], limit: number) {
     WITH l AS MATERIALIZED (
       SELECT l.pid, l.locktype, l.mode, l.granted, l.fastpath, l.waitstart, l.page, l.tuple,
              CASE WHEN l.relation IS NOT NULL THEN l.relation::regclass::text END AS relation,
+             CASE WHEN l.relation IS NOT NULL THEN (SELECT x.indrelid::regclass::text FROM pg_index x WHERE x.indexrelid = l.relation) END AS index_of,
              l.transactionid::text AS xid, l.virtualxid,
              CASE WHEN l.objid IS NOT NULL THEN concat_ws(':', l.classid, l.objid, l.objsubid) END AS object_id,
              a.application_name, a.state, left(a.query, 500) AS query, a.xact_start
@@ -185,7 +193,7 @@ async function readLocks(tx: Tx, blockers: number[], limit: number) {
       'waiting', (SELECT count(*) FROM ranked WHERE NOT granted),
       'shown', (SELECT coalesce(json_agg(json_build_object(
                   'pid', pid, 'lockType', locktype, 'mode', mode, 'granted', granted, 'fastpath', fastpath,
-                  'relation', relation, 'page', page, 'tuple', tuple, 'transactionId', xid, 'virtualXid', virtualxid,
+                  'relation', relation, 'indexOf', index_of, 'page', page, 'tuple', tuple, 'transactionId', xid, 'virtualXid', virtualxid,
                   'objectId', object_id, 'waitingSince', waitstart, 'applicationName', application_name, 'state', state,
                   'query', query, 'xactStart', xact_start) ORDER BY rn), '[]'::json)
                 FROM ranked WHERE rn <= ${limit}),
@@ -225,9 +233,9 @@ export async function withSnapshotTransaction<T>(fn: (tx: Tx) => Promise<T>): Pr
 }
 
 /** Backends with their blocking pids and resolved intents, and the database clock: shared by the page and unblocking. */
-export async function readResolvedBackends(tx: Tx) {
+export async function readResolvedBackends(tx: Tx, allSessions = false) {
   const [{ now }] = await tx.$queryRaw<{ now: Date }[]>`SELECT clock_timestamp() AS now`;
-  const { backends, total } = await readBackends(tx);
+  const { backends, total } = await readBackends(tx, allSessions);
   const rowLocks = await readIntentRowLocks(tx);
   return { backends: resolveIntents(backends, rowLocks) as Backend[], total, now, rowLocks };
 }
@@ -238,9 +246,10 @@ export async function takeLocksSnapshot(options: SnapshotOptions = {}): Promise<
     throw new ValidationError(parsedOptions.error.issues.map((i) => ({ field: i.path.join('.') || 'query', message: i.message })));
   }
   const { limit } = parsedOptions.data;
+  const allSessions = parsedOptions.data.all === 'true';
   const started = performance.now();
   const { resolved, locks } = await withSnapshotTransaction(async (tx) => {
-    const resolved = await readResolvedBackends(tx);
+    const resolved = await readResolvedBackends(tx, allSessions);
     const blockers = [...new Set(resolved.backends.flatMap((b) => b.blockedBy))];
     return { resolved, locks: await readLocks(tx, blockers, limit) };
   });
@@ -248,10 +257,13 @@ export async function takeLocksSnapshot(options: SnapshotOptions = {}): Promise<
   const tookMs = Math.round(performance.now() - started);
 
   const rowIntent = new Map(rowLocks.map((r) => [`${r.page},${r.tuple}`, r.intentId]));
-  const lockRows: LockRow[] = locks.shown.map((l) => ({
-    ...l,
-    intentId: l.lockType === 'tuple' && l.relation === 'intents' ? (rowIntent.get(`${l.page},${l.tuple}`) ?? null) : null,
-  }));
+  const lockRows: LockRow[] = foldIndexLocks(
+    locks.shown.map((l) => ({
+      ...l,
+      indexes: [],
+      intentId: l.lockType === 'tuple' && l.relation === 'intents' ? (rowIntent.get(`${l.page},${l.tuple}`) ?? null) : null,
+    })),
+  );
 
   // The tree is computed over every backend read; what is shown is capped.
   const { tree, hiddenRoots } = buildBlockingTree(resolved.backends, DEFAULT_TREE_CAPS);
@@ -271,11 +283,13 @@ export async function takeLocksSnapshot(options: SnapshotOptions = {}): Promise<
     summary: {
       total: locks.total,
       waiting: locks.waiting,
-      shown: lockRows.length,
-      hidden: locks.total - lockRows.length,
+      // Counted in locks, before a table's index locks are folded into its row.
+      shown: locks.shown.length,
+      hidden: locks.total - locks.shown.length,
       hiddenByType: locks.hidden,
     },
     backends,
+    allSessions,
     backendsHidden: resolved.total - backends.length,
     tree,
     treeHidden: hiddenRoots,

@@ -9,7 +9,7 @@ const b = (pid: number, blockedBy: number[] = [], applicationName: string | null
 function full(pid: number, blockedBy: number[] = [], extra: Partial<Backend> = {}): Backend {
   return {
     pid, blockedBy, applicationName: null, operation: null, user: 'postgres', clientAddr: null, backendType: 'client backend',
-    state: 'active', query: 'select', xactStart: null, queryStart: null, backendStart: null, waitEventType: null,
+    state: 'active', query: 'select', xactStart: null, queryStart: null, backendStart: null, stateChange: null, waitEventType: null,
     waitEvent: null, waitingSince: null, intents: [], ...extra,
   };
 }
@@ -77,5 +77,19 @@ describe('impactOf', () => {
     expect(impactOf(backends, 1, now)).toMatchObject({ waitingBehind: 2, directWaiters: [2], transactionAgeMs: 90_000, isWaiting: false, waiterIntents: [A, B] });
     expect(impactOf(backends, 2, now)).toMatchObject({ waitingBehind: 1, isWaiting: true, rootBlockers: [1], transactionAgeMs: null });
     expect(impactOf(backends, 99, now)).toBeNull();
+  });
+});
+
+describe('whether a cancel can help', () => {
+  it('only for a backend running a query; idle in transaction is terminated at once', async () => {
+    const { cancelCanHelp, isIdleInTransaction } = await import('./tree');
+    expect(cancelCanHelp('active')).toBe(true);
+    expect(cancelCanHelp('idle in transaction')).toBe(false);
+    expect(cancelCanHelp('idle in transaction (aborted)')).toBe(false);
+    expect(cancelCanHelp('idle')).toBe(false);
+    expect(isIdleInTransaction('idle in transaction (aborted)')).toBe(true);
+    expect(isIdleInTransaction('active')).toBe(false);
+    const impact = impactOf([full(1, [], { state: 'idle in transaction', stateChange: '2026-11-23T10:00:00.000Z' }), full(2, [1])], 1, new Date('2026-11-23T10:02:00.000Z'));
+    expect(impact).toMatchObject({ cancelCanHelp: false, stateAgeMs: 120_000, waitingBehind: 1 });
   });
 });

@@ -119,6 +119,18 @@ export function resolveIntents<B extends Pick<Backend, 'pid' | 'applicationName'
 }
 
 /** What cancelling or terminating `pid` would touch, from a snapshot taken at `now` (the database's clock). */
+/**
+ * pg_cancel_backend stops the query a backend is running. A session idle in its transaction runs none: a cancel
+ * does nothing and it keeps its locks, so for it terminating at once is the only remedy.
+ */
+export function cancelCanHelp(state: string | null): boolean {
+  return state === 'active' || state === 'fastpath function call';
+}
+
+export function isIdleInTransaction(state: string | null): boolean {
+  return state === 'idle in transaction' || state === 'idle in transaction (aborted)';
+}
+
 export function impactOf(backends: readonly Backend[], pid: number, now: Date): UnblockImpact | null {
   const me = backends.find((b) => b.pid === pid);
   if (!me) return null;
@@ -138,6 +150,8 @@ export function impactOf(backends: readonly Backend[], pid: number, now: Date): 
     query: me.query,
     xactStart: me.xactStart,
     transactionAgeMs: me.xactStart ? Math.max(0, now.getTime() - new Date(me.xactStart).getTime()) : null,
+    stateAgeMs: me.stateChange ? Math.max(0, now.getTime() - new Date(me.stateChange).getTime()) : null,
+    cancelCanHelp: cancelCanHelp(me.state),
     waitingBehind: behind.size,
     directWaiters: waiters.get(pid) ?? [],
     isWaiting: me.blockedBy.length > 0,

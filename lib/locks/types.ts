@@ -27,6 +27,8 @@ export type Backend = {
   xactStart: string | null;
   queryStart: string | null;
   backendStart: string | null;
+  /** When its state (active, idle in transaction, …) last changed: how long it has been in that state. */
+  stateChange: string | null;
   waitEventType: string | null;
   waitEvent: string | null;
   /** When its oldest ungranted lock request started (pg_locks.waitstart). */
@@ -43,6 +45,10 @@ export type LockRow = {
   granted: boolean;
   fastpath: boolean;
   relation: string | null;
+  /** For a lock on an index: the table it indexes (the index's lock is folded into that table's row). */
+  indexOf: string | null;
+  /** The indexes whose locks of the same mode were folded into this table's row. */
+  indexes: string[];
   page: number | null;
   tuple: number | null;
   transactionId: string | null;
@@ -85,8 +91,10 @@ export type LocksSnapshot = {
     /** What the cap left out, per lock type and granted/waiting. */
     hiddenByType: HiddenLocks;
   };
-  /** Backends that wait or block (and, up to the cap, others in a transaction). */
+  /** Backends that wait or block (and, up to the cap, others in a transaction; every session with `all`). */
   backends: Backend[];
+  /** Whether every client session of the database was asked for, not only those in transactions. */
+  allSessions: boolean;
   backendsHidden: number;
   /** Root blockers first, most sessions behind them first. */
   tree: BlockingNode[];
@@ -105,6 +113,10 @@ export type UnblockImpact = {
   xactStart: string | null;
   /** now − xact_start in ms, on the database's clock; null outside a transaction. */
   transactionAgeMs: number | null;
+  /** How long it has been in its current state (e.g. idle in transaction), in ms on the database's clock. */
+  stateAgeMs: number | null;
+  /** Whether cancelling can help: only a backend running a query has something to cancel. */
+  cancelCanHelp: boolean;
   /** Sessions waiting behind it, directly or transitively. */
   waitingBehind: number;
   directWaiters: number[];

@@ -9,14 +9,15 @@ import { sqlState } from '@/lib/db/sqlstate';
 import { NotFoundError, ValidationError } from '@/lib/intents/errors';
 import { CancelFirstError, DatabaseUnderPressureError, NotBlockingError, NotSignallableError } from './errors';
 import { readResolvedBackends, withSnapshotTransaction } from './queries';
-import { impactOf, waitersIndex, waitingBehind } from './tree';
+import { impactOf, isIdleInTransaction, waitersIndex, waitingBehind } from './tree';
 import type { UnblockImpact } from './types';
 
 /**
  * Guarded unblocking (brief §6). Before anything is signalled the impact is computed from a fresh snapshot: how
- * many sessions wait behind the backend, how old its transaction is, which intents it is about. Cancel comes
- * first; terminate is refused unless a cancel of that same backend (pid and start time, so a reused pid does not
- * count) was tried within CANCEL_BEFORE_TERMINATE_MS and it still blocks someone. A reason is required; each
+ * many sessions wait behind the backend, how old its transaction is, which intents it is about. Where a cancel can
+ * help (the backend runs a query) it comes first: terminate is refused unless a cancel of that same backend (pid
+ * and start time, so a reused pid does not count) was tried within CANCEL_BEFORE_TERMINATE_MS and it still blocks
+ * someone. A blocker idle in its transaction ignores a cancel, so it may be terminated at once. A reason is required; each
  * action is written to audit_events (`backend_cancel` / `backend_terminate`) in the statement that sends the
  * signal, one row per intent the backend is about (one row with no intent when it is about none).
  */
@@ -78,15 +79,17 @@ export async function unblockImpact(pid: number): Promise<UnblockImpact> {
 /** One backend that is neither waiting, blocking nor in a transaction (the general read leaves those out). */
 async function readResolvedBackendsIncluding(tx: Tx, pid: number) {
   const rows = await tx.$queryRaw<
-    { pid: number; applicationName: string | null; user: string | null; clientAddr: string | null; backendType: string | null; state: string | null; query: string | null; backendStart: Date | null; queryStart: Date | null }[]
+    { pid: number; applicationName: string | null; user: string | null; clientAddr: string | null; backendType: string | null; state: string | null; query: string | null; backendStart: Date | null; queryStart: Date | null; stateChange: Date | null }[]
   >`SELECT pid, application_name AS "applicationName", usename::text AS "user", client_addr::text AS "clientAddr",
-           backend_type AS "backendType", state, left(query, 1000) AS query, backend_start AS "backendStart", query_start AS "queryStart"
+           backend_type AS "backendType", state, left(query, 1000) AS query, backend_start AS "backendStart", query_start AS "queryStart",
+           state_change AS "stateChange"
     FROM pg_stat_activity WHERE pid = ${pid}::int`;
   return {
     backends: rows.map((r) => ({
       ...r,
       backendStart: r.backendStart?.toISOString() ?? null,
       queryStart: r.queryStart?.toISOString() ?? null,
+      stateChange: r.stateChange?.toISOString() ?? null,
       xactStart: null,
       waitEventType: null,
       waitEvent: null,
@@ -109,7 +112,7 @@ export async function recentCancelExists(pid: number, backendStart: string | nul
 }
 
 /** Sends the signal and writes the audit rows in one statement; the signal goes only to the same process (pid + start). */
-async function signalAndAudit(action: UnblockAction, actor: AuthActor, reason: string, impact: UnblockImpact) {
+async function signalAndAudit(action: UnblockAction, actor: AuthActor, reason: string, impact: UnblockImpact, onlyIfIdleInTransaction = false) {
   const details = JSON.stringify({
     pid: impact.pid,
     backendStart: impact.backendStart,
@@ -120,6 +123,8 @@ async function signalAndAudit(action: UnblockAction, actor: AuthActor, reason: s
     query: impact.query?.slice(0, 300) ?? null,
     xactStart: impact.xactStart,
     transactionAgeMs: impact.transactionAgeMs,
+    stateAgeMs: impact.stateAgeMs,
+    withoutCancel: action === 'terminate' && onlyIfIdleInTransaction,
     waitingBehind: impact.waitingBehind,
     directWaiters: impact.directWaiters,
     intents: impact.intents.map((i) => i.id),
@@ -129,7 +134,7 @@ async function signalAndAudit(action: UnblockAction, actor: AuthActor, reason: s
   const backendStart = impact.backendStart ? new Date(impact.backendStart) : null;
   let rows: { id: bigint; signalled: boolean }[];
   try {
-    rows = await signalStatement(action, actor, details, intentIds, impact.pid, backendStart);
+    rows = await signalStatement(action, actor, details, intentIds, impact.pid, backendStart, onlyIfIdleInTransaction);
     announceCommitted();
   } catch (err) {
     // The console's database role may signal only backends of roles it belongs to, unless it has pg_signal_backend.
@@ -146,7 +151,7 @@ async function signalAndAudit(action: UnblockAction, actor: AuthActor, reason: s
 
 const INSUFFICIENT_PRIVILEGE = '42501';
 
-function signalStatement(action: UnblockAction, actor: AuthActor, details: string, intentIds: string[], pid: number, backendStart: Date | null) {
+function signalStatement(action: UnblockAction, actor: AuthActor, details: string, intentIds: string[], pid: number, backendStart: Date | null, onlyIfIdleInTransaction: boolean) {
   return action === 'cancel'
     ? db().$queryRaw<{ id: bigint; signalled: boolean }[]>`
           WITH s AS (
@@ -159,7 +164,8 @@ function signalStatement(action: UnblockAction, actor: AuthActor, details: strin
           RETURNING id, (details->>'signalled')::boolean AS signalled`
     : db().$queryRaw<{ id: bigint; signalled: boolean }[]>`
           WITH s AS (
-            SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = ${pid}::int AND date_trunc('milliseconds', backend_start) IS NOT DISTINCT FROM ${backendStart}::timestamptz)
+            SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = ${pid}::int AND date_trunc('milliseconds', backend_start) IS NOT DISTINCT FROM ${backendStart}::timestamptz
+                                     AND (NOT ${onlyIfIdleInTransaction} OR state IN ('idle in transaction', 'idle in transaction (aborted)')))
                         THEN pg_terminate_backend(${pid}::int, 2000) ELSE false END AS ok
           )
           INSERT INTO audit_events (intent_id, action, actor, details)
@@ -208,12 +214,15 @@ export async function cancelBackend(actor: AuthActor, input: UnblockInput): Prom
 }
 
 /**
- * pg_terminate_backend: ends the session. Only after a cancel of this very backend was tried in the last
- * CANCEL_BEFORE_TERMINATE_MS, and only while it still blocks someone (an idle-in-transaction holder ignores a cancel).
+ * pg_terminate_backend: ends the session, only while it still blocks someone. A backend running a query is
+ * cancelled first: terminate follows only once a cancel of this very backend was tried in the last
+ * CANCEL_BEFORE_TERMINATE_MS. A backend idle in its transaction has no query to cancel, so it is terminated at once
+ * — and only if it is still idle in its transaction when the signal is sent (checked in the signalling statement).
  */
 export async function terminateBackend(actor: AuthActor, input: UnblockInput): Promise<UnblockResult> {
   const { pid, reason, impact } = await prepare(actor, 'locks.terminate', input);
-  if (!(await recentCancelExists(pid, impact.backendStart))) {
+  const atOnce = isIdleInTransaction(impact.state);
+  if (!atOnce && !(await recentCancelExists(pid, impact.backendStart))) {
     throw new CancelFirstError(
       `Cancel backend ${pid} first: terminate is allowed only after a cancel of the same backend was tried in the last ${CANCEL_BEFORE_TERMINATE_MS / 60_000} minutes and it still blocks others.`,
       { pid, windowMs: CANCEL_BEFORE_TERMINATE_MS },
@@ -222,7 +231,7 @@ export async function terminateBackend(actor: AuthActor, input: UnblockInput): P
   if (impact.waitingBehind === 0) {
     throw new NotBlockingError(`Backend ${pid} no longer blocks anyone, so there is nothing to terminate it for.`, { pid });
   }
-  const { signalled, auditIds } = await signalAndAudit('terminate', actor, reason, impact);
+  const { signalled, auditIds } = await signalAndAudit('terminate', actor, reason, impact, atOnce);
   const after = signalled ? await settle(pid, impact.backendStart) : null;
   return { action: 'terminate', pid, signalled, impact, after, auditIds };
 }

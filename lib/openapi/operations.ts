@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Permission } from '@/lib/auth/permissions';
 import { contentionQuerySchema } from '@/lib/contention/queries';
 import { bulkStatusSchema, countIntentsQuerySchema, createIntentSchema, intentIdSchema, listIntentsSchema, reevaluateSchema, updateStatusSchema } from '@/lib/intents/schemas';
+import { acquireBodySchema, listLeasesSchema, refreshBodySchema, releaseBodySchema, resourceSchema } from '@/lib/leases/schemas';
 import { snapshotOptionsSchema } from '@/lib/locks/queries';
 import { positionSchema } from '@/lib/live/positions';
 import {
@@ -15,6 +16,10 @@ import {
   intentListSchema,
   intentSchema,
   intentWithCorrectionsSchema,
+  leaseGrantedSchema,
+  leaseRefreshedSchema,
+  leaseReleasedSchema,
+  leasesListSchema,
   locksSnapshotSchema,
   readinessSchema,
   outboxStatusSchema,
@@ -61,6 +66,66 @@ export type ApiOperation = {
 export const intentIdParams = z.object({
   id: intentIdSchema.meta({ description: 'The intent id (a UUID).', example: '0b7f7c9e-4a55-4d39-9d7e-2f3c1b8a9e10' }),
 });
+
+const leaseParams = z.object({
+  resource: resourceSchema.meta({ description: 'What the lease is for: any name the callers agree on (an intent id, a repository, a job).', example: 'report:2026-11' }),
+});
+
+const LEASE_OPERATIONS: ApiOperation[] = [
+  {
+    operationId: 'listLeases',
+    method: 'get',
+    path: '/api/leases',
+    summary: 'Live leases and the newest lease events',
+    tag: 'operations',
+    auth: 'bearer',
+    permission: 'locks.read',
+    query: listLeasesSchema,
+    success: { status: 200, description: 'Live leases (soonest expiry first) and recent events.', schema: leasesListSchema },
+    errors: { 503: ['lease_backend_unavailable'] },
+  },
+  {
+    operationId: 'acquireLease',
+    method: 'post',
+    path: '/api/leases/{resource}/acquire',
+    summary: 'Acquire a lease (never waits)',
+    description: 'Grants the lease with a fencing token that only grows, or refuses at once (409 `lease_denied` naming the holder and its expiry). Expiry is judged by the server’s clock.',
+    tag: 'operations',
+    auth: 'bearer',
+    permission: 'leases.use',
+    pathParams: leaseParams,
+    body: acquireBodySchema,
+    success: { status: 200, description: 'The lease is yours until `expiresAt`.', schema: leaseGrantedSchema },
+    errors: { 409: ['lease_denied'], 503: ['lease_backend_unavailable'] },
+  },
+  {
+    operationId: 'refreshLease',
+    method: 'post',
+    path: '/api/leases/{resource}/refresh',
+    summary: 'Extend a lease you hold',
+    tag: 'operations',
+    auth: 'bearer',
+    permission: 'leases.use',
+    pathParams: leaseParams,
+    body: refreshBodySchema,
+    success: { status: 200, description: 'The lease now runs until `expiresAt`.', schema: leaseRefreshedSchema },
+    errors: { 409: ['lease_not_held'], 503: ['lease_backend_unavailable'] },
+  },
+  {
+    operationId: 'releaseLease',
+    method: 'post',
+    path: '/api/leases/{resource}/release',
+    summary: 'Release a lease you hold',
+    description: 'Only the holder’s current token releases; a stale token is refused with 409 `lease_not_held`.',
+    tag: 'operations',
+    auth: 'bearer',
+    permission: 'leases.use',
+    pathParams: leaseParams,
+    body: releaseBodySchema,
+    success: { status: 200, description: 'Released.', schema: leaseReleasedSchema },
+    errors: { 409: ['lease_not_held'], 503: ['lease_backend_unavailable'] },
+  },
+];
 
 const CORRECTION_CONFLICTS = ['version_conflict', 'invalid_transition', 'idempotency_in_progress'] as const;
 
@@ -319,6 +384,7 @@ export const OPERATIONS: ApiOperation[] = [
     success: { status: 200, description: 'The run, its progress and results, and the comparison with the previous finished run.', schema: replayRunSchema },
     errors: { 400: ['invalid_request'], 404: ['not_found'] },
   },
+  ...LEASE_OPERATIONS,
 ];
 
 /** Answers every operation of a kind may give, added to each operation's own `errors`. */

@@ -171,6 +171,7 @@ export const locksSnapshotSchema = z
         intents: z.array(z.object({ id: z.string(), via: z.enum(['label', 'row-waits', 'row-holds']) })),
       }),
     ),
+    allSessions: z.boolean().meta({ description: 'Whether every client session was asked for (`all=true`), not only those in transactions.' }),
     backendsHidden: z.int(),
     tree: z.array(z.looseObject({ pid: z.int(), waitingBehind: z.int(), children: z.array(z.unknown()), hiddenChildren: z.int() })),
     treeHidden: z.int(),
@@ -230,3 +231,29 @@ agree<Fits<Omit<BulkStatusResult, 'alreadyApplied'>, typeof bulkStatusResultSche
 agree<Fits<ReevaluateResult, typeof reevaluateResultSchema>>();
 agree<SameKeys<LocksSnapshot, z.input<typeof locksSnapshotSchema>>>();
 agree<Fits<OutboxStatus, typeof outboxStatusSchema>>();
+
+export const leaseGrantedSchema = z
+  .object({ acquired: z.literal(true), token: z.int().meta({ description: 'The fencing token: pass it with the writes this lease protects.' }), expiresAt: z.string() })
+  .meta({ id: 'LeaseGranted' });
+export const leaseRefreshedSchema = z.object({ refreshed: z.literal(true), token: z.int(), expiresAt: z.string() }).meta({ id: 'LeaseRefreshed' });
+export const leaseReleasedSchema = z.object({ released: z.literal(true) }).meta({ id: 'LeaseReleased' });
+const leaseBackendName = z.enum(['postgres', 'redis']);
+export const leasesListSchema = z
+  .object({
+    backend: leaseBackendName,
+    leases: z.array(z.object({ resource: z.string(), owner: z.string(), token: z.int(), acquiredAt: z.string().nullable(), expiresAt: z.string(), backend: leaseBackendName })),
+    events: z.array(
+      z.object({
+        id: z.string(),
+        resource: z.string(),
+        backend: leaseBackendName,
+        event: z.enum(['acquired', 'denied', 'refreshed', 'released', 'expired']),
+        owner: z.string().nullable(),
+        holder: z.string().nullable(),
+        token: z.int().nullable(),
+        expiresAt: z.string().nullable(),
+        at: z.string(),
+      }),
+    ),
+  })
+  .meta({ id: 'Leases' });

@@ -1,10 +1,12 @@
 -- A bulk status update, all or nothing, in one call: every row locked in id order (so two bulk updates over
 -- overlapping sets queue behind each other instead of deadlocking), then either one row per missing id
 -- ('not_found'), or one per intent that cannot move ('invalid_transition'), and nothing written — or every intent
--- not yet at p_to moved, with its audit event ('applied'), the others 'already_applied'.
+-- not yet at p_to moved, with its audit event ('applied'), the others 'already_applied'. p_details adds to each
+-- audit event's details (a console bulk batch passes its batch id).
 SELECT "bridge_drop_overloads"('bridge_bulk_update_status');
 CREATE OR REPLACE FUNCTION "bridge_bulk_update_status"(
-  p_ids uuid[], p_to text, p_allowed_from text[], p_lock_timeout_ms integer, p_actor text, p_reason text
+  p_ids uuid[], p_to text, p_allowed_from text[], p_lock_timeout_ms integer, p_actor text, p_reason text,
+  p_details jsonb DEFAULT NULL
 ) RETURNS TABLE (outcome text, intent_id uuid, intent "intents", prior_status text, lock_wait_ms double precision)
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
@@ -36,7 +38,8 @@ BEGIN
   ), audit AS (
     INSERT INTO "audit_events" ("intent_id", "action", "actor", "from_status", "to_status", "version_before", "version_after", "details")
     SELECT (u.row)."id", 'bulk_status_change', p_actor, u.prior, (u.row)."status", (u.row)."version" - 1, (u.row)."version",
-           jsonb_build_object('batchSize', cardinality(p_ids)) || CASE WHEN p_reason IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('reason', p_reason) END
+           coalesce(p_details, '{}'::jsonb) || jsonb_build_object('batchSize', cardinality(p_ids))
+             || CASE WHEN p_reason IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('reason', p_reason) END
     FROM updated u
   )
   SELECT 'applied'::text, (u.row)."id", u.row, u.prior::text, waited FROM updated u

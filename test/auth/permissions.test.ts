@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { can, PERMISSION_ACTIONS, permissionDeniedMessage, PERMISSIONS, permissionsOf, rolesGranting, ROLES, type Permission, type Role } from '@/lib/auth/permissions';
 
 /** The role table, written out permission by permission: the code's table must match it exactly. */
-const READS: Permission[] = ['intents.read', 'locks.read', 'contention.read', 'replay.read', 'tokens.own'];
+const READS: Permission[] = ['intents.read', 'locks.read', 'contention.read', 'replay.read', 'audit.read', 'tokens.own'];
 const EXPECTED: Record<Role, Permission[]> = {
   viewer: READS,
   operator: [...READS, 'intents.create', 'intents.status', 'intents.bulk', 'pipeline.run'],

@@ -64,9 +64,9 @@ describe('contention report', () => {
 
     const report = await contentionReport({ window: '15m' });
     expect(report.totals).toMatchObject({ conflicts: 3, alreadyApplied: 1, lockTimeouts: 1 });
-    const reevaluate = report.byOperation.find((o) => o.name === 'reevaluate')!;
+    const reevaluate = report.byOperation.find((o) => o.name === 'Correction')!;
     expect(reevaluate).toMatchObject({ conflicts: 3, alreadyApplied: 1 });
-    expect(report.byOperation.find((o) => o.name === 'update_status')).toMatchObject({ lockTimeouts: 1 });
+    expect(report.byOperation.find((o) => o.name === 'Status change')).toMatchObject({ lockTimeouts: 1 });
     expect(report.timeline.at(-1)).toMatchObject({ conflicts: 3, alreadyApplied: 1, lockTimeouts: 1 });
     // Every locking command recorded its wait; the walk to PROCESSED was update_status.
     expect(report.lockWait.byOperation.map((o) => o.operation)).toContain('update_status');

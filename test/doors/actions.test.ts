@@ -109,3 +109,36 @@ describe('the intent actions act as the signed-in user', () => {
     expect(rows.map((r) => r.actor)).toEqual([expect.stringMatching(/^t-operator-/)]);
   });
 });
+
+describe('the console asks for a reason on status changes', () => {
+  it('refuses FAILED without one (naming the field, changing nothing), single and bulk', async () => {
+    const intent = await makeIntent('NORMALIZED');
+    jar.cookie = cookies.operator;
+    for (const result of [
+      await changeIntentStatusAction({ id: intent.id, status: 'FAILED', reason: '  ' }),
+      await bulkChangeStatusAction({ ids: [intent.id], status: 'FAILED' }),
+    ]) {
+      expect(codeOf(result)).toBe('invalid_request');
+      expect((result as { error: { details: { fields: { field: string }[] } } }).error.details.fields[0].field).toBe('reason');
+    }
+    const { intentRow } = await import('../helpers');
+    expect((await intentRow(intent.id)).status).toBe('NORMALIZED');
+  });
+
+  it('accepts FAILED with a reason and other moves without one', async () => {
+    const a = await makeIntent('NORMALIZED');
+    const b = await makeIntent('NORMALIZED');
+    jar.cookie = cookies.operator;
+    expect(codeOf(await changeIntentStatusAction({ id: a.id, status: 'FAILED', reason: 'card declined' }))).toBeUndefined();
+    expect(codeOf(await changeIntentStatusAction({ id: b.id, status: 'PROCESSED' }))).toBeUndefined();
+  });
+});
+
+describe('a bulk change with a reason', () => {
+  it('is accepted (the reason goes to the engine when its command takes one)', async () => {
+    const intent = await makeIntent('NORMALIZED');
+    jar.cookie = cookies.operator;
+    expect(codeOf(await bulkChangeStatusAction({ ids: [intent.id], status: 'FAILED', reason: 'partner outage' }))).toBeUndefined();
+    expect(codeOf(await bulkChangeStatusAction({ ids: [(await makeIntent('NORMALIZED')).id], status: 'PROCESSED', reason: '' }))).toBeUndefined();
+  });
+});

@@ -10,7 +10,7 @@ import { DOORS } from './routes';
  * viewer reads everything; operator changes statuses (single, bulk) and creates; reviewer corrects. Leases (issue
  * 11): operator and above take them — reviewers too, for their edit leases.
  */
-const READS = ['intents.read', 'locks.read', 'contention.read', 'replay.read'];
+const READS = ['intents.read', 'locks.read', 'contention.read', 'replay.read', 'audit.read'];
 const MAY: Record<Role, (permission: string) => boolean> = {
   viewer: (p) => READS.includes(p),
   operator: (p) => [...READS, 'intents.create', 'intents.status', 'intents.bulk', 'leases.use'].includes(p),

@@ -9,6 +9,8 @@ import { POST as postStatus } from '@/app/api/intents/[id]/status/route';
 import { POST as postReeval } from '@/app/api/intents/[id]/reeval/route';
 import { POST as postBulk } from '@/app/api/intents/bulk-status/route';
 import { GET as getLocks } from '@/app/api/locks/route';
+import { GET as getAuditLog } from '@/app/api/audit/route';
+import { GET as getRowHolders } from '@/app/api/console/locks/holders/route';
 import { GET as getEvents } from '@/app/api/events/route';
 import { GET as getContention } from '@/app/api/console/contention/route';
 import { GET as getCounts } from '@/app/api/console/intents/counts/route';
@@ -69,6 +71,8 @@ export const DOORS: Door[] = [
     validBody: (id) => ({ ids: [id], status: 'PROCESSED' }),
   },
   { name: 'GET /api/locks', method: 'GET', permission: 'locks.read', path: () => '/api/locks', call: (r) => getLocks(r, undefined as never), fuzz: false },
+  { name: 'GET /api/audit', method: 'GET', permission: 'audit.read', path: () => '/api/audit?limit=5', call: (r) => getAuditLog(r, undefined as never), fuzz: false },
+  { name: 'GET /api/console/locks/holders', method: 'GET', permission: 'locks.read', path: (id) => `/api/console/locks/holders?ids=${id}`, call: (r) => getRowHolders(r, undefined as never), fuzz: false },
   { name: 'GET /api/events', method: 'GET', permission: 'intents.read', path: () => '/api/events', call: (r) => getEvents(r), fuzz: false },
   { name: 'GET /api/console/contention', method: 'GET', permission: 'contention.read', path: () => '/api/console/contention?window=15m', call: (r) => getContention(r, undefined as never), fuzz: false },
   { name: 'GET /api/console/intents/counts', method: 'GET', permission: 'intents.read', path: () => '/api/console/intents/counts', call: (r) => getCounts(r, undefined as never), fuzz: false },

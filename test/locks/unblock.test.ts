@@ -100,23 +100,29 @@ describe('cancel and terminate', () => {
     expect(typeof audit[0].details.transactionAgeMs).toBe('number');
   });
 
-  it('refuses terminate before a cancel; after a cancel that did not help it terminates, frees the waiter, and audits', async () => {
-    const { intent, holder, waiting } = await blockedRow(false);
+  it('refuses terminate before a cancel while the holder runs a query (a cancel can help it)', async () => {
+    const { holder, holderQuery } = await blockedRow(true);
+    expect(await unblockImpact(holder.pid)).toMatchObject({ state: 'active', cancelCanHelp: true });
     await expect(terminateBackend(oncall, { pid: holder.pid, reason: 'holder ignores everything' })).rejects.toBeInstanceOf(CancelFirstError);
     expect(await auditRows('backend_terminate')).toHaveLength(0);
+    await cancelBackend(oncall, { pid: holder.pid, reason: 'the gentle way first' });
+    await expect(holderQuery).rejects.toMatchObject({ code: '57014' });
+  });
 
-    // Idle in transaction: there is no query to cancel, so it still blocks.
-    const cancel = await cancelBackend(oncall, { pid: holder.pid, reason: 'try the gentle way first' });
-    expect(cancel.after).toEqual({ alive: true, waitingBehind: 1 });
+  it('terminates a blocker idle in its transaction at once (there is no query to cancel), frees the waiter, and audits', async () => {
+    const { intent, holder, waiting } = await blockedRow(false);
+    const impact = await unblockImpact(holder.pid);
+    expect(impact).toMatchObject({ state: 'idle in transaction', cancelCanHelp: false });
+    expect(impact.stateAgeMs).toBeGreaterThanOrEqual(0);
 
-    const result = await terminateBackend(oncall, { pid: holder.pid, reason: 'cancel did not help; INC-43' });
+    const result = await terminateBackend(oncall, { pid: holder.pid, reason: 'idle holder; INC-43' });
     expect(result.signalled).toBe(true);
     expect(result.after?.alive).toBe(false);
     expect((await waiting).rows).toEqual([{ id: intent.id }]);
     const audit = await auditRows('backend_terminate');
     expect(audit).toHaveLength(1);
     expect(audit[0]).toMatchObject({ intentId: intent.id, actor: oncall.name });
-    expect(audit[0].details).toMatchObject({ pid: holder.pid, reason: 'cancel did not help; INC-43', signalled: true, waitingBehind: 1 });
+    expect(audit[0].details).toMatchObject({ pid: holder.pid, reason: 'idle holder; INC-43', signalled: true, waitingBehind: 1, withoutCancel: true, state: 'idle in transaction' });
   });
 
   it('refuses terminate when the backend, though cancelled before, no longer blocks anyone', async () => {

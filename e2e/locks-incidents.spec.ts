@@ -1,0 +1,100 @@
+import { expect, test } from '@playwright/test';
+import pg from 'pg';
+import { useSessionOf } from './auth';
+import { rowOf, seedIntent, short, uniqueMarker } from './intents-fixtures';
+
+/**
+ * Locks for incidents against a production build: a session left idle in its transaction holds an intent's row.
+ * The intent page and its row in the list say who holds it and link to Locks; on Locks the holder is marked idle in
+ * transaction with its user, client and how long; on-call terminates it at once with a reason (no cancel is
+ * offered: it runs no query) and the waiter gets through; every session of the database can be listed.
+ */
+const databaseUrl = () => {
+  const url = process.env.DATABASE_URL;
+  if (!url) throw new Error('DATABASE_URL is not set (the e2e global setup provides it)');
+  return url;
+};
+
+async function connect(applicationName: string) {
+  const client = new pg.Client({ connectionString: databaseUrl(), application_name: applicationName });
+  client.on('error', () => undefined);
+  await client.connect();
+  const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+  return Object.assign(client, { pid: rows[0].pid });
+}
+
+test('an idle-in-transaction blocker: shown where people look, terminated at once from Locks with a reason', async ({ page, context, baseURL }) => {
+  const marker = uniqueMarker('idle');
+  const intent = await seedIntent('RECEIVED', { order: marker });
+  const admin = await connect('e2e-admin');
+  const holder = await connect('e2e psql (forgot to commit)');
+  const waiter = await connect('e2e psql (waiter)');
+  try {
+    await holder.query('BEGIN');
+    await holder.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [intent.id]);
+    const waiting = waiter.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [intent.id]);
+    await expect
+      .poll(async () => (await admin.query(`SELECT wait_event_type FROM pg_stat_activity WHERE pid = $1`, [waiter.pid])).rows[0]?.wait_event_type)
+      .toBe('Lock');
+
+    await useSessionOf(context, baseURL!, ['oncall']);
+    // The intent page and the list row name the holder and link to Locks.
+    await page.goto(`/intents/${intent.id}`);
+    const notice = page.getByTestId('row-lock');
+    await expect(notice).toContainText(`Locked by pid ${holder.pid}`);
+    await page.goto(`/intents?q=${marker}`);
+    await expect(rowOf(page, intent.id).getByTestId('row-lock')).toContainText(`pid ${holder.pid}`);
+    await rowOf(page, intent.id).getByTestId('row-lock').click();
+    await expect(page).toHaveURL(new RegExp(`/locks#session-${holder.pid}$`));
+
+    const root = page.getByTestId(`tree-node-${holder.pid}`);
+    await expect(root.getByTestId('idle-in-transaction')).toContainText('idle in transaction for');
+    const session = page.getByTestId(`session-${holder.pid}`);
+    await expect(session.getByTestId('session-state')).toContainText('idle in transaction');
+    await expect(session.getByTestId('session-user')).toContainText('@');
+    await expect(page.getByTestId(`session-${waiter.pid}`).getByTestId('session-wait')).toContainText('Lock:');
+
+    await root.getByRole('button', { name: 'Unblock…' }).first().click();
+    const panel = page.getByTestId(`unblock-panel-${holder.pid}`);
+    await expect(panel.getByTestId('impact-waiting')).toHaveText('1');
+    await expect(panel.getByRole('button', { name: 'Cancel its query' })).toHaveCount(0);
+    await expect(panel).toContainText('no query to cancel');
+    await panel.getByLabel(/Reason/).fill(`e2e ${marker}: psql session left open over lunch`);
+    await page.setViewportSize({ width: 1366, height: 768 });
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: 'e2e/screenshots/locks-idle-in-transaction.png', fullPage: true });
+    await panel.getByRole('button', { name: 'Terminate session' }).click();
+    await expect(panel.getByTestId('unblock-result')).toContainText('has ended');
+    expect((await waiting).rows).toEqual([{ id: intent.id }]);
+
+    const audit = await admin.query(`SELECT details FROM audit_events WHERE intent_id = $1 AND action = 'backend_terminate'`, [intent.id]);
+    expect(audit.rows[0].details).toMatchObject({ pid: holder.pid, withoutCancel: true, reason: `e2e ${marker}: psql session left open over lunch` });
+    await page.goto(`/audit?intent=${intent.id}&action=backend_terminate`);
+    await expect(page.getByTestId('audit-row').first()).toContainText('psql session left open over lunch');
+    await expect(page.getByTestId('audit-row').first()).toContainText(short(intent.id));
+  } finally {
+    for (const c of [holder, waiter, admin]) await c.end().catch(() => undefined);
+  }
+});
+
+test('every session of the database on request, with index locks folded into their table', async ({ page, context, baseURL }) => {
+  const idle = await connect(`e2e idle ${uniqueMarker()}`);
+  const writer = await connect('e2e writer');
+  try {
+    const intent = await seedIntent('RECEIVED', { order: uniqueMarker('fold') });
+    await writer.query('BEGIN');
+    await writer.query(`UPDATE intents SET source = 'e2e-fold' WHERE id = $1`, [intent.id]);
+    await useSessionOf(context, baseURL!, ['viewer']);
+    await page.goto('/locks');
+    await expect(page.getByTestId(`session-${writer.pid}`)).toBeVisible();
+    await expect(page.getByTestId(`session-${idle.pid}`)).toHaveCount(0);
+    await page.getByLabel('every session of the database').check();
+    await expect(page.getByTestId(`session-${idle.pid}`)).toContainText('idle');
+    const row = page.locator(`[data-testid="lock-row"][data-pid="${writer.pid}"]`).filter({ hasText: 'RowExclusiveLock' });
+    await expect(row.filter({ has: page.getByTestId('folded-indexes') }).first()).toContainText(/\+ \d+ index/);
+    await expect(page.getByRole('button', { name: 'Unblock…' })).toHaveCount(0);
+  } finally {
+    await writer.query('ROLLBACK').catch(() => undefined);
+    for (const c of [idle, writer]) await c.end().catch(() => undefined);
+  }
+});

@@ -1,0 +1,42 @@
+/**
+ * Every action the global audit page can show, where it is recorded, and how a person reads it. Intent-side
+ * actions live in audit_events (written by the engine, the unblock guard and bulk batches); security actions in
+ * auth_events (sign-ins, users, tokens). The page's action filter offers exactly this list.
+ */
+export type AuditSource = 'intent' | 'auth';
+
+export const AUDIT_ACTIONS = {
+  created: { source: 'intent', label: 'Intent created' },
+  status_change: { source: 'intent', label: 'Status change' },
+  bulk_status_change: { source: 'intent', label: 'Status change in a bulk batch' },
+  bulk_batch: { source: 'intent', label: 'Bulk batch' },
+  correction: { source: 'intent', label: 'Correction' },
+  backend_cancel: { source: 'intent', label: 'Backend cancelled (Locks)' },
+  backend_terminate: { source: 'intent', label: 'Backend terminated (Locks)' },
+  'auth.sign_in': { source: 'auth', label: 'Signed in' },
+  'auth.sign_in_failed': { source: 'auth', label: 'Sign-in refused' },
+  'auth.sign_out': { source: 'auth', label: 'Signed out' },
+  'auth.password_changed': { source: 'auth', label: 'Password changed' },
+  'user.created': { source: 'auth', label: 'User created' },
+  'user.roles_changed': { source: 'auth', label: 'User roles changed' },
+  'user.disabled': { source: 'auth', label: 'User disabled' },
+  'user.enabled': { source: 'auth', label: 'User enabled' },
+  'user.password_reset': { source: 'auth', label: 'Password reset by an admin' },
+  'user.sign_in_unlocked': { source: 'auth', label: 'Sign-in unlocked' },
+  'token.created': { source: 'auth', label: 'API token created' },
+  'token.revoked': { source: 'auth', label: 'API token revoked' },
+  'bootstrap.admin_created': { source: 'auth', label: 'First admin created' },
+  'bootstrap.token_provisioned': { source: 'auth', label: 'API token provisioned at start-up' },
+} as const satisfies Record<string, { source: AuditSource; label: string }>;
+
+export type AuditAction = keyof typeof AUDIT_ACTIONS;
+export const AUDIT_ACTION_NAMES = Object.keys(AUDIT_ACTIONS) as AuditAction[];
+
+export function isAuditAction(value: string): value is AuditAction {
+  return Object.hasOwn(AUDIT_ACTIONS, value);
+}
+
+/** A person's name for an action; an action this list does not know yet is shown as recorded. */
+export function auditActionLabel(action: string): string {
+  return isAuditAction(action) ? AUDIT_ACTIONS[action].label : action;
+}

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { describeAudit } from './describe';
+import type { AuditEntry } from './log';
+
+const base: AuditEntry = {
+  key: 'intent:1', source: 'intent', id: '1', at: '2026-11-23T18:00:00.000Z', actor: 'ops', action: 'status_change', intentId: null,
+  subject: null, fromStatus: null, toStatus: null, versionBefore: null, versionAfter: null, ip: null, details: null,
+};
+
+describe('describeAudit', () => {
+  it('says a status change as before → after with its versions and reason', () => {
+    expect(describeAudit({ ...base, fromStatus: 'PROCESSED', toStatus: 'FAILED', versionBefore: 2, versionAfter: 3, details: { reason: 'card declined' } })).toEqual({
+      label: 'Status change',
+      what: 'PROCESSED → FAILED · v2 → v3',
+      reason: 'card declined',
+    });
+  });
+
+  it('names the batch of a bulk change and sums up a batch record', () => {
+    expect(describeAudit({ ...base, action: 'bulk_status_change', fromStatus: 'RECEIVED', toStatus: 'NORMALIZED', versionBefore: 0, versionAfter: 1, details: { batchId: 'abcdef0123456789' } }).what).toBe(
+      'RECEIVED → NORMALIZED · v0 → v1 · batch abcdef01',
+    );
+    expect(describeAudit({ ...base, action: 'bulk_batch', details: { phase: 'finished', toStatus: 'FAILED', moved: 40, skipped: 2, batchId: 'abcdef0123456789', reason: 'upstream outage' } })).toEqual({
+      label: 'Bulk batch',
+      what: 'finished · to FAILED · 40 moved · 2 left as they were · batch abcdef01',
+      reason: 'upstream outage',
+    });
+  });
+
+  it('describes a Locks action by pid and impact', () => {
+    expect(describeAudit({ ...base, action: 'backend_terminate', details: { pid: 4242, applicationName: 'psql', waitingBehind: 3, signalled: true, reason: 'stuck migration' } })).toEqual({
+      label: 'Backend terminated (Locks)',
+      what: 'pid 4242 · psql · 3 waiting behind',
+      reason: 'stuck migration',
+    });
+  });
+
+  it('describes security events by subject, and keeps an unknown action as recorded', () => {
+    expect(describeAudit({ ...base, source: 'auth', action: 'user.roles_changed', subject: 'kim', details: { from: ['viewer'], to: ['viewer', 'oncall'] } }).what).toBe('user kim · roles: viewer → viewer, oncall');
+    expect(describeAudit({ ...base, source: 'auth', action: 'user.created', subject: 'lee', details: { roles: [] } }).what).toBe('user lee · roles: none');
+    expect(describeAudit({ ...base, action: 'something_new' }).label).toBe('something_new');
+  });
+});

@@ -1,0 +1,49 @@
+import { auditActionLabel } from './actions';
+import type { AuditEntry } from './log';
+
+/**
+ * One audit entry in words for the audit page: what happened (beyond the action's name) and the reason given,
+ * when one was. Pure, so the wording is unit-tested and the page only renders.
+ */
+export type AuditLine = { label: string; what: string; reason: string | null };
+
+const text = (v: unknown): string | null => (typeof v === 'string' && v.trim() ? v : null);
+const list = (v: unknown[]): string => v.join(', ') || 'none';
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+
+export function describeAudit(e: AuditEntry): AuditLine {
+  const d = e.details ?? {};
+  const reason = text(d.reason);
+  const label = auditActionLabel(e.action);
+  const move = e.fromStatus && e.toStatus ? `${e.fromStatus} → ${e.toStatus}` : e.toStatus ? `→ ${e.toStatus}` : '';
+  const versions = e.versionAfter !== null ? (e.versionBefore === null ? `v${e.versionAfter}` : `v${e.versionBefore} → v${e.versionAfter}`) : '';
+  const join = (...parts: (string | null | false | undefined)[]) => parts.filter(Boolean).join(' · ');
+  switch (e.action) {
+    case 'created':
+      return { label, what: join(e.toStatus && `as ${e.toStatus}`, text(d.source) && `from ${d.source as string}`), reason };
+    case 'status_change':
+      return { label, what: join(move, versions), reason };
+    case 'bulk_status_change':
+      return { label, what: join(move, versions, text(d.batchId) && `batch ${(d.batchId as string).slice(0, 8)}`), reason };
+    case 'bulk_batch': {
+      const moved = num(d.moved);
+      const skipped = num(d.skipped);
+      return {
+        label,
+        what: join(text(d.phase) ?? undefined, text(d.toStatus) && `to ${d.toStatus as string}`, moved !== null && `${moved} moved`, skipped !== null && `${skipped} left as they were`, text(d.batchId) && `batch ${(d.batchId as string).slice(0, 8)}`),
+        reason,
+      };
+    }
+    case 'correction':
+      return { label, what: join(e.fromStatus !== e.toStatus && move, versions, text(d.source) && `via ${d.source as string}`), reason };
+    case 'backend_cancel':
+    case 'backend_terminate':
+      return {
+        label,
+        what: join(num(d.pid) !== null && `pid ${d.pid as number}`, text(d.applicationName) && `${d.applicationName as string}`, num(d.waitingBehind) !== null && `${d.waitingBehind as number} waiting behind`, d.signalled === false && 'not signalled (already gone)'),
+        reason,
+      };
+    default:
+      return { label, what: join(e.subject && e.subject !== e.actor && `user ${e.subject}`, text(d.name) && `“${d.name as string}”`, text(d.prefix) && `${d.prefix as string}…`, Array.isArray(d.roles) && `roles: ${list(d.roles)}`, Array.isArray(d.from) && Array.isArray(d.to) && `roles: ${list(d.from)} → ${list(d.to)}`), reason };
+  }
+}
