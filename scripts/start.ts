@@ -65,11 +65,19 @@ async function main() {
   process.env.DATABASE_URL = databaseUrl;
 
   let server: ChildProcess | undefined;
+  // Workers beside the console (development only; WORKERS=0 for none): lib/workers, README "Workers".
+  const workers: ChildProcess[] = [];
   let stopping = false;
   const stop = async (code: number) => {
     if (stopping) return;
     stopping = true;
     say('stopping…');
+    await Promise.all(
+      workers.filter((w) => w.exitCode === null).map((w) => {
+        w.kill('SIGTERM');
+        return new Promise((r) => w.once('exit', r));
+      }),
+    );
     if (server && server.exitCode === null) {
       server.kill('SIGTERM');
       await new Promise((r) => server!.once('exit', r));
@@ -123,6 +131,18 @@ async function main() {
       }
     });
     await waitForHealth(url, server);
+    if (config.BRIDGE_ENV === 'development') {
+      for (let i = 0; i < config.WORKERS; i++) {
+        // Node with tsx as a loader (not the tsx CLI): the SIGTERM we send reaches the worker itself.
+        const worker = spawn(process.execPath, ['--import', 'tsx', join(root, 'scripts', 'worker.ts')], {
+          cwd: root,
+          stdio: ['ignore', 'inherit', 'inherit'],
+          env: { ...process.env, DATABASE_URL: databaseUrl },
+        });
+        workers.push(worker);
+      }
+      if (config.WORKERS) say(`${config.WORKERS} worker(s) started beside the console (WORKERS=0 for none; \`npm run worker\` starts more)`);
+    }
     say(`Bridge Console is ready: ${url}  (environment: ${config.BRIDGE_ENV})`);
     say(
       auth.admin.created

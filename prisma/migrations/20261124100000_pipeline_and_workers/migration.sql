@@ -84,8 +84,8 @@ CREATE TABLE "pipeline_runs" (
     "round"       INTEGER      NOT NULL,
     -- FAILFAST | CONTINUE
     "mode"        VARCHAR(16)  NOT NULL,
-    -- running | succeeded | failed | completed_with_errors | interrupted (stopped between bridges, e.g. by SIGTERM)
-    -- | abandoned (its worker died; the claim was rescued)
+    -- running | succeeded | failed | finished_with_errors (CONTINUE went past a failure) | interrupted (stopped
+    -- between bridges, e.g. by SIGTERM) | abandoned (its process died; found by the rescuer or the next run)
     "status"      VARCHAR(24)  NOT NULL DEFAULT 'running',
     -- api | console | worker
     "door"        VARCHAR(16)  NOT NULL,
@@ -108,7 +108,7 @@ CREATE TABLE "pipeline_steps" (
     "position"    INTEGER      NOT NULL,
     "bridge"      VARCHAR(64)  NOT NULL,
     -- running | completed | failed | skipped (the intent's status is not one the bridge runs on) | replayed (the
-    -- round already recorded this bridge's result: it is not run again)
+    -- round already recorded this bridge's result: it is not run again) | abandoned (its run died)
     "status"      VARCHAR(16)  NOT NULL,
     "claim_token" BIGINT,
     "started_at"  TIMESTAMPTZ(3) NOT NULL DEFAULT now(),
@@ -119,6 +119,8 @@ CREATE TABLE "pipeline_steps" (
     CONSTRAINT "pipeline_steps_run_fkey" FOREIGN KEY ("run_id") REFERENCES "pipeline_runs"("id") ON DELETE CASCADE
 );
 CREATE INDEX "pipeline_steps_run_idx" ON "pipeline_steps" ("run_id", "position");
+-- What the rescuer reads to mark a rescued claim's unfinished steps abandoned.
+CREATE INDEX "pipeline_steps_running_claim_idx" ON "pipeline_steps" ("claim_token") WHERE "status" = 'running';
 -- A bridge completes at most once per intent and round: a second completion is refused by the database itself.
 CREATE UNIQUE INDEX "pipeline_steps_done_once" ON "pipeline_steps" ("intent_id", "round", "bridge") WHERE "status" = 'completed';
 
