@@ -178,7 +178,10 @@ export async function runPipeline(input: RunPipelineInput, actor: Actor, options
 /** An intent's pipeline runs, newest first, with their steps. */
 export async function listPipelineRuns(idInput: string, limit = 20): Promise<PipelineRun[]> {
   const id = parseInput(intentIdSchema, idInput, 'id').toLowerCase();
-  return selectRuns(db(), id, limit);
+  const runs = await selectRuns(db(), id, limit);
+  // No runs: say whether the intent exists at all (getIntent answers 404 when it does not).
+  if (runs.length === 0) await getIntent(id);
+  return runs;
 }
 
 /**

@@ -12,7 +12,7 @@ import { DOORS } from './routes';
 const READS = ['intents.read', 'locks.read', 'contention.read', 'replay.read'];
 const MAY: Record<Role, (permission: string) => boolean> = {
   viewer: (p) => READS.includes(p),
-  operator: (p) => [...READS, 'intents.create', 'intents.status', 'intents.bulk'].includes(p),
+  operator: (p) => [...READS, 'intents.create', 'intents.status', 'intents.bulk', 'pipeline.run'].includes(p),
   reviewer: (p) => [...READS, 'intents.correct'].includes(p),
   oncall: (p) => READS.includes(p),
   admin: (p) => READS.includes(p),

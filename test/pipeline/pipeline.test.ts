@@ -252,7 +252,7 @@ describe('refusals', () => {
 });
 
 describe('POST /api/intents/:id/pipeline', () => {
-  const post = (id: string, body?: unknown) => api.pipeline(id, body);
+  const post = (id: string, body: unknown = {}) => api.pipeline(id, body);
 
   it('200 with the intent and the run; 409, 400 and 423 in the envelope', async () => {
     const intent = await makeIntent('RECEIVED');

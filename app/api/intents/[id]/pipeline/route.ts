@@ -9,9 +9,7 @@ export const dynamic = 'force-dynamic';
 /** Runs the BridgeSet on the intent: 200 `{ intent, run }`, 423 `lock_timeout` while another execution holds it. */
 export const POST = handler(async (request, { params }: { params: Promise<{ id: string }> }) => {
   const actor = await requestActor(request, 'pipeline.run');
-  // The body is optional: no body runs in the default mode (FAILFAST).
-  const hasBody = (await request.clone().text()).trim() !== '';
-  const body = parseInput(runPipelineSchema, hasBody ? await readJsonBody(request) : {});
+  const body = parseInput(runPipelineSchema, await readJsonBody(request));
   const result = await runPipeline({ ...body, id: (await params).id }, actor, { door: 'api' });
   return NextResponse.json(result);
 });
