@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from 'prom-client';
 import { db } from '@/lib/db/client';
 import { LOCK_WAIT_BOUNDS_MS } from '@/lib/intents/outcomes';
+import { readWorkerMetrics, registerWorkerMetrics, type WorkerMetrics } from '@/lib/workers/metrics';
 import { selectActiveLocks, selectDeadlockTotals, selectLockWaitTotals, selectOutcomeTotals, type LockWaitTotal, type OutcomeTotal } from './queries';
 
 /**
@@ -32,6 +33,8 @@ export type PersistedMetrics = {
   lockWaits: LockWaitTotal[];
   deadlocks: { detections: number; retries: number };
   activeLocks: { lockType: string; n: number }[];
+  /** Claims, completions, failures, rescues and queue depth of the workers (lib/workers/metrics.ts). */
+  workers?: WorkerMetrics;
 };
 
 /** One consistent read of everything, under short timeouts: a struggling database must not pile up scrapes. */
@@ -44,6 +47,7 @@ export async function readPersistedMetrics(): Promise<PersistedMetrics> {
         lockWaits: await selectLockWaitTotals(tx),
         deadlocks: await selectDeadlockTotals(tx),
         activeLocks: await selectActiveLocks(tx),
+        workers: await readWorkerMetrics(tx),
       };
     },
     { isolationLevel: 'RepeatableRead', maxWait: 3000, timeout: 10_000 },
@@ -107,6 +111,8 @@ export function persistedRegistry(data: PersistedMetrics): Registry {
 
   const outcomes = new Counter({ name: 'bridge_outcomes_total', help: 'Every persisted outcome of every operation (success, already_applied, version_conflict, retry, lock_timeout, deadlock_*, retries_exhausted, …)', labelNames: ['operation', 'outcome'], registers });
   for (const o of data.outcomes) outcomes.inc({ operation: o.operation, outcome: o.outcome }, o.n);
+
+  if (data.workers) registerWorkerMetrics(registry, data.workers);
 
   new Gauge({ name: 'bridge_metrics_database_up', help: '1 when the persisted metrics could be read from Postgres on this scrape', registers }).set(1);
   return registry;

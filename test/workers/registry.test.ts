@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { GET as metricsRoute } from '@/app/api/metrics/route';
 import { GET as workersRoute } from '@/app/api/workers/route';
 import { db } from '@/lib/db/client';
 import { createIntent } from '@/lib/intents/commands';
@@ -42,6 +43,13 @@ describe('GET /api/workers', () => {
     expect(body.queue).toMatchObject({ ready: 0, scheduled: 0, running: 0, failed: 0, completed: 3 });
     await until('the counts flushed', async () => (await getWorkers()).body.totals.completed === 3);
     expect((await getWorkers()).body.totals).toMatchObject({ claimed: 3, completed: 3 });
+    // The same counts on /api/metrics, with the queue depth and the stale-claims gauge the alert watches.
+    const metrics = await (await metricsRoute(new Request('http://localhost/api/metrics'), undefined as never)).text();
+    expect(metrics).toMatch(/^bridge_worker_claims_total 3$/m);
+    expect(metrics).toMatch(/^bridge_worker_completions_total 3$/m);
+    expect(metrics).toMatch(/^bridge_worker_queue_depth\{state="completed"\} 3$/m);
+    expect(metrics).toMatch(/^bridge_worker_stale_claims 0$/m);
+    expect(metrics).toMatch(/^bridge_workers\{state="running"\} 1$/m);
     await worker.stop();
     expect((await getWorkers()).body.workers[0].state).toBe('stopped');
     expect((await getWorkers('')).status).toBe(401);
