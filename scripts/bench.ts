@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --rounds 3] [--json <file>] [--check] [--scenario <name> …] [--no-compare-strategies]`
+ * `npm run bench [-- --rounds 3] [--json <file>] [--check] [--scenario <name> …] [--no-compare-strategies] [--no-workers]`
  *
  * The project's benchmark (brief §7): every replay scenario at full size against a throw-away embedded PostgreSQL
  * it starts itself (or BENCH_DATABASE_URL / DATABASE_URL when given), with the raw-SQL baseline (plain pg, the
@@ -12,6 +12,7 @@
 import { writeFileSync } from 'node:fs';
 import { loadavg, userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
+import { benchWorkers, formatWorkersBench, type WorkersBenchResult } from './bench-workers';
 import { scriptDatabase } from './replay-db';
 import type { ScenarioResult } from '../lib/replay/types';
 
@@ -85,11 +86,12 @@ async function main(): Promise<number> {
       check: { type: 'boolean', default: false },
       scenario: { type: 'string', multiple: true },
       'compare-strategies': { type: 'boolean', default: true },
+      workers: { type: 'boolean', default: true },
     },
   });
   const rounds = Number(values.rounds);
   if (!Number.isInteger(rounds) || rounds < 1 || rounds > 20) throw new Error('--rounds must be an integer from 1 to 20');
-  const { embedded } = await scriptDatabase(process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL, say);
+  const { embedded, url } = await scriptDatabase(process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL, say);
   const { runReplay } = await import('../lib/replay/runner');
   const { formatRun, formatSettings } = await import('../lib/replay/report');
   const { flushOutcomes } = await import('../lib/intents/outcomes');
@@ -135,7 +137,14 @@ async function main(): Promise<number> {
       console.log(`Run 2, the correction strategy not configured (reevaluate ${comparedStrategy}):`);
       console.log(formatRun(compared));
     }
-    if (values.json) writeFileSync(values.json, JSON.stringify({ run, strategyComparison: compared }, null, 2) + '\n');
+    // The workers' row (scripts/bench-workers.ts): 4 worker processes over 10,000 intents beside the bare claim/finish SQL.
+    let workers: WorkersBenchResult | null = null;
+    if (values.workers) {
+      workers = await benchWorkers(url, say);
+      console.log('');
+      for (const line of formatWorkersBench(workers)) console.log(line);
+    }
+    if (values.json) writeFileSync(values.json, JSON.stringify({ run, strategyComparison: compared, workers }, null, 2) + '\n');
     if (run.status !== 'finished') return 2;
     return values.check && run.verdict !== 'pass' ? 1 : 0;
   } finally {

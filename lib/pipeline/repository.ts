@@ -2,6 +2,7 @@ import { Prisma } from '@/generated/prisma/client';
 import type { Tx } from '@/lib/db/client';
 import type { JsonObject, JsonValue } from '@/lib/intents/json';
 import type { IntentStatus } from '@/lib/intents/state-machine';
+import type { Intent } from '@/lib/intents/types';
 import type { PipelineDoor, PipelineMode, PipelineRun, RunStatus, StepStatus } from './types';
 
 /**
@@ -148,13 +149,13 @@ export async function finishStep(
   return rows[0]?.finishedAt ?? null;
 }
 
-/** Closes a run with its status (audited). False: the claim is lost (the rescuer marks such runs abandoned). */
+/** Closes a run with its status (audited) and returns the intent as the run leaves it. Null: the claim is lost. */
 export async function finishRun(
   client: Tx,
   args: { intentId: string; runId: string; status: Exclude<RunStatus, 'running' | 'abandoned'>; error: string | null; actor: string; claimToken: string | null },
-): Promise<Date | null> {
+): Promise<{ finishedAt: Date; intent: Intent } | null> {
   const { intentId: id, claimToken: token } = args;
-  const rows = await client.$queryRaw<{ finishedAt: Date }[]>`
+  const rows = await client.$queryRaw<(Omit<Intent, 'createdAt' | 'updatedAt'> & { createdAt: Date; updatedAt: Date; finishedAt: Date })[]>`
     WITH ${claimHeld(id, token)},
     run AS (
       UPDATE pipeline_runs SET status = ${args.status}, finished_at = now(), error = ${args.error}
@@ -166,8 +167,13 @@ export async function finishRun(
              jsonb_strip_nulls(jsonb_build_object('runId', ${args.runId}::text, 'status', ${args.status}::text, 'error', ${args.error}::text))
       FROM run
     )
-    SELECT finished_at AS "finishedAt" FROM run`;
-  return rows[0]?.finishedAt ?? null;
+    SELECT r.finished_at AS "finishedAt", i.id::text AS id, i.status::text AS status, i.payload, i.source, i.version, i.is_replay AS "isReplay",
+           i.created_at AS "createdAt", i.updated_at AS "updatedAt"
+    FROM run r, intents i WHERE i.id = ${id}::uuid`;
+  const row = rows[0];
+  if (!row) return null;
+  const { finishedAt, createdAt, updatedAt, ...intent } = row;
+  return { finishedAt, intent: { ...intent, createdAt: createdAt.toISOString(), updatedAt: updatedAt.toISOString() } };
 }
 
 type RunRow = Omit<PipelineRun, 'startedAt' | 'finishedAt' | 'steps' | 'error'> & {

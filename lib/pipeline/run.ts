@@ -53,7 +53,7 @@ export async function runPipeline(input: RunPipelineInput, actor: Actor, options
   const failIntent = options.failIntentOnFailure ?? true;
   const signal = options.signal ?? new AbortController().signal;
 
-  const run = await withPipelineLock(id, async () => {
+  return withPipelineLock(id, async () => {
     const started = await startRun(db(), { intentId: id, mode, door, actor: actor.name, claimToken: token });
     if (!started.claimHeld) throw new LostClaimError(`The claim on intent ${id} is no longer held; the run did not start.`, { intentId: id });
     if (started.intentStatus === null) throw new NotFoundError(`Intent ${id}`, { id });
@@ -154,10 +154,10 @@ export async function runPipeline(input: RunPipelineInput, actor: Actor, options
     }
 
     const runError = failures.length ? failures.join('; ') : null;
-    const finishedAt = await finishRun(db(), { intentId: id, runId, status, error: runError, actor: actor.name, claimToken: token });
-    if (!finishedAt) throw new LostClaimError(`The claim on intent ${id} was lost before its run could be closed.`, { intentId: id });
+    const finished = await finishRun(db(), { intentId: id, runId, status, error: runError, actor: actor.name, claimToken: token });
+    if (!finished) throw new LostClaimError(`The claim on intent ${id} was lost before its run could be closed.`, { intentId: id });
     announceCommitted();
-    return {
+    const run: PipelineRun = {
       id: runId,
       intentId: id,
       round,
@@ -166,13 +166,12 @@ export async function runPipeline(input: RunPipelineInput, actor: Actor, options
       door,
       actor: actor.name,
       startedAt: started.startedAt!.toISOString(),
-      finishedAt: finishedAt.toISOString(),
+      finishedAt: finished.finishedAt.toISOString(),
       ...(runError ? { error: runError } : {}),
       steps,
-    } satisfies PipelineRun;
+    };
+    return { intent: finished.intent, run };
   });
-  const { corrections: _corrections, ...intent } = await getIntent(id);
-  return { intent, run };
 }
 
 /** An intent's pipeline runs, newest first, with their steps. */
