@@ -207,6 +207,13 @@ describe('retries, the maximum, terminal intents', () => {
     expect((await work(b)).state).toBe('failed');
   });
 
+  it('an intent an operator moved on from RECEIVED before any worker took it is not claimed (its row is cancelled)', async () => {
+    const [id] = await newIntents(1);
+    await updateIntentStatus({ id, status: 'NORMALIZED' }, tester);
+    expect(await work(id)).toMatchObject({ state: 'cancelled' });
+    expect(await claimDueIntents(db(), claimArgs('w1'))).toEqual([]);
+  });
+
   it('an operator’s retry of a FAILED intent queues its next round', async () => {
     const [id] = await newIntents(1);
     await updateIntentStatus({ id, status: 'FAILED' }, tester);

@@ -126,7 +126,9 @@ CREATE UNIQUE INDEX "pipeline_steps_done_once" ON "pipeline_steps" ("intent_id",
 
 -- The queue is fed by the intents themselves: a new RECEIVED intent is queued; an operator's retry (FAILED →
 -- RECEIVED) queues the next round; an intent that reaches COMPLETED or FAILED by any door settles its waiting row
--- (a running row is settled by its worker, whose claim it is). Replay data never enters the queue.
+-- (a running row is settled by its worker, whose claim it is); an intent moved on from RECEIVED by someone else
+-- before any worker took it is theirs now, and its waiting row is cancelled (a retryable row stays: the pipeline
+-- resumes from wherever the intent is). Replay data never enters the queue.
 CREATE FUNCTION "intent_work_enqueue"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO intent_work (intent_id) VALUES (NEW.id) ON CONFLICT (intent_id) DO NOTHING;
@@ -140,9 +142,12 @@ BEGIN
     ON CONFLICT (intent_id) DO UPDATE
       SET state = 'available', round = intent_work.round + 1, attempt = 0, run_after = now(), claimed_by = NULL,
           claimed_at = NULL, heartbeat_at = NULL, lease_until = NULL, last_error = NULL, finished_at = NULL;
-  ELSE
+  ELSIF NEW.status IN ('COMPLETED', 'FAILED') THEN
     UPDATE intent_work SET state = CASE WHEN NEW.status = 'COMPLETED' THEN 'completed' ELSE 'failed' END, finished_at = now()
     WHERE intent_id = NEW.id AND state IN ('available', 'retryable', 'cancelled');
+  ELSE
+    UPDATE intent_work SET state = 'cancelled', finished_at = now(), last_error = 'moved on from RECEIVED outside the pipeline before a worker took it'
+    WHERE intent_id = NEW.id AND state = 'available';
   END IF;
   RETURN NULL;
 END $$;
@@ -151,7 +156,7 @@ CREATE TRIGGER "intents_enqueue_work" AFTER INSERT ON "intents"
   FOR EACH ROW WHEN (NEW.status = 'RECEIVED' AND NOT NEW.is_replay) EXECUTE FUNCTION "intent_work_enqueue"();
 
 CREATE TRIGGER "intents_work_follows_status" AFTER UPDATE OF "status" ON "intents"
-  FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status AND NEW.status IN ('RECEIVED', 'COMPLETED', 'FAILED') AND NOT NEW.is_replay)
+  FOR EACH ROW WHEN (OLD.status IS DISTINCT FROM NEW.status AND (NEW.status IN ('RECEIVED', 'COMPLETED', 'FAILED') OR OLD.status = 'RECEIVED') AND NOT NEW.is_replay)
   EXECUTE FUNCTION "intent_work_follow_status"();
 
 -- Intents already waiting when this arrives are queued too.
