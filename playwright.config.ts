@@ -36,5 +36,10 @@ export default defineConfig({
     viewport: { width: 1440, height: 900 },
     launchOptions: chromiumPath ? { executablePath: chromiumPath } : {},
   },
-  projects: [{ name: 'chromium', use: { ...devices['Desktop Chrome'], viewport: { width: 1440, height: 900 } } }],
+  projects: [
+    { name: 'chromium', testIgnore: /soak\.spec\.ts$/, use: { ...devices['Desktop Chrome'], viewport: { width: 1440, height: 900 } } },
+    // The soak measures the server's handles and memory against a baseline: it runs alone, after everything else
+    // (`npx playwright test e2e/soak.spec.ts --no-deps` runs it by itself; SOAK_SECONDS sets its length).
+    { name: 'soak', testMatch: /soak\.spec\.ts$/, dependencies: ['chromium'] },
+  ],
 });

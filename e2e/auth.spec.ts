@@ -84,6 +84,49 @@ test('sign-in only redirects within the console', async ({ page, baseURL }) => {
   expect(new URL(page.url()).origin).toBe(new URL(baseURL!).origin);
 });
 
+// Written as they would arrive in a link: already percent-encoded where an attacker would encode them.
+const HOSTILE_NEXT = [
+  '%2F%09%2Fevil.example',
+  '%2F%0A%2Fevil.example',
+  '%2F%0D%0A%2Fevil.example',
+  '%2F%5Cevil.example',
+  '%5C%5Cevil.example',
+  '%2F%2Fevil.example',
+  '%2F%252F%252Fevil.example',
+  'https%3A%2F%2Fevil.example',
+  '%2F%E2%80%A8%2Fevil.example',
+  '%20%2F%2Fevil.example',
+  'javascript%3Aalert(1)',
+  '%2F%00%2Fevil.example',
+];
+
+test('sign-in with hostile next values never leaves the console, signing in or already signed in', async ({ page, baseURL }) => {
+  const origin = new URL(baseURL!).origin;
+  const left: string[] = [];
+  page.on('request', (request) => {
+    const url = new URL(request.url());
+    if (url.origin !== origin && url.protocol !== 'data:' && url.protocol !== 'blob:') left.push(request.url());
+  });
+  page.on('framenavigated', (frame) => {
+    if (frame === page.mainFrame() && new URL(frame.url()).origin !== origin) left.push(frame.url());
+  });
+  const user = await createE2eUser(['viewer']);
+  for (const [i, next] of HOSTILE_NEXT.entries()) {
+    await page.context().clearCookies();
+    await page.goto(`/sign-in?next=${next}`);
+    await page.getByLabel('Username').fill(user.username);
+    await page.getByLabel('Password').fill(user.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect(page).not.toHaveURL(/\/sign-in/);
+    expect(new URL(page.url()).origin, `after signing in with next=${next}`).toBe(origin);
+    // Signed in, the sign-in page redirects at once: the same rule applies there.
+    await page.goto(`/sign-in?next=${HOSTILE_NEXT[(i + 1) % HOSTILE_NEXT.length]}`);
+    await page.waitForLoadState('load');
+    expect(new URL(page.url()).origin).toBe(origin);
+  }
+  expect(left).toEqual([]);
+});
+
 test('creating a user: the username rule is stated beside the field, and no roles or a bad name are refused in words', async ({ page }) => {
   await signInAs(page, ['admin'], '/admin/users');
   const form = page.getByTestId('create-user');

@@ -6,23 +6,28 @@ import { z } from 'zod';
  * and every replay run records them.
  */
 const intFrom = (def: number, min: number, max: number) => z.coerce.number().int().min(min).max(max).default(def);
-const strategy = (def: 'pessimistic' | 'optimistic') => z.enum(['pessimistic', 'optimistic']).default(def);
+export const LOCK_STRATEGIES = ['pessimistic', 'optimistic', 'adaptive'] as const;
+const strategy = (def: LockStrategy) => z.enum(LOCK_STRATEGIES).default(def);
 
 export const envSchema = z.object({
   DATABASE_URL: z.string().url().optional(),
+  /** The database itself, not a pooler: LISTEN (the live feed) needs it behind PgBouncer in transaction mode (docs/DEPLOY.md). */
+  DATABASE_DIRECT_URL: z.string().url().optional(),
   PORT: intFrom(3000, 1, 65535),
-  /** Which environment this console serves; shown as a badge, and production disables the replay. */
+  /**
+   * Which environment this console serves; shown as a badge, and production disables the replay. Unset, it is
+   * development only on the embedded database: with DATABASE_URL it is production (see `defaultEnvironment`).
+   */
   BRIDGE_ENV: z.enum(['development', 'staging', 'production']).default('development'),
   DB_POOL_SIZE: intFrom(10, 1, 200),
   /** Server-side prepared statements for the engine's queries (lib/db/client.ts); false behind PgBouncer < 1.21 in transaction mode. */
   DB_PREPARED_STATEMENTS: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
   LOCK_TIMEOUT_MS: intFrom(5000, 1, 600_000),
   LOCK_STRATEGY_UPDATE_STATUS: strategy('pessimistic'),
-  LOCK_STRATEGY_REEVALUATE: strategy('optimistic'),
-  /** Pessimistic status updates (no idempotency key, no NOWAIT) as one statement instead of a five-step transaction (lib/intents/repository.ts). */
-  STATUS_UPDATE_ONE_STATEMENT: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
-  /** Locked corrections (pessimistic strategy or fallback, no idempotency key) as one call of a database function instead of an interactive transaction (lib/intents/repository.ts correctLocked). */
-  CORRECTION_ONE_STATEMENT: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+  /** adaptive: no row lock while the intent is uncontended, the row lock at once once it is (docs/LOCKING.md). */
+  LOCK_STRATEGY_REEVALUATE: strategy('adaptive'),
+  /** How long a version conflict marks an intent as contended for the adaptive strategy (every instance reads it from Postgres). */
+  CONTENTION_MEMORY_MS: intFrom(30_000, 0, 24 * 3_600_000),
   RETRY_MAX_ATTEMPTS: intFrom(3, 1, 20),
   RETRY_BASE_MS: intFrom(100, 0, 60_000),
   RETRY_FACTOR: z.coerce.number().min(1).max(10).default(2),
@@ -43,11 +48,13 @@ export const envSchema = z.object({
   /** Idle lifetime of a console session; each use slides it forward, up to SESSION_MAX_HOURS after sign-in. */
   SESSION_TTL_HOURS: intFrom(8, 1, 24 * 30),
   SESSION_MAX_HOURS: intFrom(72, 1, 24 * 90),
-  /** Failed sign-ins within the window before refusing: per username from one address, per username from all, per address. */
+  /** Failed sign-ins within the window before delays start (per username from one address, per username from all), and the ceiling per known address (lib/auth/rate-limit.ts). */
   SIGNIN_MAX_FAILURES: intFrom(5, 1, 1000),
   SIGNIN_MAX_FAILURES_PER_USER: intFrom(50, 1, 100_000),
   SIGNIN_MAX_FAILURES_PER_IP: intFrom(50, 1, 100_000),
   SIGNIN_WINDOW_MINUTES: intFrom(15, 1, 24 * 60),
+  /** The longest a throttled sign-in waits after the last failure (the delay doubles from 1 s up to this). */
+  SIGNIN_MAX_DELAY_SECONDS: intFrom(30, 1, 3600),
   /** Behind a reverse proxy that sets X-Forwarded-For / X-Forwarded-Host: trust them (else they are client-controlled). */
   TRUST_PROXY: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
   /** Extra origins (comma-separated, e.g. https://console.example.com) allowed to send cookie-authenticated writes. */
@@ -82,9 +89,26 @@ export type Env = z.infer<typeof envSchema>;
 
 let cached: Env | undefined;
 
+/**
+ * A console pointed at a real database (DATABASE_URL) without a BRIDGE_ENV is not assumed to be someone's laptop:
+ * it runs as production (Secure cookies, replay off) until told otherwise.
+ */
+function defaultEnvironment(source: NodeJS.ProcessEnv): 'development' | 'production' {
+  return source.DATABASE_URL ? 'production' : 'development';
+}
+
+/** What start-up should say about the environment when it was chosen by default rather than set. */
+export function environmentNote(source: NodeJS.ProcessEnv = process.env): string | null {
+  if (source.BRIDGE_ENV) return null;
+  return defaultEnvironment(source) === 'production'
+    ? 'BRIDGE_ENV is not set and DATABASE_URL is: running as production (Secure cookies, replay off). Set BRIDGE_ENV=development or staging to change that.'
+    : 'BRIDGE_ENV is not set: development on the embedded database (plain-HTTP cookies, replay on).';
+}
+
 export function env(): Env {
   if (!cached) {
-    const parsed = envSchema.safeParse(process.env);
+    const source = process.env.BRIDGE_ENV ? process.env : { ...process.env, BRIDGE_ENV: defaultEnvironment(process.env) };
+    const parsed = envSchema.safeParse(source);
     if (!parsed.success) {
       const problems = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n');
       throw new Error(`Invalid configuration:\n${problems}`);
@@ -102,7 +126,11 @@ export type RetryPolicy = {
   maxDelayMs: number;
 };
 
-export type LockStrategy = 'pessimistic' | 'optimistic';
+/**
+ * pessimistic: the row lock first; optimistic: version-checked writes with backoff, then the lock; adaptive:
+ * version-checked while the intent is uncontended, the row lock at once once it is (docs/LOCKING.md).
+ */
+export type LockStrategy = 'pessimistic' | 'optimistic' | 'adaptive';
 
 /** The concurrency settings in force, as the console and replay runs show them. */
 export function concurrencySettings() {
@@ -125,8 +153,7 @@ export function concurrencySettings() {
       audit_log: 'none' as const,
     },
     retry,
-    statusUpdateInOneStatement: e.STATUS_UPDATE_ONE_STATEMENT,
-    correctionInOneStatement: e.CORRECTION_ONE_STATEMENT,
+    contentionMemoryMs: e.CONTENTION_MEMORY_MS,
     deadlockMaxAttempts: e.DEADLOCK_MAX_ATTEMPTS,
     idempotencyTtlHours: e.IDEMPOTENCY_TTL_HOURS,
     poolSize: e.DB_POOL_SIZE,

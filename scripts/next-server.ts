@@ -3,12 +3,14 @@ import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, st
 import { dirname, join, resolve } from 'node:path';
 
 /**
- * A production build and a `next start` for harnesses (browser tests, the page-speed measurement): build when the
+ * A production build and its server (scripts/serve.ts: `next start`'s handler behind the console's front door) for harnesses (browser tests, the page-speed measurement): build when the
  * build is missing or older than a source (the same rule as `npm start`), serve on a given port with a given
  * database, wait for /api/health, stop with SIGTERM (the console flushes its counts on it).
  */
 export const root = resolve(import.meta.dirname, '..');
 const nextBin = join(root, 'node_modules', 'next', 'dist', 'bin', 'next');
+/** The console's server (Next behind the front door, scripts/serve.ts), run through tsx like the other scripts. */
+export const serverArgs = ['--import', 'tsx', join(root, 'scripts', 'serve.ts')];
 
 function newestMtime(path: string): number {
   if (!existsSync(path)) return 0;
@@ -36,19 +38,26 @@ export function ensureBuild(say: (line: string) => void, skip = false): void {
   if (build.status !== 0) throw new Error('next build failed');
 }
 
-export type NextServer = { url: string; logFile: string; stop: () => Promise<void> };
+export type NextServer = {
+  url: string;
+  logFile: string;
+  stop: () => Promise<void>;
+  /** SIGKILL: the process goes without flushing anything (the chaos run's crash). Resolves once it is gone. */
+  kill: () => Promise<void>;
+};
 
 export async function startNext(options: { port: number; databaseUrl: string; logFile: string; env?: Record<string, string> }): Promise<NextServer> {
   const url = `http://127.0.0.1:${options.port}`;
   mkdirSync(dirname(options.logFile), { recursive: true });
   const log = createWriteStream(options.logFile);
-  const server: ChildProcess = spawn(process.execPath, [nextBin, 'start', '-p', String(options.port), '-H', '127.0.0.1'], {
+  const server: ChildProcess = spawn(process.execPath, serverArgs, {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {
       ...process.env,
       DATABASE_URL: options.databaseUrl,
       PORT: String(options.port),
+      HOST: '127.0.0.1',
       NODE_ENV: 'production',
       NEXT_TELEMETRY_DISABLED: '1',
       ...options.env,
@@ -69,10 +78,18 @@ export async function startNext(options: { port: number; databaseUrl: string; lo
     });
   };
 
+  const kill = (): Promise<void> => {
+    if (server.exitCode !== null || server.signalCode !== null) return Promise.resolve();
+    return new Promise((done) => {
+      server.once('exit', () => done());
+      server.kill('SIGKILL');
+    });
+  };
+
   const deadline = Date.now() + 90_000;
   while (Date.now() < deadline && server.exitCode === null) {
     try {
-      if ((await fetch(`${url}/api/health`)).ok) return { url, logFile: options.logFile, stop };
+      if ((await fetch(`${url}/api/health`)).ok) return { url, logFile: options.logFile, stop, kill };
     } catch {
       // not listening yet
     }
@@ -80,5 +97,5 @@ export async function startNext(options: { port: number; databaseUrl: string; lo
   }
   await stop();
   const tail = existsSync(options.logFile) ? readFileSync(options.logFile, 'utf8').split('\n').slice(-40).join('\n') : '';
-  throw new Error(`next start did not become healthy at ${url} (exit code ${server.exitCode}). Its last output:\n${tail}`);
+  throw new Error(`the console server did not become healthy at ${url} (exit code ${server.exitCode}). Its last output:\n${tail}`);
 }

@@ -34,14 +34,15 @@ async function main(): Promise<number> {
   const targets = values.targets ? JSON.parse(readFileSync(values.targets, 'utf8')) : undefined;
 
   const { embedded } = await scriptDatabase(process.env.DATABASE_URL, say);
-  const { runReplay, runWithComparison } = await import('../lib/replay/runner');
+  const { runReplay, runWithComparison, startReplaySchema } = await import('../lib/replay/runner');
+  const { parseInput } = await import('../lib/shared/validation');
   const { formatRun } = await import('../lib/replay/report');
   const { flushOutcomes } = await import('../lib/intents/outcomes');
   const { disconnectDb } = await import('../lib/db/client');
   const { DomainError } = await import('../lib/intents/errors');
   try {
     let last = '';
-    const run = await runReplay({ scenarios: scenarios as never, size: values.size as never, targets }, 'cli', { name: `cli:${userInfo().username}` }, {
+    const run = await runReplay(parseInput(startReplaySchema, { scenarios, size: values.size, targets }), 'cli', { name: `cli:${userInfo().username}` }, {
       environment: embedded ? 'development' : undefined,
       onProgress: (p) => {
         const line = `${p.done}/${p.total} ${p.current ?? ''} ${Math.round(p.fraction * 100)} % ${p.note}`;

@@ -2,7 +2,9 @@
  * `npm start`: the whole console with one command.
  * - No DATABASE_URL: starts an embedded PostgreSQL (data kept in .data/postgres across runs), migrates, seeds demo
  *   data on first run. With DATABASE_URL: uses that database (migrates; seeds only with SEED_DEMO_DATA=true).
- * - Builds the app when there is no build or the sources are newer, then serves it with `next start` on PORT.
+ * - Builds the app when there is no build or the sources are newer, then serves it (scripts/serve.ts: Next behind the
+ *   console's front door) on PORT, bound to 127.0.0.1 unless HOST says otherwise (with a warning when it is exposed).
+ * - With DATABASE_URL and no BRIDGE_ENV the console does not assume development (lib/env.ts) and says so.
  * - Ctrl-C stops the server and the embedded database cleanly.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -10,10 +12,12 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startEmbeddedPostgres, type EmbeddedDb } from '../lib/db/embedded';
 import { migrate } from '../lib/db/migrate';
+import { serverArgs } from './next-server';
 
 const root = resolve(import.meta.dirname, '..');
 const nextBin = join(root, 'node_modules', 'next', 'dist', 'bin', 'next');
 const say = (line: string) => console.log(`[bridge] ${line}`);
+const isLoopback = (host: string) => host === 'localhost' || host === '::1' || /^127\./.test(host);
 
 function newestMtime(path: string): number {
   if (!existsSync(path)) return 0;
@@ -47,8 +51,10 @@ async function waitForHealth(url: string, child: ChildProcess): Promise<void> {
 }
 
 async function main() {
-  const { env } = await import('../lib/env');
+  const { env, environmentNote } = await import('../lib/env');
   const config = env();
+  const note = environmentNote();
+  if (note) say(note);
   let embedded: EmbeddedDb | undefined;
   let databaseUrl = config.DATABASE_URL;
   let seedAllowed = process.env.SEED_DEMO_DATA === 'true';
@@ -117,12 +123,16 @@ async function main() {
     }
 
     const port = String(config.PORT);
-    const url = `http://localhost:${port}`;
-    // Node runs Next directly (no npx shell in between), so the signal we send reaches the server itself.
-    server = spawn(process.execPath, [nextBin, 'start', '-p', port, '-H', process.env.HOST ?? '0.0.0.0'], {
+    const host = process.env.HOST || '127.0.0.1';
+    const url = `http://${isLoopback(host) ? 'localhost' : host.includes(':') ? `[${host}]` : host}:${port}`;
+    if (!isLoopback(host)) {
+      say(`WARNING: HOST=${host} exposes the console beyond this machine. Put it behind TLS (BRIDGE_ENV=production gives Secure cookies), and set TRUST_PROXY only behind a proxy that sets X-Forwarded-For.`);
+    }
+    // Node runs the server directly (no npx shell in between), so the signal we send reaches the server itself.
+    server = spawn(process.execPath, serverArgs, {
       cwd: root,
       stdio: ['ignore', 'inherit', 'inherit'],
-      env: { ...process.env, DATABASE_URL: databaseUrl, NEXT_TELEMETRY_DISABLED: '1' },
+      env: { ...process.env, DATABASE_URL: databaseUrl, BRIDGE_ENV: config.BRIDGE_ENV, PORT: port, HOST: host, NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1' },
     });
     server.on('exit', (code) => {
       if (!stopping) {

@@ -1,41 +1,37 @@
 'use server';
 
-import { z } from 'zod';
 import { actionActor } from '@/lib/http/action-actor';
+import { actionInput } from '@/lib/http/action-input';
+import { asDomainError } from '@/lib/http/respond';
 import type { ActionResult } from '@/lib/console/action-result';
 import { getChangesSince } from '@/lib/intents/changes-since';
 import { bulkUpdateStatus, reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
-import { DomainError, VersionConflictError } from '@/lib/intents/errors';
+import { VersionConflictError } from '@/lib/intents/errors';
+import { bulkStatusSchema, reevaluateInputSchema, updateStatusInputSchema } from '@/lib/intents/schemas';
 import type { BulkStatusResult, ReevaluateResult, UpdateStatusResult } from '@/lib/intents/types';
 
 /**
  * The console's doors into the intent engine: the same domain functions as the JSON API (lib/intents/commands),
- * with the signed-in user as the actor. The domain validates every field (Zod); these only check the envelope is
- * an object, and turn errors into results the page shows.
+ * with the signed-in user as the actor. Each validates its input once with the domain's schema (actionInput) and
+ * turns errors into results the page shows.
  */
-const objectInput = z.record(z.string(), z.unknown(), { error: 'must be an object' });
 
 async function run<T>(what: string, fn: () => Promise<T>): Promise<ActionResult<T>> {
   try {
     return { ok: true, data: await fn() };
   } catch (err) {
-    if (err instanceof DomainError) return { ok: false, error: err.toBody() };
+    const known = asDomainError(err);
+    if (known) return { ok: false, error: known.toBody() };
     console.error(`[actions] ${what} failed unexpectedly:`, err);
     return { ok: false, error: { code: 'internal_error', message: 'The server failed to handle this request; nothing was applied by it. Try again, and report it if it persists.' } };
   }
-}
-
-function envelope(input: unknown) {
-  const parsed = objectInput.safeParse(input);
-  return parsed.success ? parsed.data : {};
 }
 
 /** One intent to a new status, at the version the operator was looking at. */
 export async function changeIntentStatusAction(input: unknown): Promise<ActionResult<UpdateStatusResult>> {
   return run('status change', async () => {
     const actor = await actionActor('intents.status');
-    const { id, status, expectedVersion, idempotencyKey } = envelope(input);
-    return updateIntentStatus({ id, status, expectedVersion, idempotencyKey } as never, actor);
+    return updateIntentStatus(actionInput(updateStatusInputSchema, input), actor);
   });
 }
 
@@ -43,8 +39,7 @@ export async function changeIntentStatusAction(input: unknown): Promise<ActionRe
 export async function bulkChangeStatusAction(input: unknown): Promise<ActionResult<BulkStatusResult>> {
   return run('bulk status change', async () => {
     const actor = await actionActor('intents.bulk');
-    const { ids, status } = envelope(input);
-    return bulkUpdateStatus({ ids, status } as never, actor);
+    return bulkUpdateStatus(actionInput(bulkStatusSchema, input), actor);
   });
 }
 
@@ -55,8 +50,7 @@ export async function bulkChangeStatusAction(input: unknown): Promise<ActionResu
 export async function correctIntentAction(input: unknown): Promise<ActionResult<ReevaluateResult>> {
   const result = await run('correction', async () => {
     const actor = await actionActor('intents.correct');
-    const { id, diff, reason, source, metadata, expectedVersion, idempotencyKey } = envelope(input);
-    return reevaluateIntent({ id, diff, reason, source, metadata, expectedVersion, idempotencyKey } as never, actor);
+    return reevaluateIntent(actionInput(reevaluateInputSchema, input), actor);
   });
   if (result.ok || result.error.code !== 'version_conflict') return result;
   const details = result.error.details as VersionConflictError['details'] & { intentId: string; expectedVersion: number };

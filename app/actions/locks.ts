@@ -1,7 +1,8 @@
 'use server';
 
 import { requireActionActor } from '@/lib/auth/server';
-import { DomainError, ValidationError } from '@/lib/intents/errors';
+import { asDomainError } from '@/lib/http/respond';
+import { ValidationError } from '@/lib/intents/errors';
 import type { UnblockImpact } from '@/lib/locks/types';
 import { cancelBackend, recentCancelExists, terminateBackend, unblockImpact, type UnblockResult } from '@/lib/locks/unblock';
 
@@ -22,13 +23,14 @@ function failure(err: unknown, what: string): UnblockState {
   if (err instanceof ValidationError) {
     return { status: 'error', code: err.code, message: err.message, fieldErrors: Object.fromEntries(err.issues.map((i) => [i.field, i.message])) };
   }
-  if (err instanceof DomainError) return { status: 'error', code: err.code, message: err.message };
+  const known = asDomainError(err);
+  if (known) return { status: 'error', code: known.code, message: known.message };
   console.error(`[locks] ${what} failed unexpectedly:`, err);
   return { status: 'error', code: 'internal_error', message: 'Something went wrong on the server; check the Locks page before trying again.' };
 }
 
-const text = (form: FormData, name: string) => {
-  const value = form.get(name);
+const text = (form: unknown, name: string) => {
+  const value = form instanceof FormData ? form.get(name) : null;
   return typeof value === 'string' ? value : '';
 };
 
@@ -55,7 +57,7 @@ export type ImpactAnswer = { impact?: UnblockImpact; cancelTried?: boolean; erro
 export async function unblockImpactAction(pid: number): Promise<ImpactAnswer> {
   try {
     await requireActionActor('locks.cancel');
-    if (!Number.isInteger(pid) || pid <= 0) return { error: 'pid must be a positive whole number', code: 'invalid_request' };
+    if (!Number.isInteger(pid) || pid <= 0 || pid > 2_147_483_647) return { error: 'pid must be a backend pid (a positive whole number)', code: 'invalid_request' };
     const impact = await unblockImpact(pid);
     return { impact, cancelTried: await recentCancelExists(impact.pid, impact.backendStart) };
   } catch (err) {

@@ -1,10 +1,10 @@
 'use server';
 
-import { z } from 'zod';
 import type { ActionResult } from '@/lib/console/action-result';
 import { actionActor } from '@/lib/http/action-actor';
-import { DomainError } from '@/lib/intents/errors';
-import { cancelReplay, startReplayInBackground } from '@/lib/replay/runner';
+import { actionInput } from '@/lib/http/action-input';
+import { asDomainError } from '@/lib/http/respond';
+import { cancelReplay, startReplayInBackground, startReplaySchema } from '@/lib/replay/runner';
 import { summarizeRun, type RunSummary } from '@/lib/replay/summary';
 
 /**
@@ -12,13 +12,15 @@ import { summarizeRun, type RunSummary } from '@/lib/replay/summary';
  * guard in the domain (startReplay refuses in production whatever the page showed), and the run then executes in
  * the background of this server process while the page polls its row.
  */
-const objectInput = z.record(z.string(), z.unknown(), { error: 'must be an object' });
+/** What the page may choose: scenarios, size and strategies (sizes and targets are the CLI's). */
+const pageChoices = startReplaySchema.pick({ scenarios: true, size: true, strategies: true });
 
 async function run<T>(what: string, fn: () => Promise<T>): Promise<ActionResult<T>> {
   try {
     return { ok: true, data: await fn() };
   } catch (err) {
-    if (err instanceof DomainError) return { ok: false, error: err.toBody() };
+    const known = asDomainError(err);
+    if (known) return { ok: false, error: known.toBody() };
     console.error(`[replay] ${what} failed unexpectedly:`, err);
     return { ok: false, error: { code: 'internal_error', message: 'The server failed to handle this request. Try again, and report it if it persists.' } };
   }
@@ -28,9 +30,7 @@ async function run<T>(what: string, fn: () => Promise<T>): Promise<ActionResult<
 export async function startReplayAction(input: unknown): Promise<ActionResult<RunSummary>> {
   return run('starting a replay', async () => {
     const actor = await actionActor('replay.run');
-    const parsed = objectInput.safeParse(input);
-    const { scenarios, size, strategies } = parsed.success ? parsed.data : {};
-    return summarizeRun(await startReplayInBackground({ scenarios, size, strategies } as never, { name: actor.name }));
+    return summarizeRun(await startReplayInBackground(actionInput(pageChoices, input), { name: actor.name }));
   });
 }
 

@@ -1,7 +1,7 @@
 'use server';
 
 import { revalidatePath } from 'next/cache';
-import { failure, field, type FormState } from '@/lib/auth/form-state';
+import { failure, field, fieldList, type FormState } from '@/lib/auth/form-state';
 import { requireActionActor } from '@/lib/auth/server';
 import { createUser, resetUserPassword, setUserDisabled, setUserRoles, unlockSignIn } from '@/lib/auth/users';
 
@@ -10,7 +10,7 @@ import { createUser, resetUserPassword, setUserDisabled, setUserRoles, unlockSig
 export async function createUserAction(_prev: FormState, form: FormData): Promise<FormState> {
   try {
     const actor = await requireActionActor('users.manage');
-    const { user, oneTimePassword } = await createUser({ username: field(form, 'username'), roles: form.getAll('roles') }, actor);
+    const { user, oneTimePassword } = await createUser({ username: field(form, 'username'), roles: fieldList(form, 'roles') }, actor);
     revalidatePath('/admin/users');
     return { status: 'ok', message: `Created ${user.username}.`, reveal: { label: `One-time password for ${user.username} (shown only now; they choose their own at first sign-in)`, value: oneTimePassword } };
   } catch (err) {
@@ -21,7 +21,7 @@ export async function createUserAction(_prev: FormState, form: FormData): Promis
 export async function setRolesAction(_prev: FormState, form: FormData): Promise<FormState> {
   try {
     const actor = await requireActionActor('users.manage');
-    const user = await setUserRoles(field(form, 'userId'), form.getAll('roles'), actor);
+    const user = await setUserRoles(field(form, 'userId'), fieldList(form, 'roles'), actor);
     revalidatePath('/admin/users');
     return { status: 'ok', message: `${user.username}: roles saved.` };
   } catch (err) {

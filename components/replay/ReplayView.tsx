@@ -226,6 +226,7 @@ function StartPanel(props: ReplayViewProps & { running: { id: string; requestedB
               <option value="">as configured ({props.settings.strategies[flag]})</option>
               <option value="pessimistic">pessimistic, for this run</option>
               <option value="optimistic">optimistic, for this run</option>
+              <option value="adaptive">adaptive, for this run</option>
             </select>
           </label>
         ))}
@@ -283,8 +284,10 @@ function FlagsPanel({ settings, targets, targetsProblem }: { settings: Concurren
           <FlagRow name="retries (version conflicts)" value={`${retry.maxAttempts} tries, ${retry.baseMs} ms × ${retry.factor}^n ± ${retry.jitterMs} ms, max ${retry.maxDelayMs} ms`} />
           <FlagRow name="deadlock attempts" value={String(settings.deadlockMaxAttempts)} />
           <FlagRow name="database pool" value={`${settings.poolSize} connections`} />
-          <FlagRow name="plain status update" value={settings.statusUpdateInOneStatement ? 'one statement' : 'five-step transaction'} />
-          <FlagRow name="locked correction" value={settings.correctionInOneStatement ? 'one call' : 'interactive transaction'} />
+          <FlagRow
+            name="adaptive strategy"
+            value={`no row lock while an intent is uncontended; the row lock at once for ${settings.contentionMemoryMs / 1000} s after a version conflict on it (recorded in Postgres, so every instance knows)`}
+          />
           <FlagRow name="prepared statements" value={settings.preparedStatements ? 'on' : 'off'} />
         </dl>
       </section>

@@ -17,8 +17,6 @@ export function RunDetail({ data, canCancel, onCancel }: { data: RunWithComparis
     strategies?: Record<string, string>;
     lockTimeoutMs?: number;
     retry?: { maxAttempts: number; baseMs: number };
-    statusUpdateInOneStatement?: boolean;
-    correctionInOneStatement?: boolean;
     preparedStatements?: boolean;
   };
   const overall = run.progress.total ? (run.progress.done + (run.status === 'running' ? run.progress.fraction : 0)) / run.progress.total : 0;
@@ -55,8 +53,6 @@ export function RunDetail({ data, canCancel, onCancel }: { data: RunWithComparis
             .map(([op, s]) => `${op} ${s}${run.config.strategyOverrides?.[op as StrategyFlag] ? ' (chosen for this run)' : ''}`)
             .join(', ')}
           , lock timeout {settings.lockTimeoutMs} ms, {settings.retry?.maxAttempts} retries from {settings.retry?.baseMs} ms
-          {settings.statusUpdateInOneStatement === false ? ', five-step status updates' : ''}
-          {settings.correctionInOneStatement === false ? ', locked corrections in interactive transactions' : ''}
           {settings.preparedStatements === false ? ', unprepared statements' : ''}
         </span>
         ; PostgreSQL {run.config.runtime.postgres} (deadlock_timeout {run.config.runtime.serverSettings.deadlock_timeout ?? '?'}).

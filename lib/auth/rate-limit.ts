@@ -1,25 +1,30 @@
 import type { Tx } from '@/lib/db/client';
 import { env } from '@/lib/env';
+import { sha256Hex } from './secrets';
 
 /**
- * Sign-in rate limiting from the `sign_in_attempts` table, so every console instance counts the same attempts.
- * Callers hold `lockSignInKeys` for the username (and address) in the same transaction as the check and the
- * recording of the attempt: concurrent guesses queue up and the limits are exact, not "roughly N".
+ * Sign-in throttling from the `sign_in_attempts` table, so every console instance counts the same attempts. Callers
+ * hold `lockSignInKeys` for the username (and address) in the same transaction as the check and the recording of
+ * the attempt: concurrent guesses queue up and the counts are exact, not "roughly N".
  *
- * Three limits, each over the window (SIGNIN_WINDOW_MINUTES):
- * - per username from one client address (SIGNIN_MAX_FAILURES, tight): failures since that address last signed
- *   in as that user. Someone guessing from their own machine is stopped quickly, while the real user, signing in
- *   from elsewhere, is not locked out by them;
- * - per username from all addresses (SIGNIN_MAX_FAILURES_PER_USER, loose): slows guessing spread over many
- *   addresses. Successes do not reset it (a distributed guesser would otherwise get a fresh allowance each time
- *   the real user signs in); when it is reached the right password waits too, and an admin can unlock;
- * - per client address, any username (SIGNIN_MAX_FAILURES_PER_IP): stops one address spraying many usernames.
+ * Throttling delays; it never locks anyone out, because a lockout is something a stranger can inflict on purpose
+ * (`admin` is a well-known name). Within the window (SIGNIN_WINDOW_MINUTES):
+ * - per username from one client address: SIGNIN_MAX_FAILURES failures since that address last signed in as that
+ *   user are free; after that each further attempt must wait after the last failure 1 s, 2 s, 4 s … doubling up to
+ *   SIGNIN_MAX_DELAY_SECONDS (30). A guesser gets about two tries a minute, and the right person, once the guessing
+ *   stops, gets in within that delay, whoever typed the wrong passwords;
+ * - per username from all addresses: the same progressive delay after SIGNIN_MAX_FAILURES_PER_USER failures
+ *   (successes do not reset it), against guessing spread over many addresses;
+ * - per client address, any username: a ceiling of SIGNIN_MAX_FAILURES_PER_IP failures in the window, against one
+ *   address spraying many usernames. It applies only to a known address (TRUST_PROXY): without one every request
+ *   would share the "unknown" address, and a ceiling on it would shut everyone out.
  *
- * The address is known only with TRUST_PROXY (lib/auth/client-info.ts). Without it every request counts as one
- * unknown address, so the tight limit falls back to being per username: safe against guessing, but then anyone can
- * lock a user out for the window, and the users page's "Unlock sign-in" is the remedy.
+ * An attempt refused for waiting is not recorded, so hammering does not extend the delay.
  */
-export type SignInLimits = { maxFailures: number; maxFailuresPerUser: number; maxFailuresPerIp: number; windowMs: number };
+export type SignInLimits = { maxFailures: number; maxFailuresPerUser: number; maxFailuresPerIp: number; windowMs: number; maxDelayMs?: number };
+
+const BASE_DELAY_MS = 1_000;
+const DEFAULT_MAX_DELAY_MS = 30_000;
 
 export function signInLimits(): SignInLimits {
   const e = env();
@@ -28,6 +33,7 @@ export function signInLimits(): SignInLimits {
     maxFailuresPerUser: e.SIGNIN_MAX_FAILURES_PER_USER,
     maxFailuresPerIp: e.SIGNIN_MAX_FAILURES_PER_IP,
     windowMs: e.SIGNIN_WINDOW_MINUTES * 60_000,
+    maxDelayMs: e.SIGNIN_MAX_DELAY_SECONDS * 1000,
   };
 }
 
@@ -42,33 +48,51 @@ export async function lockSignInUsername(tx: Tx, username: string): Promise<void
   await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`bridge:signin:user:${username}`}, 0))`;
 }
 
+/** The delay owed after `failures` failures when `free` of them cost nothing: 1 s, 2 s, 4 s … up to the cap. */
+export function progressiveDelayMs(failures: number, free: number, maxDelayMs = DEFAULT_MAX_DELAY_MS): number {
+  if (failures < free) return 0;
+  return Math.min(maxDelayMs, BASE_DELAY_MS * 2 ** Math.min(30, failures - free));
+}
+
+type Tally = { n: number; last: Date | null };
+
 /** Seconds until the next attempt is allowed, or 0 when it is allowed now. */
 export async function signInRetryAfter(tx: Tx, username: string, ip: string | null, now: Date, limits: SignInLimits): Promise<number> {
   const since = new Date(now.getTime() - limits.windowMs);
-  const pairFailures = await tx.$queryRaw<{ at: Date }[]>`
-    SELECT at FROM sign_in_attempts
+  const maxDelayMs = limits.maxDelayMs ?? DEFAULT_MAX_DELAY_MS;
+  const [pair] = await tx.$queryRaw<Tally[]>`
+    SELECT count(*)::int AS n, max(at) AS last FROM sign_in_attempts
     WHERE username = ${username} AND ip IS NOT DISTINCT FROM ${ip}::varchar AND NOT succeeded AND at > ${since}
-      AND at > COALESCE((SELECT max(at) FROM sign_in_attempts WHERE username = ${username} AND ip IS NOT DISTINCT FROM ${ip}::varchar AND succeeded), '-infinity')
-    ORDER BY at DESC LIMIT ${limits.maxFailures}`;
-  let wait = waitFor(pairFailures, limits.maxFailures, limits.windowMs, now);
-  const userFailures = await tx.$queryRaw<{ at: Date }[]>`
-    SELECT at FROM sign_in_attempts WHERE username = ${username} AND NOT succeeded AND at > ${since}
-    ORDER BY at DESC LIMIT ${limits.maxFailuresPerUser}`;
-  wait = Math.max(wait, waitFor(userFailures, limits.maxFailuresPerUser, limits.windowMs, now));
+      AND at > COALESCE((SELECT max(at) FROM sign_in_attempts WHERE username = ${username} AND ip IS NOT DISTINCT FROM ${ip}::varchar AND succeeded), '-infinity')`;
+  const [user] = await tx.$queryRaw<Tally[]>`
+    SELECT count(*)::int AS n, max(at) AS last FROM sign_in_attempts WHERE username = ${username} AND NOT succeeded AND at > ${since}`;
+  let waitMs = 0;
+  for (const [tally, free] of [[pair, limits.maxFailures], [user, limits.maxFailuresPerUser]] as const) {
+    if (!tally?.last) continue;
+    waitMs = Math.max(waitMs, tally.last.getTime() + progressiveDelayMs(tally.n, free, maxDelayMs) - now.getTime());
+  }
   if (ip) {
     const ipFailures = await tx.$queryRaw<{ at: Date }[]>`
       SELECT at FROM sign_in_attempts WHERE ip = ${ip} AND NOT succeeded AND at > ${since}
       ORDER BY at DESC LIMIT ${limits.maxFailuresPerIp}`;
-    wait = Math.max(wait, waitFor(ipFailures, limits.maxFailuresPerIp, limits.windowMs, now));
+    waitMs = Math.max(waitMs, ceilingWaitMs(ipFailures, limits.maxFailuresPerIp, limits.windowMs, now));
   }
-  return wait;
+  return waitMs > 0 ? Math.max(1, Math.ceil(waitMs / 1000)) : 0;
 }
 
 /** With `max` failures in the window, the next attempt may come when the oldest of them leaves it. */
-function waitFor(failuresNewestFirst: { at: Date }[], max: number, windowMs: number, now: Date): number {
+function ceilingWaitMs(failuresNewestFirst: { at: Date }[], max: number, windowMs: number, now: Date): number {
   if (failuresNewestFirst.length < max) return 0;
-  const oldest = failuresNewestFirst[max - 1].at.getTime();
-  return Math.max(1, Math.ceil((oldest + windowMs - now.getTime()) / 1000));
+  return failuresNewestFirst[max - 1].at.getTime() + windowMs - now.getTime();
+}
+
+/**
+ * The name an attempt is counted under. A typed name that matches no user may be a password typed into the wrong
+ * field, so it is never stored as typed: unknown names are counted under a short digest (32 bits: enough to keep
+ * different names apart for throttling, far too little to confirm a guess at what was typed).
+ */
+export function attemptKey(typed: string, knownUser: boolean): string {
+  return knownUser ? typed : `?${sha256Hex(`bridge:unknown-user:${typed}`).slice(0, 8)}`;
 }
 
 export async function recordSignInAttempt(tx: Tx, attempt: { username: string; ip: string | null; succeeded: boolean; at: Date }): Promise<void> {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { storable, STORABLE_MESSAGE, wholeNumber } from '@/lib/http/strict';
 import { PASSWORD_MAX, PASSWORD_MIN } from './password';
 import { ROLES } from './permissions';
 
@@ -42,7 +43,7 @@ export const rolesSchema = z
 
 export const signInSchema = z.object({
   // Not the strict username rule: a mistyped name must fail like a wrong password, not with a format lesson.
-  username: z.string({ error: 'is required' }).trim().toLowerCase().min(1, { error: 'is required' }).max(64, { error: 'must be at most 64 characters' }),
+  username: z.string({ error: 'is required' }).trim().toLowerCase().min(1, { error: 'is required' }).max(64, { error: 'must be at most 64 characters' }).refine(storable, { error: STORABLE_MESSAGE }),
   password: z.string({ error: 'is required' }).min(1, { error: 'is required' }).max(PASSWORD_MAX, { error: `must be at most ${PASSWORD_MAX} characters` }),
 });
 
@@ -55,12 +56,13 @@ export const tokenNameSchema = z
   .string({ error: 'is required' })
   .trim()
   .min(1, { error: 'is required' })
-  .max(100, { error: 'must be at most 100 characters' });
+  .max(100, { error: 'must be at most 100 characters' })
+  .refine(storable, { error: STORABLE_MESSAGE });
 
 export const createTokenSchema = z.object({
   name: tokenNameSchema,
   /** Days until it stops working; none means until revoked. */
-  expiresInDays: z.coerce.number({ error: 'must be a number of days' }).int({ error: 'must be whole days' }).min(1, { error: 'must be at least 1 day' }).max(3650, { error: 'must be at most 3650 days' }).optional(),
+  expiresInDays: wholeNumber({ min: 1, max: 3650, what: 'a whole number of days' }).optional(),
 });
 
 export const userIdSchema = z.uuid({ error: 'must be a user id' });

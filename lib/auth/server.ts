@@ -6,6 +6,7 @@ import { sessionCookieName, sessionCookieOptions } from './cookies';
 import { UnauthenticatedError } from './errors';
 import type { Permission } from './permissions';
 import { authorize } from './request';
+import { safeReturnPath } from '@/lib/http/redirect';
 import { validateSession } from './sessions';
 import type { AuthActor, ClientInfo } from './types';
 
@@ -39,11 +40,8 @@ export async function requirePageUser(returnTo: string, options: { allowPassword
   return actor;
 }
 
-/** Only same-site paths: `next=https://evil.example` or `//evil.example` must not turn sign-in into a redirector. */
-export function safeReturnPath(path: string | null | undefined): string {
-  if (!path || !path.startsWith('/') || path.startsWith('//') || path.startsWith('/\\')) return '/';
-  return path;
-}
+/** Only paths on this console: sign-in must not become a redirector (the rule is in lib/http/redirect.ts). */
+export { safeReturnPath } from '@/lib/http/redirect';
 
 export async function requestClientInfo(): Promise<ClientInfo> {
   return clientInfoFromHeaders(await headers());

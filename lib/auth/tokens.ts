@@ -2,6 +2,7 @@ import { db, type Tx } from '@/lib/db/client';
 import { NotFoundError } from '@/lib/intents/errors';
 import { parseInput } from '@/lib/intents/schemas';
 import { recordAuthEvent } from './events';
+import { cachedToken, cacheGeneration, forgetVerifiedTokens, rememberToken } from './token-cache';
 import { requirePermission } from './errors';
 import { can, type Role } from './permissions';
 import { createTokenSchema, tokenIdSchema } from './schemas';
@@ -74,9 +75,29 @@ export async function createApiToken(input: unknown, actor: AuthActor, now = new
   return { token, record };
 }
 
-/** The token's owner as an actor, or null for anything that is not a live token of an enabled user. */
+/** Notes a token's use at most once a minute (the tokens page shows it); a failure to note it refuses nothing. */
+function touch(tokenId: string, lastUsedAt: number | null, now: Date): void {
+  if (lastUsedAt !== null && now.getTime() - lastUsedAt < TOUCH_INTERVAL_MS) return;
+  void db()
+    .apiToken.updateMany({ where: { id: tokenId }, data: { lastUsedAt: now } })
+    .catch(() => undefined);
+}
+
+/**
+ * The token's owner as an actor, or null for anything that is not a live token of an enabled user. Verified
+ * tokens are cached for a short while (token-cache.ts: dropped on every instance at any revoke, disable or role
+ * change), so a busy API client does not pay a lookup per request.
+ */
 export async function verifyApiToken(token: string, now = new Date()): Promise<AuthActor | null> {
   if (!looksLikeApiToken(token)) return null;
+  const hash = sha256Hex(token);
+  const cached = cachedToken(hash, now);
+  if (cached) {
+    touch(cached.tokenId, cached.lastUsedAt, now);
+    if (cached.lastUsedAt === null || now.getTime() - cached.lastUsedAt >= TOUCH_INTERVAL_MS) cached.lastUsedAt = now.getTime();
+    return cached.actor;
+  }
+  const generation = cacheGeneration();
   const row = await db().apiToken.findUnique({
     where: { tokenHash: sha256Hex(token) },
     include: { user: { select: { id: true, username: true, roles: true, disabled: true, mustChangePassword: true } } },
@@ -85,7 +106,7 @@ export async function verifyApiToken(token: string, now = new Date()): Promise<A
   if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() >= TOUCH_INTERVAL_MS) {
     await db().apiToken.updateMany({ where: { id: row.id }, data: { lastUsedAt: now } });
   }
-  return {
+  const actor: AuthActor = {
     name: row.user.username,
     userId: row.user.id,
     roles: row.user.roles as Role[],
@@ -93,6 +114,8 @@ export async function verifyApiToken(token: string, now = new Date()): Promise<A
     credentialId: row.id,
     mustChangePassword: row.user.mustChangePassword,
   };
+  rememberToken(hash, { actor, tokenId: row.id, expiresAt: row.expiresAt?.getTime() ?? null, lastUsedAt: now.getTime() }, now, generation);
+  return actor;
 }
 
 /** Revokes a token: its owner may, and so may an admin (`tokens.manage`). Revoking twice is fine. */
@@ -108,6 +131,8 @@ export async function revokeApiToken(tokenId: unknown, actor: AuthActor, now = n
     data: { revokedAt: now, revokedBy: actor.name },
     include: { user: { select: { username: true } } },
   });
+  // This instance stops accepting it before answering; the others drop theirs on the trigger's notification.
+  forgetVerifiedTokens();
   await recordAuthEvent({ action: 'token.revoked', actor: actor.name, subject: row.user.username, details: { tokenId: id, prefix: row.prefix, name: row.name } });
   return view(updated);
 }

@@ -3,10 +3,11 @@ import { isSqlState, SQLSTATE } from '@/lib/db/sqlstate';
 import { NotFoundError, ValidationError } from '@/lib/intents/errors';
 import { parseInput } from '@/lib/intents/schemas';
 import { recordAuthEvent } from './events';
-import { AccountDisabledError, InvalidCredentialsError, RateLimitedError, requirePermission, UserConflictError } from './errors';
+import { InvalidCredentialsError, RateLimitedError, requirePermission, UserConflictError } from './errors';
 import { generatePassword, hashPassword, verifyAgainstDummy, verifyPassword } from './password';
 import type { Role } from './permissions';
 import {
+  attemptKey,
   clearSignInFailures,
   lockSignInKeys,
   lockSignInUsername,
@@ -18,6 +19,7 @@ import {
   type SignInLimits,
 } from './rate-limit';
 import { createUserSchema, newPasswordSchema, ROLES_REQUIRED, rolesSchema, signInSchema, userIdSchema } from './schemas';
+import { forgetVerifiedTokens } from './token-cache';
 import { createSession, revokeUserSessions, type SessionInfo, type SessionPolicy, sessionPolicy } from './sessions';
 import type { AuthActor, ClientInfo, UserView } from './types';
 
@@ -47,8 +49,10 @@ const userSelect = { id: true, username: true, roles: true, disabled: true, must
 export type SignInResult = { secret: string; session: SessionInfo; user: UserView };
 
 /**
- * Checks a username and password under the rate limit and opens a session. Unknown names, wrong passwords and
- * (before the password is checked) disabled accounts all fail the same way and take the same time.
+ * Checks a username and password under the sign-in throttle (lib/auth/rate-limit.ts) and opens a session. Unknown
+ * names, wrong passwords and disabled accounts all fail the same way and take the same time: a disabled account
+ * answers "invalid credentials" whether or not the password was right, so the answer reveals neither. A name that
+ * matches no user is recorded only as a digest (it may be a password typed into the wrong field).
  */
 export async function signIn(
   input: unknown,
@@ -61,26 +65,25 @@ export async function signIn(
   const ip = client.ip ?? null;
 
   const outcome = await db().$transaction(async (tx) => {
-    await lockSignInKeys(tx, username, ip);
-    const retryAfter = await signInRetryAfter(tx, username, ip, now, limits);
+    const found = await tx.user.findUnique({ where: { username }, select: { id: true } });
+    const key = attemptKey(username, !!found);
+    await lockSignInKeys(tx, key, ip);
+    const retryAfter = await signInRetryAfter(tx, key, ip, now, limits);
     if (retryAfter > 0) return { kind: 'limited' as const, retryAfter };
-    const user = await tx.user.findUnique({ where: { username }, select: { ...userSelect, passwordHash: true } });
-    const ok = user ? await verifyPassword(user.passwordHash, password) : await verifyAgainstDummy(password);
-    await recordSignInAttempt(tx, { username, ip, succeeded: ok, at: now });
-    if (!ok || !user) return { kind: 'invalid' as const };
-    if (user.disabled) return { kind: 'disabled' as const };
+    const user = found ? await tx.user.findUnique({ where: { id: found.id }, select: { ...userSelect, passwordHash: true } }) : null;
+    const passwordOk = user ? await verifyPassword(user.passwordHash, password) : await verifyAgainstDummy(password);
+    const ok = passwordOk && !!user && !user.disabled;
+    await recordSignInAttempt(tx, { username: key, ip, succeeded: ok, at: now });
+    if (!ok || !user) return { kind: 'invalid' as const, key, disabled: !!user?.disabled };
     await tx.user.update({ where: { id: user.id }, data: { lastSignInAt: now } });
     return { kind: 'ok' as const, user };
   });
 
   if (outcome.kind === 'limited') throw new RateLimitedError(outcome.retryAfter);
   if (outcome.kind === 'invalid') {
-    await recordAuthEvent({ action: 'auth.sign_in_failed', actor: username, subject: username, ip });
+    // The security record says the account was disabled (an admin wants to know), never whether the password matched.
+    await recordAuthEvent({ action: 'auth.sign_in_failed', actor: outcome.key, subject: outcome.key, ip, details: outcome.disabled ? { reason: 'disabled' } : undefined });
     throw new InvalidCredentialsError();
-  }
-  if (outcome.kind === 'disabled') {
-    await recordAuthEvent({ action: 'auth.sign_in_failed', actor: username, subject: username, ip, details: { reason: 'disabled' } });
-    throw new AccountDisabledError();
   }
   const { secret, session } = await createSession(outcome.user.id, client, now, options.policy ?? sessionPolicy());
   await recordAuthEvent({ action: 'auth.sign_in', actor: username, subject: username, ip });
@@ -177,6 +180,7 @@ export async function resetUserPassword(userId: unknown, actor: AuthActor): Prom
     if ((err as { code?: string }).code === 'P2025') throw new NotFoundError(`User ${id}`);
     throw err;
   });
+  forgetVerifiedTokens();
   await revokeUserSessions(id);
   await recordAuthEvent({ action: 'user.password_reset', actor: actor.name, subject: row.username });
   return { user: view(row), oneTimePassword };
@@ -216,7 +220,7 @@ async function changeUserGuarded(
   next: (user: { roles: string[]; disabled: boolean }) => { roles: string[]; disabled: boolean },
   data: { roles?: Role[]; disabled?: boolean },
 ): Promise<{ before: UserView; after: UserView }> {
-  return db().$transaction(async (tx) => {
+  const changed = await db().$transaction(async (tx) => {
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended('bridge:users:admins', 0))`;
     const before = await tx.user.findUnique({ where: { id }, select: userSelect });
     if (!before) throw new NotFoundError(`User ${id}`);
@@ -230,4 +234,7 @@ async function changeUserGuarded(
     const after = await tx.user.update({ where: { id }, data, select: userSelect });
     return { before: view(before), after: view(after) };
   });
+  // Their API tokens act with the new roles (or not at all) from this answer on, here and, by notification, elsewhere.
+  forgetVerifiedTokens();
+  return changed;
 }

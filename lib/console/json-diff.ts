@@ -3,6 +3,8 @@
  * deep-merged into the payload (objects merge key by key, anything else replaces), so the change it makes is the
  * set of leaf paths it sets; these turn that into lines a person reads as a diff.
  */
+import { deepMerge } from '@/lib/shared/json';
+
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
 export type JsonRecord = { [key: string]: Json };
 
@@ -10,15 +12,8 @@ export function isRecord(value: unknown): value is JsonRecord {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** The same deep merge the engine applies (lib/intents/json.ts), for previews. */
-export function mergeDiff(target: JsonRecord, diff: JsonRecord): JsonRecord {
-  const out: JsonRecord = { ...target };
-  for (const [key, value] of Object.entries(diff)) {
-    const current = out[key];
-    out[key] = isRecord(value) && isRecord(current) ? mergeDiff(current, value) : value;
-  }
-  return out;
-}
+/** The preview of the deep merge the database applies to a correction (one rule: lib/shared/json.ts). */
+export const mergeDiff: (target: JsonRecord, diff: JsonRecord) => JsonRecord = deepMerge;
 
 export type DiffLine = { path: string; before: Json | undefined; after: Json | undefined };
 

@@ -49,6 +49,15 @@ export function databaseUrl(): string {
   return url;
 }
 
+/**
+ * A connection that is not shared between clients: LISTEN and session-level locks need one. Behind PgBouncer in
+ * transaction mode DATABASE_URL points at the pooler, which hands each transaction to any server connection, so a
+ * LISTEN there would hear nothing: DATABASE_DIRECT_URL names the database itself. Without it, DATABASE_URL is direct.
+ */
+export function directDatabaseUrl(): string {
+  return process.env.DATABASE_DIRECT_URL || databaseUrl();
+}
+
 export function db(): PrismaClient {
   if (!globalForDb.bridgePrisma) {
     globalForDb.bridgePool = createPool(databaseUrl());

@@ -10,9 +10,46 @@ import pg from 'pg';
  */
 const PRISMA_MIGRATE_LOCK = 72707369;
 
-export type MigrationResult = { applied: string[]; alreadyApplied: number };
+export type MigrationResult = { applied: string[]; alreadyApplied: number; functions: string[] };
 
-export async function migrate(databaseUrl: string, migrationsDir = join(process.cwd(), 'prisma', 'migrations')): Promise<MigrationResult> {
+/**
+ * The database functions (prisma/functions/*.sql): repeatable files of CREATE OR REPLACE, applied after the
+ * migrations in name order, each again whenever its checksum changes. Recorded in a table of their own, so
+ * `_prisma_migrations` holds exactly what `prisma migrate deploy` expects and Prisma's tool can still take over the
+ * migrations (then start the console once, which runs this, to bring the functions up to date).
+ */
+async function applyFunctions(client: pg.Client, functionsDir: string): Promise<string[]> {
+  await client.query(`CREATE TABLE IF NOT EXISTS "_bridge_functions" (
+    "name" VARCHAR(255) PRIMARY KEY NOT NULL,
+    "checksum" VARCHAR(64) NOT NULL,
+    "applied_at" TIMESTAMPTZ NOT NULL DEFAULT now()
+  )`);
+  const { rows } = await client.query<{ name: string; checksum: string }>('SELECT name, checksum FROM "_bridge_functions"');
+  const known = new Map(rows.map((r) => [r.name, r.checksum]));
+  const files = (await readdir(functionsDir).catch(() => [] as string[])).filter((f) => f.endsWith('.sql')).sort();
+  const applied: string[] = [];
+  for (const file of files) {
+    const sql = await readFile(join(functionsDir, file), 'utf8');
+    const checksum = createHash('sha256').update(sql).digest('hex');
+    if (known.get(file) === checksum) continue;
+    try {
+      // The file and its record in one transaction: a failed file leaves the previous functions in place.
+      await client.query(`BEGIN;\n${sql}\n;INSERT INTO "_bridge_functions" (name, checksum) VALUES ('${file.replace(/'/g, "''")}', '${checksum}')
+        ON CONFLICT (name) DO UPDATE SET checksum = EXCLUDED.checksum, applied_at = now();\nCOMMIT;`);
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw new Error(`Database functions ${file} failed: ${(err as Error).message}`);
+    }
+    applied.push(file);
+  }
+  return applied;
+}
+
+export async function migrate(
+  databaseUrl: string,
+  migrationsDir = join(process.cwd(), 'prisma', 'migrations'),
+  functionsDir = join(migrationsDir, '..', 'functions'),
+): Promise<MigrationResult> {
   const client = new pg.Client({ connectionString: databaseUrl, application_name: 'bridge:migrate' });
   await client.connect();
   try {
@@ -59,7 +96,7 @@ export async function migrate(databaseUrl: string, migrationsDir = join(process.
       await client.query('UPDATE "_prisma_migrations" SET finished_at = now(), applied_steps_count = 1 WHERE id = $1', [id]);
       applied.push(name);
     }
-    return { applied, alreadyApplied };
+    return { applied, alreadyApplied, functions: await applyFunctions(client, functionsDir) };
   } finally {
     await client.query('SELECT pg_advisory_unlock($1)', [PRISMA_MIGRATE_LOCK]).catch(() => undefined);
     await client.end();

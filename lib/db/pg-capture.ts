@@ -52,17 +52,46 @@ export function withPgErrorCapture<T>(fn: () => Promise<T>): { run: () => Promis
   };
 }
 
+/** Appends a deadlock's DETAIL to its message, once. */
+function withDetail(err: { code?: string; message?: string; detail?: string } | null | undefined): void {
+  if (err?.code === SQLSTATE.deadlock && typeof err.detail === 'string' && typeof err.message === 'string' && !err.message.includes(DETAIL_MARK)) {
+    err.message = `${err.message}${DETAIL_MARK}${err.detail}`;
+  }
+}
+
+/**
+ * pg reports a connection that died between two statements (a backend terminated while the client sat in a
+ * transaction, a failover) without a SQLSTATE. The client knows its connection is gone: say so with
+ * connection_failure, so every layer above can tell "the database went away" from a bug.
+ */
+function markLostConnection(client: pg.Client, err: { code?: string; severity?: string } | null | undefined): void {
+  const state = client as unknown as { _queryable?: boolean; _ended?: boolean };
+  if (err && typeof err === 'object' && err.code === undefined && (state._queryable === false || state._ended === true)) {
+    err.code = SQLSTATE.connectionFailure;
+    err.severity = 'ERROR';
+  }
+}
+
 export class CapturingClient extends pg.Client {
-  // pg's query has many overloads; only the promise form (the adapter's) is intercepted.
+  // pg's query has many overloads: the promise form (the adapter's, in a transaction) and the callback form (what
+  // pg.Pool#query uses for a statement outside a transaction) are both intercepted.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   query(...args: any[]): any {
+    const last = args.length ? args[args.length - 1] : undefined;
+    if (typeof last === 'function') {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      args[args.length - 1] = (err: any, result: unknown) => {
+        markLostConnection(this, err);
+        withDetail(err);
+        return last(err, result);
+      };
+    }
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     const result = (super.query as any)(...args);
     if (result && typeof result.then === 'function') {
-      return result.catch((err: { code?: string; message?: string; detail?: string }) => {
-        if (err?.code === SQLSTATE.deadlock && typeof err.detail === 'string' && typeof err.message === 'string' && !err.message.includes(DETAIL_MARK)) {
-          err.message = `${err.message}${DETAIL_MARK}${err.detail}`;
-        }
+      return result.catch((err: { code?: string; message?: string; detail?: string; severity?: string }) => {
+        markLostConnection(this, err);
+        withDetail(err);
         throw err;
       });
     }

@@ -9,6 +9,7 @@ export const SQLSTATE = {
   queryCanceled: '57014',
   uniqueViolation: '23505',
   invalidTextRepresentation: '22P02',
+  connectionFailure: '08006',
 } as const;
 
 type WithCause = { code?: unknown; cause?: unknown; meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } };
@@ -29,4 +30,26 @@ export function sqlState(err: unknown): string | undefined {
 
 export function isSqlState(err: unknown, state: string): boolean {
   return sqlState(err) === state;
+}
+
+/** SQLSTATEs that mean the connection, not the request, failed: class 08, the server shutting down or killing us. */
+const CONNECTION_LOSS_STATES = new Set(['57P01', '57P02', '57P03', '53300']);
+/** The same, as the Prisma driver adapter names it when there was no SQLSTATE (a socket error). */
+const CONNECTION_LOSS_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections']);
+
+/**
+ * True when the database went away under a request — its backend terminated, a failover, the network — rather than
+ * refusing it. Such a request is worth repeating: a single change either committed whole or not at all.
+ */
+export function isConnectionLoss(err: unknown): boolean {
+  const state = sqlState(err);
+  if (state && (state.startsWith('08') || CONNECTION_LOSS_STATES.has(state))) return true;
+  let current: unknown = err;
+  for (let depth = 0; depth < 5 && current && typeof current === 'object'; depth++) {
+    const e = current as { kind?: unknown; cause?: unknown; meta?: { driverAdapterError?: { cause?: { kind?: unknown } } } };
+    const kind = e.meta?.driverAdapterError?.cause?.kind ?? e.kind;
+    if (typeof kind === 'string' && CONNECTION_LOSS_KINDS.has(kind)) return true;
+    current = e.cause;
+  }
+  return false;
 }

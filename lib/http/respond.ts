@@ -1,5 +1,10 @@
 import { NextResponse } from 'next/server';
-import { DomainError, ValidationError, type ErrorBody } from '@/lib/intents/errors';
+import type { z } from 'zod';
+import { isConnectionLoss, sqlState } from '@/lib/db/sqlstate';
+import { DomainError, ValidationError, type ErrorBody } from '@/lib/shared/errors';
+import { isPlainObject } from '@/lib/shared/json';
+import { parseInput } from '@/lib/shared/validation';
+import { MAX_BODY_BYTES } from './gate';
 
 /** The API's error envelope (brief §5): `{ error: { code, message, details? } }`. */
 export function errorJson(status: number, body: ErrorBody, headers?: HeadersInit): NextResponse {
@@ -12,20 +17,93 @@ export function domainErrorResponse(err: DomainError): NextResponse {
   return errorJson(err.httpStatus, err.toBody(), headers);
 }
 
+/**
+ * PostgreSQL's "data exception" class (SQLSTATE 22xxx: a NUL or an unpaired surrogate in text, a date or number out
+ * of its range, text that is not a number) means the request carried a value the database cannot hold. Validation
+ * should have refused it with the field's name; when a door's schema missed one, this still answers 400, not 500.
+ */
+class UnstorableValueError extends DomainError {
+  readonly code = 'invalid_request';
+  readonly httpStatus = 400;
+  constructor(state: string) {
+    super('Invalid request: a value in it cannot be stored or compared (a NUL character, an unpaired surrogate, or a number or date out of range). Nothing was changed.', { sqlState: state });
+  }
+}
+
+/**
+ * The database went away under the request (a restart, a failover, a killed backend): not the request's fault and
+ * not a bug. A change is applied whole or not at all, so repeating the request tells its outcome.
+ */
+class DatabaseUnavailableError extends DomainError {
+  readonly code = 'database_unavailable';
+  readonly httpStatus = 503;
+  readonly headers = { 'Retry-After': '1' };
+  constructor() {
+    super(
+      'The connection to the database was lost while handling this request (a restart, a failover or a killed backend). A change is applied whole or not at all: repeat the request — with the same idempotency key if you sent one — to get its outcome.',
+    );
+  }
+}
+
+/**
+ * A thrown error as a domain error when it is one (or a data exception from the database, or the database going
+ * away); otherwise null.
+ */
+export function asDomainError(err: unknown): DomainError | null {
+  if (err instanceof DomainError) return err;
+  const state = sqlState(err);
+  if (state?.startsWith('22')) return new UnstorableValueError(state);
+  if (isConnectionLoss(err)) {
+    console.warn('[db] the database connection was lost during a request:', err instanceof Error ? err.message : err);
+    return new DatabaseUnavailableError();
+  }
+  return null;
+}
+
 /** Maps anything thrown by a door to a response; unexpected failures are logged and answered generically. */
 export function toErrorResponse(err: unknown): NextResponse {
-  if (err instanceof DomainError) return domainErrorResponse(err);
+  const known = asDomainError(err);
+  if (known) return domainErrorResponse(known);
   console.error('[api] unexpected error:', err);
   return errorJson(500, { code: 'internal_error', message: 'The server failed to handle this request; nothing was applied by it. Try again, and report it if it persists.' });
 }
-
-const MAX_BODY_BYTES = 1024 * 1024;
 
 class PayloadTooLargeError extends DomainError {
   readonly code = 'payload_too_large';
   readonly httpStatus = 413;
   constructor() {
     super(`The request body is larger than ${MAX_BODY_BYTES / 1024} KiB.`, { field: 'body', maxBytes: MAX_BODY_BYTES });
+  }
+}
+
+/**
+ * The body as text, counted while it is read: whatever the transfer encoding (a chunked body declares no length),
+ * reading stops and the stream is cancelled as soon as it passes `max`, so an oversized upload is never held whole.
+ */
+export async function readLimited(request: Request, max: number): Promise<string> {
+  if (!request.body) return '';
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    let step: ReadableStreamReadResult<Uint8Array>;
+    try {
+      step = await reader.read();
+    } catch {
+      throw new ValidationError([{ field: 'body', message: 'could not be read completely (the connection broke off)' }]);
+    }
+    if (step.done) break;
+    size += step.value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => undefined);
+      throw new PayloadTooLargeError();
+    }
+    chunks.push(step.value);
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+  } catch {
+    throw new ValidationError([{ field: 'body', message: 'is not valid UTF-8 text' }]);
   }
 }
 
@@ -37,14 +115,28 @@ export async function readJsonBody(request: Request): Promise<unknown> {
   }
   const declared = Number(request.headers.get('content-length') ?? 0);
   if (declared > MAX_BODY_BYTES) throw new PayloadTooLargeError();
-  const text = await request.text();
-  if (Buffer.byteLength(text) > MAX_BODY_BYTES) throw new PayloadTooLargeError();
+  const text = await readLimited(request, MAX_BODY_BYTES);
   if (!text.trim()) throw new ValidationError([{ field: 'body', message: 'is required (a JSON object)' }]);
   try {
     return JSON.parse(text);
   } catch {
     throw new ValidationError([{ field: 'body', message: 'is not valid JSON' }]);
   }
+}
+
+/**
+ * The route handlers' one validation step: the JSON body, with the values the path supplies (`fromPath`, e.g. the
+ * intent id) added, parsed by the domain's own schema. Typed, and parsed once: the domain function recognises the
+ * parsed value and does not parse it again. A body that is not an object is refused as such.
+ */
+export async function readInput<S extends z.ZodType>(request: Request, schema: S, fromPath?: Record<string, string>): Promise<z.infer<S>> {
+  const body = await readJsonBody(request);
+  if (!fromPath) return parseInput(schema, body);
+  if (!isPlainObject(body)) throw new ValidationError([{ field: 'body', message: 'must be a JSON object' }]);
+  // The path names these; the same names in the body are not fields of the request.
+  const doubled = Object.keys(fromPath).filter((k) => Object.hasOwn(body, k));
+  if (doubled.length) throw new ValidationError(doubled.map((field) => ({ field, message: 'is not a known field' })));
+  return parseInput(schema, { ...body, ...fromPath });
 }
 
 /** Route handler wrapper: runs the door, turns domain errors into the envelope. */
@@ -60,14 +152,18 @@ export function handler<C>(fn: (request: Request, context: C) => Promise<Respons
 
 type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 const METHODS: Method[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
+type Handlers = Record<Method | 'OPTIONS', (request: Request) => Promise<Response>>;
 
 /**
  * Handlers for the methods a route does not support, so a wrong method gets the API's error envelope (405 with an
  * Allow header) instead of Next's empty answer. A route file exports the ones it lacks:
- * `export const { PUT, PATCH, DELETE } = otherMethods('GET', 'POST');` (HEAD follows GET when GET exists).
+ * `export const { PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET', 'POST');` (HEAD follows GET when GET exists).
+ * OPTIONS answers 204 with the same Allow header the 405s carry (Next's automatic OPTIONS would list the refusing
+ * handlers as if they were methods the route supports).
  */
-export function otherMethods(...allowed: Method[]): Record<Method, (request: Request) => Promise<Response>> {
-  const allow = allowed.includes('GET') && !allowed.includes('HEAD') ? [...allowed, 'HEAD'] : allowed;
+export function otherMethods(...allowed: Method[]): Handlers {
+  const allow: string[] = allowed.includes('GET') && !allowed.includes('HEAD') ? [...allowed, 'HEAD'] : [...allowed];
+  allow.push('OPTIONS');
   const refuse = async (request: Request) =>
     errorJson(
       405,
@@ -78,8 +174,9 @@ export function otherMethods(...allowed: Method[]): Record<Method, (request: Req
       },
       { Allow: allow.join(', ') },
     );
-  const handlers = {} as Record<Method, (request: Request) => Promise<Response>>;
+  const handlers = {} as Handlers;
   for (const m of METHODS) handlers[m] = refuse;
+  handlers.OPTIONS = async () => new Response(null, { status: 204, headers: { Allow: allow.join(', '), 'Cache-Control': 'no-store' } });
   return handlers;
 }
 

@@ -5,7 +5,7 @@ import { concurrencySettings } from '@/lib/env';
 import { DeadlockError } from './errors';
 import { inReplayWork, recordOutcome } from './outcomes';
 import { insertDeadlockEvent } from './repository';
-import { backoffDelayMs, sleep } from './retry';
+import { backoffDelayMs, sleep } from '@/lib/shared/backoff';
 
 /**
  * Runs a transaction, retrying it when Postgres chose it as a deadlock victim (40P01), with the configured backoff.

@@ -2,39 +2,9 @@
  * Domain errors: every expected failure is a type with a stable code and the HTTP status the API answers with.
  * They are created from SQLSTATEs and codes (lib/db/sqlstate.ts), never from message text.
  */
-export type ErrorBody = { code: string; message: string; details?: unknown };
+import { DomainError, type ErrorBody } from '@/lib/shared/errors';
 
-export abstract class DomainError extends Error {
-  abstract readonly code: string;
-  abstract readonly httpStatus: number;
-  readonly details?: unknown;
-
-  constructor(message: string, details?: unknown) {
-    super(message);
-    this.name = new.target.name;
-    this.details = details;
-  }
-
-  toBody(): ErrorBody {
-    return this.details === undefined
-      ? { code: this.code, message: this.message }
-      : { code: this.code, message: this.message, details: this.details };
-  }
-}
-
-export type FieldIssue = { field: string; message: string };
-
-export class ValidationError extends DomainError {
-  readonly code = 'invalid_request';
-  readonly httpStatus = 400;
-  constructor(readonly issues: FieldIssue[]) {
-    super(
-      // One shape whatever the count: "Invalid request: status is required; expectedVersion must be …".
-      `Invalid request: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}.`,
-      { fields: issues },
-    );
-  }
-}
+export { DomainError, ValidationError, type ErrorBody, type FieldIssue } from '@/lib/shared/errors';
 
 export class NotFoundError extends DomainError {
   readonly code = 'not_found';
@@ -66,7 +36,16 @@ export class VersionConflictError extends DomainError {
   }
 }
 
-export type LockHolder = { pid: number; applicationName: string | null; state: string | null; transactionStartedAt: string | null; query: string | null };
+/** A backend holding a lock someone waited for: what the Locks page would show of it. */
+export type LockHolder = {
+  pid: number;
+  applicationName: string | null;
+  state: string | null;
+  transactionStartedAt: string | null;
+  /** How long its transaction had been open when the wait ran out (null when unknown). */
+  transactionAgeMs: number | null;
+  query: string | null;
+};
 
 export class LockTimeoutError extends DomainError {
   readonly code = 'lock_timeout';

@@ -1,33 +1,27 @@
-import { db, type Tx } from '@/lib/db/client';
+import { db } from '@/lib/db/client';
 import { concurrencySettings } from '@/lib/env';
 import { DomainError, IdempotencyInProgressError, IdempotencyKeyReusedError, REPLAYED_HEADERS, ReplayedError, type ErrorBody } from './errors';
 import { canonicalJson, sha256Hex } from './json';
 import { recordOutcome } from './outcomes';
-import { sleep } from './retry';
+import { isStoredOutcome, type KeyRef, type StoredOutcome } from './statements';
+import { sleep } from '@/lib/shared/backoff';
 
 /**
  * Idempotency keys (brief §4): a repeat with the same key and body gets the first result — conflicts included —
  * without the work being done again, even when repeats arrive concurrently; the same key with another body is
  * refused. Keys belong to their caller (the signed-in user or the token's owner): another caller's identical key is
  * another key, so no one reads someone else's answer. The first request claims the key (a row in Postgres, so every
- * console instance agrees), and its outcome is stored in the same transaction that commits the work.
+ * console instance agrees), and the command's own statement stores its outcome (the outcome column and the row) in
+ * the same transaction that commits the work (prisma/functions, bridge_complete_key). A repeat replays that outcome
+ * through the very mapping the first answer went through, so both are the same answer.
  */
-export type StoredOutcome<T> = { ok: true; value: T } | { ok: false; status: number; error: ErrorBody };
-
-export type IdempotencyHandle = {
-  /** Store the outcome inside the transaction that commits the work. */
-  completeIn: (tx: Tx, outcome: StoredOutcome<unknown>) => Promise<void>;
-};
+/** Answers stored before the commands stored their outcomes: kept readable until they expire. */
+type StoredAnswer<T> = { ok: true; value: T } | { ok: false; status: number; error: ErrorBody };
 
 const CLAIM_LEASE_MS = 120_000;
 const MAX_WAIT_MS = 30_000;
 
 type Claimed = { claimed: true } | { claimed: false; record: { requestHash: string; operation: string; state: string; responseStatus: number | null; responseBody: unknown; lockedUntil: Date } };
-
-/** Deterministic answers are kept; transient ones (lock timeout, deadlock, exhausted retries) free the key for a retry. */
-function isStorable(err: unknown): err is DomainError {
-  return err instanceof DomainError && err.httpStatus < 500 && err.httpStatus !== 423 && err.code !== 'idempotency_in_progress';
-}
 
 async function claim(scope: string, key: string, operation: string, requestHash: string): Promise<Claimed> {
   const ttlHours = concurrencySettings().idempotencyTtlHours;
@@ -50,13 +44,6 @@ async function claim(scope: string, key: string, operation: string, requestHash:
   return { claimed: false, record: rows[0] };
 }
 
-async function store(client: Tx, scope: string, key: string, outcome: StoredOutcome<unknown>) {
-  const status = outcome.ok ? 200 : outcome.status;
-  const body = outcome.ok ? { ok: true, value: outcome.value } : { ok: false, error: outcome.error };
-  await client.$executeRaw`
-    UPDATE idempotency_records SET state = 'completed', response_status = ${status}, response_body = ${JSON.stringify(body)}::jsonb
-    WHERE scope = ${scope} AND key = ${key} AND state = 'in_progress'`;
-}
 
 /**
  * Marks an answer that was not worked out now but replayed from the first request with the same key; the API says
@@ -70,10 +57,35 @@ export function replayHeaders(value: unknown): typeof REPLAYED_HEADERS | undefin
   return replayed ? REPLAYED_HEADERS : undefined;
 }
 
+function markReplayed<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) Object.defineProperty(value, REPLAYED, { value: true });
+  return value;
+}
+
+/** A stored answer again: the value (marked replayed), or the refusal as a ReplayedError. */
+function replayStored<T>(body: unknown, status: number | null, replay: (stored: StoredOutcome) => T): T {
+  if (isStoredOutcome(body)) {
+    try {
+      return markReplayed(replay(body));
+    } catch (err) {
+      if (err instanceof DomainError) throw new ReplayedError(err.toBody(), err.httpStatus);
+      throw err;
+    }
+  }
+  const answer = body as StoredAnswer<T>;
+  if (answer.ok) return markReplayed(answer.value);
+  throw new ReplayedError(answer.error, status ?? 409);
+}
+
+/**
+ * Runs `work` once per key: `work` gets the key to hand to its statement (which stores the outcome), or undefined
+ * without a key; `replay` turns a stored outcome into the answer, exactly as `work` turned the fresh one.
+ */
 export async function runIdempotent<T>(
   /** `scope`: whose key it is (the actor); the same key from another caller is another key. */
   args: { key: string | undefined; scope: string; operation: string; request: unknown },
-  work: (handle: IdempotencyHandle | undefined) => Promise<T>,
+  work: (key: KeyRef | undefined) => Promise<T>,
+  replay: (stored: StoredOutcome) => T,
 ): Promise<T> {
   const { key, scope, operation } = args;
   if (key === undefined) return work(undefined);
@@ -86,34 +98,19 @@ export async function runIdempotent<T>(
     if (record.requestHash !== requestHash || record.operation !== operation) throw new IdempotencyKeyReusedError(key);
     if (record.state === 'completed') {
       recordOutcome(operation, 'idempotent_replay');
-      const body = record.responseBody as StoredOutcome<T>;
-      if (body.ok) {
-        if (typeof body.value === 'object' && body.value !== null) Object.defineProperty(body.value, REPLAYED, { value: true });
-        return body.value;
-      }
-      throw new ReplayedError(body.error, record.responseStatus ?? 409);
+      return replayStored(record.responseBody, record.responseStatus, replay);
     }
     // Another request with this key is at work: wait for its answer rather than do the work twice.
     if (Date.now() - started > MAX_WAIT_MS) throw new IdempotencyInProgressError(key);
     await sleep(Math.min(200, 10 * 2 ** Math.min(poll, 5)));
   }
 
-  const handle: IdempotencyHandle = { completeIn: (tx, outcome) => store(tx, scope, key, outcome) };
   try {
-    const value = await work(handle);
-    // JSON round trip: the first caller sees exactly what a replay will see.
-    const normalized = JSON.parse(JSON.stringify(value)) as T;
-    // Usually already stored by the committing transaction (then this matches no in-progress row); written here
-    // when the work committed nothing (already applied) or its transaction rolled back after storing.
-    await store(db() as unknown as Tx, scope, key, { ok: true, value: normalized });
-    return normalized;
+    return await work({ scope, key });
   } catch (err) {
-    // Both statements only touch a key still in progress: an outcome committed with the work stays as it is.
-    if (isStorable(err)) {
-      await store(db() as unknown as Tx, scope, key, { ok: false, status: err.httpStatus, error: err.toBody() });
-    } else {
-      await db().$executeRaw`DELETE FROM idempotency_records WHERE scope = ${scope} AND key = ${key} AND state = 'in_progress'`;
-    }
+    // A refusal was stored by the statement that decided it; anything else (a lock timeout, a deadlock, a failure)
+    // rolled its statement back: free the key for a retry. Only a key still in progress is touched.
+    await db().$executeRaw`DELETE FROM idempotency_records WHERE scope = ${scope} AND key = ${key} AND state = 'in_progress'`;
     throw err;
   }
 }

@@ -1,37 +1,10 @@
 import { createHash } from 'node:crypto';
+import { canonicalJson, type JsonObject } from '@/lib/shared/json';
 
-export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
-export type JsonObject = { [key: string]: JsonValue };
-
-export function isPlainObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** JSON with object keys sorted at every level: equal values give equal text. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (isPlainObject(value)) {
-    const keys = Object.keys(value).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(value ?? null);
-}
+export { canonicalJson, isPlainObject, type JsonObject, type JsonValue } from '@/lib/shared/json';
 
 export function sha256Hex(text: string): string {
   return createHash('sha256').update(text).digest('hex');
-}
-
-/**
- * Deep merge for corrections: objects merge key by key, anything else (arrays, scalars, null) replaces.
- * A null in the diff sets the value to null; it does not delete the key.
- */
-export function deepMerge(target: JsonObject, diff: JsonObject): JsonObject {
-  const result: JsonObject = { ...target };
-  for (const [key, value] of Object.entries(diff)) {
-    const current = result[key];
-    result[key] = isPlainObject(current) && isPlainObject(value) ? deepMerge(current, value) : value;
-  }
-  return result;
 }
 
 /** The correction id is derived from the intent and the canonical diff: the same correction twice is one. */

@@ -17,7 +17,10 @@ export function encodeCursor(intent: Pick<Intent, 'updatedAt' | 'id'>): string {
 export function decodeCursor(cursor: string): Cursor {
   try {
     const value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Cursor;
-    if (typeof value.u !== 'string' || Number.isNaN(Date.parse(value.u)) || !intentIdSchema.safeParse(value.i).success) throw new Error();
+    // Only a timestamp this API could have written: an ISO instant between 1970 and 9999 (PostgreSQL refuses some
+    // dates JavaScript accepts, and a cursor is a client's echo, not trusted input).
+    const at = typeof value.u === 'string' && /^\d{4}-\d{2}-\d{2}T[0-9:.]+(Z|[+-]\d{2}:\d{2})$/.test(value.u) ? Date.parse(value.u) : NaN;
+    if (!(at >= 0 && at < Date.UTC(10000, 0, 1)) || !intentIdSchema.safeParse(value.i).success) throw new Error();
     return value;
   } catch {
     throw new ValidationError([{ field: 'cursor', message: 'is not a cursor this API issued' }]);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
+import { wholeNumber } from '@/lib/http/strict';
 import { INTENT_STATUSES } from './state-machine';
-import { ValidationError, type FieldIssue } from './errors';
 
 /** Zod at every boundary: the API and the server actions validate with these, and so do the domain functions. */
 export const intentIdSchema = z.uuid({ error: 'must be a UUID' });
@@ -71,8 +71,17 @@ export const createIntentSchema = z.strictObject(
   { error: (issue) => (issue.code === 'unrecognized_keys' ? `unknown field` : 'must be a JSON object') },
 );
 
+/** Why an operator changed a status, kept in the audit event (details.reason). Blank is the same as absent. */
+const reasonSchema = z
+  .string({ error: 'must be a string' })
+  .trim()
+  .max(500, { error: 'must be at most 500 characters' })
+  .refine((v) => !UNSTORABLE.test(v), { error: 'must not contain NUL characters or unpaired surrogates' })
+  .transform((v) => (v === '' ? undefined : v));
+
 export const updateStatusSchema = z.strictObject({
   status: statusSchema,
+  reason: reasonSchema.optional(),
   expectedVersion: versionSchema.optional(),
   idempotencyKey: idempotencyKeySchema.optional(),
   nowait: z.boolean({ error: 'must be true or false' }).optional(),
@@ -84,6 +93,7 @@ export const bulkStatusSchema = z.strictObject({
     .min(1, { error: 'must name at least one intent' })
     .max(1000, { error: 'must name at most 1000 intents' }),
   status: statusSchema,
+  reason: reasonSchema.optional(),
 });
 
 export const reevaluateSchema = z.strictObject({
@@ -103,42 +113,19 @@ export const listIntentsSchema = z.strictObject({
     .max(200, { error: 'must be at most 200 characters' })
     .refine((v) => !UNSTORABLE.test(v), { error: 'must not contain NUL characters or unpaired surrogates' })
     .optional(),
-  limit: z.coerce.number({ error: 'must be a number' }).int({ error: 'must be an integer' }).min(1, { error: 'must be at least 1' }).max(200, { error: 'must be at most 200' }).default(50),
+  limit: wholeNumber({ min: 1, max: 200 }).default(50),
   cursor: z.string().max(500, { error: 'is not a cursor this API issued' }).optional(),
   includeReplay: z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),
 });
 
-export type CreateIntentInput = z.infer<typeof createIntentSchema>;
-export type UpdateStatusInput = z.infer<typeof updateStatusSchema> & { id: string };
-export type BulkStatusInput = z.infer<typeof bulkStatusSchema>;
-export type ReevaluateInput = z.infer<typeof reevaluateSchema> & { id: string };
+/** A command's whole input: the body's fields and the intent id from the path (doors parse with these once). */
+export const updateStatusInputSchema = updateStatusSchema.extend({ id: intentIdSchema });
+export const reevaluateInputSchema = reevaluateSchema.extend({ id: intentIdSchema });
+
+export type CreateIntentInput = z.input<typeof createIntentSchema>;
+export type UpdateStatusInput = z.input<typeof updateStatusInputSchema>;
+export type BulkStatusInput = z.input<typeof bulkStatusSchema>;
+export type ReevaluateInput = z.input<typeof reevaluateInputSchema>;
 export type ListIntentsInput = z.input<typeof listIntentsSchema>;
 
-function valueAt(input: unknown, path: PropertyKey[]): unknown {
-  let current = input;
-  for (const key of path) {
-    if (current === null || typeof current !== 'object') return undefined;
-    current = (current as Record<PropertyKey, unknown>)[key];
-  }
-  return current;
-}
-
-/** One issue per bad field, named by its path (`root` when the value itself is wrong); a missing field "is required". */
-export function fieldIssues(error: z.ZodError, input?: unknown, root = 'body'): FieldIssue[] {
-  const name = (path: PropertyKey[]) => (path.length ? [root === 'body' ? undefined : root, ...path].filter((p) => p !== undefined).join('.') : root);
-  return error.issues.flatMap((issue) => {
-    if (issue.code === 'unrecognized_keys') {
-      return issue.keys.map((key) => ({ field: name([...issue.path, key]), message: 'is not a known field' }));
-    }
-    // Whatever the rule (a type, an enum, a format), a field that is absent is reported as missing.
-    const missing = issue.path.length > 0 && valueAt(input, issue.path) === undefined;
-    return [{ field: name(issue.path), message: missing ? 'is required' : issue.message }];
-  });
-}
-
-/** Parses or throws a ValidationError naming each bad field. `root` names the value itself (default: the body). */
-export function parseInput<S extends z.ZodType>(schema: S, input: unknown, root?: string): z.infer<S> {
-  const parsed = schema.safeParse(input);
-  if (!parsed.success) throw new ValidationError(fieldIssues(parsed.error, input, root));
-  return parsed.data;
-}
+export { fieldIssues, parseInput } from '@/lib/shared/validation';

@@ -1,5 +1,6 @@
+import { EventEmitter } from 'node:events';
 import pg from 'pg';
-import { databaseUrl } from '@/lib/db/client';
+import { directDatabaseUrl } from '@/lib/db/client';
 import { CHANGES_CHANNEL } from './announce';
 import { changesSinceSnapshot, currentSnapshot, formatPosition, type LiveEvent, type Snapshot } from './positions';
 
@@ -29,6 +30,17 @@ const ROUND_MIN_GAP_MS = 50;
 const SAFETY_ROUND_MS = 1_000;
 const BACKOFF_BASE_MS = 250;
 const BACKOFF_MAX_MS = 10_000;
+
+/** Auth changes (revokes, disabled users, role changes), notified by triggers (prisma/functions/50_auth_changes.sql). */
+export const AUTH_CHANNEL = 'bridge_auth';
+
+/**
+ * What other modules hear through this hub's connection: 'auth' on every AUTH_CHANNEL notification, and
+ * 'listening' (true or false) whenever the connection comes up or is lost — while it is lost, notifications can be
+ * missed. lib/auth/token-cache.ts drops its cache on both.
+ */
+const globalSignals = globalThis as unknown as { bridgeHubSignals?: EventEmitter };
+export const hubSignals: EventEmitter = (globalSignals.bridgeHubSignals ??= new EventEmitter().setMaxListeners(50));
 
 export class LiveHub {
   private readonly subscribers = new Set<Subscriber>();
@@ -103,6 +115,7 @@ export class LiveHub {
     if (this.listening === listening) return;
     this.listening = listening;
     this.broadcast({ kind: 'status', listening });
+    hubSignals.emit('listening', listening);
   }
 
   private async connect(): Promise<void> {
@@ -125,10 +138,11 @@ export class LiveHub {
     client.on('end', () => lost('connection ended'));
     client.on('notification', (msg) => {
       if (msg.channel === CHANGES_CHANNEL) this.requestRound();
+      else if (msg.channel === AUTH_CHANNEL) hubSignals.emit('auth');
     });
     try {
       await client.connect();
-      await client.query(`LISTEN ${CHANGES_CHANNEL}`);
+      await client.query(`LISTEN ${CHANGES_CHANNEL}; LISTEN ${AUTH_CHANNEL}`);
       this.attempt = 0;
       this.setListening(true);
       // Whatever committed while nobody was listening is in the table: read it now.
@@ -180,7 +194,7 @@ const globalForLive = globalThis as unknown as { bridgeLiveHub?: LiveHub };
 
 /** The process's hub, started on first use. */
 export async function liveHub(): Promise<LiveHub> {
-  globalForLive.bridgeLiveHub ??= new LiveHub(databaseUrl());
+  globalForLive.bridgeLiveHub ??= new LiveHub(directDatabaseUrl());
   await globalForLive.bridgeLiveHub.start();
   return globalForLive.bridgeLiveHub;
 }

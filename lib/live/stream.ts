@@ -1,3 +1,4 @@
+import { DomainError } from '@/lib/intents/errors';
 import { liveHub, type LiveBatch } from './hub';
 import { changesSincePosition, formatPosition, positionSchema, type LiveEvent } from './positions';
 
@@ -15,6 +16,41 @@ import { changesSincePosition, formatPosition, positionSchema, type LiveEvent } 
  */
 const HEARTBEAT_MS = 15_000;
 const RETRY_MS = 1_000;
+
+/**
+ * Lifecycle rules (docs/AUTH.md): a stream is re-authorised every REAUTH_MS with the credential that opened it, and
+ * ends (`event: end`) when that no longer works or its user's roles changed — a revoked token, a disabled user, a
+ * signed-out session; it ends after MAX_LIFETIME_MS anyway (the browser reconnects with Last-Event-ID and resumes
+ * from its last position), and one user holds at most MAX_STREAMS_PER_USER at a time in this process.
+ */
+export const STREAM_LIMITS = { reauthMs: 5_000, maxLifetimeMs: 15 * 60_000, maxPerUser: 8 };
+
+export type StreamOwner = {
+  /** Whose stream this is, for the per-user cap. */
+  userId: string;
+  /** Whether the credential that opened the stream still may: checked every `reauthMs`. */
+  stillAllowed: () => Promise<boolean>;
+};
+
+export type StreamLimits = typeof STREAM_LIMITS;
+
+class TooManyStreamsError extends DomainError {
+  readonly code = 'too_many_streams';
+  readonly httpStatus = 429;
+  readonly headers = { 'Retry-After': '5' };
+  constructor(max: number) {
+    super(`You already have ${max} live event streams open on this server; close a tab (or wait for one to end) and retry.`, { maxPerUser: max });
+  }
+}
+
+const openByUser = new Map<string, number>();
+
+/** Open event streams in this process (the metrics and the soak test read it). */
+export function openStreamCount(): number {
+  let n = 0;
+  for (const count of openByUser.values()) n += count;
+  return n;
+}
 
 export function parseResumePosition(lastEventId: string | null, since: string | null) {
   for (const candidate of [lastEventId, since]) {
@@ -40,10 +76,19 @@ function batchMessage(batch: LiveBatch): string {
   }
 }
 
-export async function liveEventStream(resumeFrom: ReturnType<typeof parseResumePosition>, signal: AbortSignal): Promise<Response> {
+export async function liveEventStream(
+  resumeFrom: ReturnType<typeof parseResumePosition>,
+  signal: AbortSignal,
+  owner?: StreamOwner,
+  limits: StreamLimits = STREAM_LIMITS,
+): Promise<Response> {
+  const userKey = owner?.userId ?? 'anonymous';
+  if ((openByUser.get(userKey) ?? 0) >= limits.maxPerUser) throw new TooManyStreamsError(limits.maxPerUser);
+  if (signal.aborted) return new Response(null, { status: 204 });
   const hub = await liveHub();
   const encoder = new TextEncoder();
   let cleanup = () => undefined as void;
+  openByUser.set(userKey, (openByUser.get(userKey) ?? 0) + 1);
 
   const stream = new ReadableStream<Uint8Array>({
     start(controller) {
@@ -62,10 +107,32 @@ export async function liveEventStream(resumeFrom: ReturnType<typeof parseResumeP
         else send(batchMessage(batch));
       });
       const heartbeat = setInterval(() => send(`: keep-alive ${Date.now()}\n\n`), HEARTBEAT_MS);
+      const end = (reason: 'lifetime' | 'unauthorized') => {
+        send(message('end', { reason }));
+        cleanup();
+      };
+      const lifetime = setTimeout(() => end('lifetime'), limits.maxLifetimeMs);
+      let checking = false;
+      const reauth = owner
+        ? setInterval(() => {
+            if (checking || closed) return;
+            checking = true;
+            owner
+              .stillAllowed()
+              // A database hiccup is not a revocation: the next check decides.
+              .then((ok) => ok || end('unauthorized'), () => undefined)
+              .finally(() => (checking = false));
+          }, limits.reauthMs)
+        : null;
       cleanup = () => {
         if (closed) return;
         closed = true;
         clearInterval(heartbeat);
+        clearTimeout(lifetime);
+        if (reauth) clearInterval(reauth);
+        const left = (openByUser.get(userKey) ?? 1) - 1;
+        if (left > 0) openByUser.set(userKey, left);
+        else openByUser.delete(userKey);
         unsubscribe();
         try {
           controller.close();

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { wholeNumber } from '@/lib/http/strict';
 import { db, type Tx } from '@/lib/db/client';
 import { SQLSTATE, sqlState } from '@/lib/db/sqlstate';
 import { ValidationError } from '@/lib/intents/errors';
@@ -24,7 +25,7 @@ export const SNAPSHOT_LABEL = 'bridge:locks-snapshot';
 const MAX_BACKENDS = 1000;
 
 export const snapshotOptionsSchema = z.object({
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  limit: wholeNumber({ min: 1, max: 1000 }).default(100),
 });
 export type SnapshotOptions = z.input<typeof snapshotOptionsSchema>;
 

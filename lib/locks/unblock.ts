@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { wholeNumber } from '@/lib/http/strict';
 import { requirePermission } from '@/lib/auth/errors';
 import type { Permission } from '@/lib/auth/permissions';
 import type { AuthActor } from '@/lib/auth/types';
@@ -25,7 +26,8 @@ export const CANCEL_BEFORE_TERMINATE_MS = 10 * 60_000;
 const SETTLE_MS = 1500;
 
 export const unblockInputSchema = z.object({
-  pid: z.coerce.number({ error: 'must be a backend pid (a whole number)' }).int('must be a whole number').positive('must be a positive number'),
+  // A backend pid is a positive 32-bit integer (PostgreSQL's int4); anything else is not a backend of this database.
+  pid: wholeNumber({ min: 1, max: 2_147_483_647, what: 'a backend pid (a whole number)' }),
   reason: z
     .string({ error: 'is required: say why this backend is being stopped' })
     .trim()

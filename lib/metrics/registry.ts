@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from 'prom-client';
 import { db } from '@/lib/db/client';
 import { LOCK_WAIT_BOUNDS_MS } from '@/lib/intents/outcomes';
+import { openStreamCount } from '@/lib/live/stream';
 import { readWorkerMetrics, registerWorkerMetrics, type WorkerMetrics } from '@/lib/workers/metrics';
 import { selectActiveLocks, selectDeadlockTotals, selectLockWaitTotals, selectOutcomeTotals, type LockWaitTotal, type OutcomeTotal } from './queries';
 
@@ -23,6 +24,15 @@ function processRegistry(): Registry {
   if (!globalForMetrics.bridgeProcessRegistry) {
     const registry = new Registry();
     collectDefaultMetrics({ register: registry });
+    // Open server-sent event streams of this process: a leak (a stream nobody reads) shows here first.
+    new Gauge({
+      name: 'bridge_live_streams_open',
+      help: 'Server-sent event streams open in this console process',
+      registers: [registry],
+      collect() {
+        this.set(openStreamCount());
+      },
+    });
     globalForMetrics.bridgeProcessRegistry = registry;
   }
   return globalForMetrics.bridgeProcessRegistry;

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { createPool, createPrisma, databaseUrl, db, type Db, type Tx } from '@/lib/db/client';
+import { createPool, createPrisma, databaseUrl, type Db } from '@/lib/db/client';
 import { env } from '@/lib/env';
 import { LockTimeoutError, type LockHolder } from '@/lib/intents/errors';
 
@@ -42,17 +42,12 @@ export async function disconnectLockDb(): Promise<void> {
 /** The label the Locks page reads: which operation on which intent this backend is about. */
 export const pipelineLockLabel = (intentId: string) => `bridge:pipeline_execute:${intentId}`;
 
-class LockBusy extends Error {}
+type HolderRow = { pid: number; applicationName: string | null; state: string | null; transactionStartedAt: string | null; transactionAgeMs: number | null; query: string | null };
 
-/** Who holds the execution lock of an intent, to name them in the refusal. */
-async function pipelineLockHolders(tx: Tx, intentId: string): Promise<LockHolder[]> {
-  const rows = await tx.$queryRaw<{ pid: number; applicationName: string | null; state: string | null; transactionStartedAt: Date | null; query: string | null }[]>`
-    SELECT a.pid, a.application_name AS "applicationName", a.state, a.xact_start AS "transactionStartedAt", left(a.query, 500) AS query
-    FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-    WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
-      AND l.classid = ${PIPELINE_LOCK_NAMESPACE}::bigint::oid
-      AND l.objid = (hashtext(${intentId})::bigint & 4294967295)::oid`;
-  return rows.map((r) => ({ ...r, transactionStartedAt: r.transactionStartedAt?.toISOString() ?? null }));
+class LockBusy extends Error {
+  constructor(readonly holders: LockHolder[]) {
+    super('pipeline lock busy');
+  }
 }
 
 /**
@@ -63,19 +58,34 @@ export async function withPipelineLock<T>(intentId: string, body: () => Promise<
   try {
     return await lockDb().$transaction(
       async (tx) => {
-        const [row] = await tx.$queryRaw<{ label: string; locked: boolean }[]>`
-          SELECT set_config('application_name', ${pipelineLockLabel(intentId)}, true) AS label,
-                 pg_try_advisory_xact_lock(${PIPELINE_LOCK_NAMESPACE}::int, hashtext(${intentId})) AS locked`;
-        if (!row.locked) throw new LockBusy();
+        // One round trip whichever way it goes: the lock, and only when it is refused, who holds it (a CASE arm's
+        // subquery runs only when that arm is taken).
+        const [row] = await tx.$queryRaw<{ label: string; locked: boolean; holders: HolderRow[] | null }[]>`
+          WITH attempt AS (
+            SELECT set_config('application_name', ${pipelineLockLabel(intentId)}, true) AS label,
+                   pg_try_advisory_xact_lock(${PIPELINE_LOCK_NAMESPACE}::int, hashtext(${intentId})) AS locked
+          )
+          SELECT label, locked,
+                 CASE WHEN NOT locked THEN (
+                   SELECT json_agg(json_build_object(
+                            'pid', a.pid, 'applicationName', a.application_name, 'state', a.state,
+                            'transactionStartedAt', to_char(a.xact_start AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                            'transactionAgeMs', (extract(epoch FROM now() - a.xact_start) * 1000)::int,
+                            'query', left(a.query, 500)))
+                   FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+                   WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+                     AND l.classid = ${PIPELINE_LOCK_NAMESPACE}::bigint::oid
+                     AND l.objid = (hashtext(${intentId})::bigint & 4294967295)::oid)
+                 END AS holders
+          FROM attempt`;
+        if (!row.locked) throw new LockBusy(row.holders ?? []);
         return body();
       },
       { maxWait: 5_000, timeout: env().PIPELINE_MAX_RUN_MS },
     );
   } catch (err) {
     if (!(err instanceof LockBusy)) throw err;
-    const holders = await db()
-      .$transaction((tx) => pipelineLockHolders(tx, intentId))
-      .catch(() => []);
+    const holders = err.holders;
     const who = holders.length ? ` It is held by backend ${holders.map((h) => `${h.pid} (${h.applicationName ?? 'unnamed'}${h.transactionStartedAt ? `, since ${h.transactionStartedAt}` : ''})`).join(', ')}.` : '';
     throw new LockTimeoutError(`The pipeline of intent ${intentId} is already running (its execution lock is taken; NOWAIT).${who}`, {
       intentIds: [intentId],

@@ -39,6 +39,11 @@ export type RunPipelineOptions = {
   signal?: AbortSignal;
 };
 
+/** An audit reason the engine accepts (at most 500 UTF-16 units), cut between characters, never inside one. */
+export function auditReason(text: string): string {
+  return Array.from(text).slice(0, 240).join('');
+}
+
 function errorText(err: unknown): string {
   if (err instanceof DomainError) return `${err.code}: ${err.message}`;
   return err instanceof Error ? err.message : String(err);
@@ -142,7 +147,7 @@ export async function runPipeline(input: RunPipelineInput, actor: Actor, options
           status = 'failed';
           if (failIntent) {
             try {
-              await updateIntentStatus({ id, status: 'FAILED' }, actor);
+              await updateIntentStatus({ id, status: 'FAILED', reason: auditReason(`pipeline: ${bridge.name} failed: ${error}`) }, actor);
             } catch (err) {
               failures.push(`marking the intent FAILED: ${errorText(err)}`);
             }

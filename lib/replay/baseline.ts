@@ -1,14 +1,16 @@
 import pg from 'pg';
-import { lockAndUpdateStatusSql } from '@/lib/intents/repository';
+import { updateStatusStatement } from '@/lib/intents/statements';
 import { canTransition, INTENT_STATUSES, type IntentStatus } from '@/lib/intents/state-machine';
 
 /**
- * The raw-SQL baseline of the benchmark (brief §7): the engine's status-update transaction written against plain
- * `pg`, with nothing around it — no Prisma, no validation, no idempotency, no outcome counting, no deadlock
- * wrapper. Same statements, same order, same round trips as lib/intents, in whichever form the engine is set to
- * use: the one statement of lockAndUpdateStatusSql (the very same SQL text), or the five-step transaction (label
- * and lock timeout, SELECT … FOR UPDATE, the transition check, UPDATE … RETURNING with its audit insert in one
- * CTE). So the ratio of the two throughputs is the price of everything the engine adds. Parameters are bound.
+ * The raw-SQL baselines of the benchmark (brief §7), written against plain `pg` with nothing around them — no Prisma,
+ * no validation, no idempotency, no outcome counting, no deadlock wrapper:
+ * - rawUpdateStatusInOneStatement runs the engine's own status-update statement (the very same SQL text), so the
+ *   in-process ratio is the price of everything the engine adds in this process;
+ * - rawUpdateStatus is the naive five-step locked transaction (label and lock timeout, SELECT … FOR UPDATE, the
+ *   transition check in the client, UPDATE … RETURNING with its audit insert, COMMIT), which the JSON API row of
+ *   `npm run bench` compares the whole door against.
+ * Parameters are bound.
  */
 const LABEL_SQL = `SELECT set_config('application_name', $1, true), set_config('lock_timeout', $2, true)`;
 const LOCK_SQL = `SELECT id::text AS id, status::text AS status, payload, source, version, is_replay AS "isReplay",
@@ -62,27 +64,29 @@ export async function rawUpdateStatus(pool: pg.Pool, id: string, to: IntentStatu
   }
 }
 
-/** The one-statement form: the engine's own SQL (lockAndUpdateStatusSql), run by plain pg. */
+/** The engine's own statement (updateStatusStatement, the very same SQL text), run by plain pg. */
 export async function rawUpdateStatusInOneStatement(pool: pg.Pool, id: string, to: IntentStatus, actor: string, lockTimeoutMs: number, prepared = false): Promise<number> {
-  const sql = lockAndUpdateStatusSql({
+  const sql = updateStatusStatement({
     id,
     to,
     allowedFrom: INTENT_STATUSES.filter((s) => canTransition(s, to)),
     expectedVersion: null,
-    label: `bridge:baseline:${id}`,
+    lock: 'wait',
     lockTimeoutMs,
+    contendedWithinMs: 0,
     actor,
-    action: 'status_change',
+    reason: null,
+    key: null,
   });
-  const { rows } = await pool.query<Row & { rowKind: string }>({ name: prepared ? 'baseline_one_statement' : undefined, text: sql.text, values: sql.values });
-  const locked = rows.find((r) => r.rowKind === 'locked');
-  const updated = rows.find((r) => r.rowKind === 'updated');
-  if (!locked) throw new BaselineTransitionError(`intent ${id} not found`);
-  if (updated) return updated.version;
-  if (locked.status === to) return locked.version;
-  throw new BaselineTransitionError(`${locked.status} -> ${to} is not allowed`);
+  const { rows } = await pool.query<Row & { outcome: string }>({ name: prepared ? 'baseline_one_statement' : undefined, text: sql.text, values: sql.values });
+  const row = rows[0];
+  if (row.outcome === 'applied' || row.outcome === 'already_applied') return row.version;
+  throw new BaselineTransitionError(`${id}: ${row.outcome} (${row.status} -> ${to})`);
 }
 
 export function createBaselinePool(connectionString: string, max: number): pg.Pool {
-  return new pg.Pool({ connectionString, max, application_name: 'bridge:baseline' });
+  const pool = new pg.Pool({ connectionString, max, application_name: 'bridge:baseline' });
+  // An idle connection the server ends (a restart, the bench's throw-away database stopping) must not crash the process.
+  pool.on('error', () => undefined);
+  return pool;
 }

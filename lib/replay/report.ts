@@ -21,8 +21,7 @@ export function formatSettings(run: ReplayRunView): string[] {
     deadlockMaxAttempts?: number;
     poolSize?: number;
     preparedStatements?: boolean;
-    statusUpdateInOneStatement?: boolean;
-    correctionInOneStatement?: boolean;
+    contentionMemoryMs?: number;
   };
   const rt = run.config.runtime;
   const server = Object.entries(rt.serverSettings)
@@ -33,7 +32,7 @@ export function formatSettings(run: ReplayRunView): string[] {
     `PostgreSQL ${rt.postgres ?? '?'} (${server}) · Node ${rt.node} · ${rt.cpus} CPUs · host ${rt.host}`,
     `Flags in force: ${Object.entries(s.strategies ?? {})
       .map(([op, st]) => `${op} ${st}${run.config.strategyOverrides?.[op as StrategyFlag] ? ' (chosen for this run)' : ''}`)
-      .join(', ')}; lock timeout ${s.lockTimeoutMs} ms; retries ${s.retry?.maxAttempts} × ${s.retry?.baseMs} ms ×${s.retry?.factor} ±${s.retry?.jitterMs} ms (max ${s.retry?.maxDelayMs} ms); deadlock attempts ${s.deadlockMaxAttempts}; pool ${s.poolSize}; status update ${s.statusUpdateInOneStatement === false ? 'five-step transaction' : 'one statement'}; locked correction ${s.correctionInOneStatement === false ? 'interactive transaction' : 'one call'}; prepared statements ${s.preparedStatements === false ? 'off' : 'on'}`,
+      .join(', ')}; lock timeout ${s.lockTimeoutMs} ms; retries ${s.retry?.maxAttempts} × ${s.retry?.baseMs} ms ×${s.retry?.factor} ±${s.retry?.jitterMs} ms (max ${s.retry?.maxDelayMs} ms); deadlock attempts ${s.deadlockMaxAttempts}; pool ${s.poolSize}; adaptive: contended for ${s.contentionMemoryMs ?? '?'} ms after a conflict; prepared statements ${s.preparedStatements === false ? 'off' : 'on'}`,
   ];
 }
 

@@ -1,7 +1,7 @@
 import { cpus, hostname } from 'node:os';
 import { z } from 'zod';
 import { databaseUrl } from '@/lib/db/client';
-import { concurrencySettings, env, type ConcurrencySettings } from '@/lib/env';
+import { concurrencySettings, env, LOCK_STRATEGIES, type ConcurrencySettings, type LockStrategy } from '@/lib/env';
 import { asReplayWork } from '@/lib/intents/outcomes';
 import { parseInput } from '@/lib/intents/schemas';
 import type { Actor } from '@/lib/intents/types';
@@ -34,7 +34,7 @@ export const startReplaySchema = z.object({
    * without redeploying (the console's other traffic keeps the configured ones).
    */
   strategies: z
-    .object(Object.fromEntries(STRATEGY_FLAGS.map((f) => [f, z.enum(['pessimistic', 'optimistic'], { error: 'must be pessimistic or optimistic' }).optional()])) as Record<StrategyFlag, z.ZodOptional<z.ZodEnum<{ pessimistic: 'pessimistic'; optimistic: 'optimistic' }>>>)
+    .object(Object.fromEntries(STRATEGY_FLAGS.map((f) => [f, z.enum(LOCK_STRATEGIES, { error: `must be ${LOCK_STRATEGIES.join(', ')}` }).optional()])) as Record<StrategyFlag, z.ZodOptional<z.ZodEnum<{ [S in LockStrategy]: S }>>>)
     .strict()
     .optional(),
 });
@@ -127,7 +127,6 @@ export async function executeReplay(run: ReplayRunView, options: { onProgress?: 
     poolSize: settings.poolSize,
     lockTimeoutMs: settings.lockTimeoutMs,
     preparedStatements: settings.preparedStatements,
-    statusUpdateInOneStatement: settings.statusUpdateInOneStatement,
     // The strategies the run recorded (its own choice already applied), not the configuration as it is now.
     strategies: pickStrategies((run.config.settings as Pick<ConcurrencySettings, 'strategies'>).strategies),
     progress: (fraction, note) => {

@@ -4,7 +4,7 @@ import { observeOutcomes } from '@/lib/intents/outcomes';
 import type { JsonObject } from '@/lib/intents/json';
 import type { IntentStatus } from '@/lib/intents/state-machine';
 import type { Actor, Intent } from '@/lib/intents/types';
-import { createBaselinePool, rawUpdateStatus, rawUpdateStatusInOneStatement } from './baseline';
+import { createBaselinePool, rawUpdateStatusInOneStatement } from './baseline';
 import { ReplayCancelledError } from './errors';
 import { intentStates } from './queries';
 import { median, round, summarize } from './stats';
@@ -12,7 +12,14 @@ import { OutcomeTally } from './tally';
 import type { Targets } from './targets';
 import { crossingOrderTransaction, executePipelineStandIn, lockAndRelease } from './transactions';
 import type { ScenarioName, ScenarioResult, Sizes, StrategyFlag } from './types';
+
 import { checksFor, verdictOf } from './verdict';
+
+const STRATEGY_NOTES: Record<LockStrategy, string> = {
+  optimistic: ' (version-checked tries with backoff, then a locked attempt)',
+  pessimistic: ' (every correction queues on the row lock)',
+  adaptive: ' (version-checked while uncontended; once a conflict is recorded, every correction queues on the row lock at once)',
+};
 
 /**
  * The scenario engine: the concurrency scenarios of seed 000 §6.2 and seed 003, run against the real engine on
@@ -32,8 +39,6 @@ export type ScenarioContext = {
   lockTimeoutMs: number;
   /** Whether the engine names its statements (server-side prepared); the baseline does the same. */
   preparedStatements: boolean;
-  /** Whether the engine runs a plain status update as one statement; the baseline does the same. */
-  statusUpdateInOneStatement: boolean;
   /** The lock strategies the measured calls use: the configured ones, or the run's own choice (RunConfig.strategyOverrides). */
   strategies: Record<StrategyFlag, LockStrategy>;
   /** 0..1 within the scenario, with a short note; the runner persists it (throttled). */
@@ -185,7 +190,7 @@ function corrections(name: 'corrections-3' | 'corrections-50', count: (s: Sizes)
           maxRetries,
         },
         notes: [
-          `strategy ${ctx.strategies.reevaluate}${ctx.strategies.reevaluate === 'optimistic' ? ' (version-checked tries with backoff, then a locked attempt)' : ' (every correction queues on the row lock)'}; final status ${state?.status}, version ${state?.version}; the most retries any correction needed: ${maxRetries}`,
+          `strategy ${ctx.strategies.reevaluate}${STRATEGY_NOTES[ctx.strategies.reevaluate]}; final status ${state?.status}, version ${state?.version}; the most retries any correction needed: ${maxRetries}`,
         ],
       };
     },
@@ -363,7 +368,7 @@ const throughput: Scenario = {
   async run(ctx, tally) {
     const { throughputIntents: n, throughputBatch: batch, throughputRounds: rounds } = ctx.sizes;
     const pool = createBaselinePool(ctx.databaseUrl, ctx.poolSize);
-    const baseline = ctx.statusUpdateInOneStatement ? rawUpdateStatusInOneStatement : rawUpdateStatus;
+    const baseline = rawUpdateStatusInOneStatement;
     type Side = { ms: number; cpuMs: number };
     const ours: { perSec: number; cpuMs: number }[] = [];
     const raw: { perSec: number; cpuMs: number }[] = [];
@@ -425,7 +430,7 @@ const throughput: Scenario = {
       notes: [
         `rounds (engine /s vs baseline /s = share): ${range(rounds).map((r) => `${Math.round(ours[r].perSec)} vs ${Math.round(raw[r].perSec)} = ${Math.round(ratios[r] * 100)} %`).join('; ')}; medians reported`,
         `client CPU per update (this process): engine ${round(median(ours.map((x) => x.cpuMs)), 3)} ms, baseline ${round(median(raw.map((x) => x.cpuMs)), 3)} ms`,
-        `pool size ${ctx.poolSize} on both sides, ${batch} updates in flight at a time; on both sides ${ctx.statusUpdateInOneStatement ? 'one statement per update' : 'a five-step transaction per update'}, ${ctx.preparedStatements ? 'named (prepared) statements' : 'unnamed statements'}`,
+        `pool size ${ctx.poolSize} on both sides, ${batch} updates in flight at a time; on both sides the engine's one statement per update, ${ctx.preparedStatements ? 'named (prepared) statements' : 'unnamed statements'}`,
         ...(rawFailures ? [`${rawFailures} baseline updates failed`] : []),
       ],
     };

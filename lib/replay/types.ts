@@ -1,3 +1,4 @@
+import type { LockStrategy } from '@/lib/env';
 import type { LatencySummary } from './stats';
 import type { Targets } from './targets';
 
@@ -162,7 +163,7 @@ export type RunConfig = {
    * Strategies this run used instead of the configured ones (the Replay page's and the bench's strategy choice);
    * `settings.strategies` already has them applied. Absent or empty: the run used the configuration as it is.
    */
-  strategyOverrides?: Partial<Record<StrategyFlag, 'pessimistic' | 'optimistic'>>;
+  strategyOverrides?: Partial<Record<StrategyFlag, LockStrategy>>;
   sizes: Sizes;
   sizePreset: 'full' | 'small' | 'custom';
   targets: Targets;

@@ -3,11 +3,11 @@ import { hostname } from 'node:os';
 import { db } from '@/lib/db/client';
 import { updateIntentStatus } from '@/lib/intents/commands';
 import { DomainError, InvalidTransitionError, LockTimeoutError } from '@/lib/intents/errors';
-import { backoffDelayMs } from '@/lib/intents/retry';
+import { backoffDelayMs } from '@/lib/shared/backoff';
 import type { Actor } from '@/lib/intents/types';
 import { announceCommitted } from '@/lib/live/announce';
 import { LostClaimError } from '@/lib/pipeline/errors';
-import { runPipeline } from '@/lib/pipeline/run';
+import { auditReason, runPipeline } from '@/lib/pipeline/run';
 import type { WorkerConfig } from './config';
 import { claimDueIntents, finishClaim, heartbeatClaims, heartbeatWorker, registerWorker, releaseClaim, rescueStaleClaims, scheduleRetry, type Claim } from './repository';
 
@@ -125,7 +125,7 @@ export class Worker {
   }
 
   private retryDelayMs(attempt: number): number {
-    return backoffDelayMs(attempt, { maxAttempts: this.config.maxAttempts, factor: 2, ...this.config.retry });
+    return backoffDelayMs(attempt, { factor: 2, ...this.config.retry });
   }
 
   /** One claim, start to end. Every write names the claim token; a refused write means the claim was lost. */
@@ -182,7 +182,7 @@ export class Worker {
   /** After the maximum: the intent is FAILED through the engine (the reason is on the work row and in the audit). */
   private async failIntent(intentId: string, reason: string): Promise<void> {
     try {
-      await updateIntentStatus({ id: intentId, status: 'FAILED' }, this.actor);
+      await updateIntentStatus({ id: intentId, status: 'FAILED', reason: auditReason(reason) }, this.actor);
     } catch (err) {
       this.log(`could not mark ${intentId} FAILED (${reason}): ${err instanceof Error ? err.message : err}`);
     }

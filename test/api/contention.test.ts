@@ -17,8 +17,7 @@ import { intentRow, makeIntent, tester } from '../helpers';
 import { api, signInApiCaller } from './route-client';
 
 /**
- * The API under contention (brief §4, §5): lock waits that run out are 423 lock_timeout (status, bulk) or 503
- * retries_exhausted (corrections); a deadlock between a bulk update and a foreign transaction is retried inside the
+ * The API under contention (brief §4, §5): lock waits that run out are 423 lock_timeout (status, bulk, corrections); a deadlock between a bulk update and a foreign transaction is retried inside the
  * request and answered 200, with the deadlock recorded; a stale expectedVersion is a conflict even when the intent
  * has meanwhile reached a state that would refuse the command anyway.
  */
@@ -64,14 +63,14 @@ describe('lock waits that run out', () => {
     expect(await dbFingerprint()).toEqual(before);
   });
 
-  it('a correction that cannot get the row within the lock timeout: 503 retries_exhausted, nothing applied', async () => {
+  it('a correction that cannot get the row within the lock timeout: 423 lock_timeout naming the holder, nothing applied', async () => {
     const intent = await makeIntent('PROCESSED');
     const holder = await holdRowLocks([intent.id]);
     const before = await dbFingerprint();
     const res = await api.reeval(intent.id, { diff: { amount: 1 }, source: 'svc', reason: 'fix' });
     await holder.release();
-    expect(res.status).toBe(503);
-    expect(res.body.error).toMatchObject({ code: 'retries_exhausted', details: { intentId: intent.id } });
+    expect(res.status).toBe(423);
+    expect(res.body.error).toMatchObject({ code: 'lock_timeout', details: { intentIds: [intent.id], holders: [{ pid: holder.session.pid }] } });
     expect(await dbFingerprint()).toEqual(before);
   });
 

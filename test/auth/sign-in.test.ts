@@ -41,11 +41,62 @@ describe('sign-in', () => {
     expect(await db().session.count()).toBe(0);
   });
 
-  it('tells a disabled user so only after the right password', async () => {
+  it('answers a disabled account the same whether or not the password was right', async () => {
     await makeUser(['viewer'], { username: 'fay', disabled: true });
-    expect(await codeOf(signIn({ username: 'fay', password: 'wrong password!' }, {}, { now: t0, limits }))).toBe('invalid_credentials');
-    expect(await codeOf(signIn({ username: 'fay', password: TEST_PASSWORD }, {}, { now: t0, limits }))).toBe('account_disabled');
+    let wrong: unknown, right: unknown;
+    await signIn({ username: 'fay', password: 'wrong password!' }, {}, { now: t0, limits }).catch((e: unknown) => (wrong = e));
+    await signIn({ username: 'fay', password: TEST_PASSWORD }, {}, { now: at(1), limits }).catch((e: unknown) => (right = e));
+    expect(wrong).toMatchObject({ code: 'invalid_credentials', httpStatus: 401 });
+    expect(right).toMatchObject({ code: 'invalid_credentials', httpStatus: 401, message: (wrong as Error).message });
     expect(await db().session.count()).toBe(0);
+    // Both count as failures; the security record names the reason, not whether the password matched.
+    expect(await db().signInAttempt.count({ where: { username: 'fay', succeeded: false } })).toBe(2);
+    const events = await db().authEvent.findMany({ where: { action: 'auth.sign_in_failed', subject: 'fay' } });
+    expect(events.map((e) => e.details)).toEqual([{ reason: 'disabled' }, { reason: 'disabled' }]);
+  });
+
+  it('never stores a typed name that matches no user (it may be a password)', async () => {
+    const typed = 'Tr0ub4dor&3-secret';
+    expect(await codeOf(signIn({ username: typed, password: 'whatever password' }, { ip: '10.9.9.9' }, { now: t0, limits }))).toBe('invalid_credentials');
+    const attempts = await db().signInAttempt.findMany();
+    const events = await db().authEvent.findMany();
+    const stored = JSON.stringify([attempts, events], (_, v: unknown) => (typeof v === 'bigint' ? String(v) : v)).toLowerCase();
+    expect(stored).not.toContain(typed.toLowerCase());
+    expect(attempts).toHaveLength(1);
+    expect(attempts[0].username).toMatch(/^\?[0-9a-f]{8}$/);
+    // Still throttled under that digest: the same unknown name is counted together.
+    for (let i = 1; i < 5; i++) await codeOf(signIn({ username: typed, password: 'whatever password' }, { ip: '10.9.9.9' }, { now: at(i), limits }));
+    expect(await codeOf(signIn({ username: typed, password: 'whatever password' }, { ip: '10.9.9.9' }, { now: at(10), limits }))).toBe('rate_limited');
+  });
+
+  it("a stranger's 20 wrong passwords do not lock the right person out: they get in within a minute", async () => {
+    await makeUser(['admin'], { username: 'admin' });
+    // The stranger shares the "unknown" address with everyone (no TRUST_PROXY) and waits out each delay.
+    let now = 0;
+    const waits: number[] = [];
+    for (let wrong = 0; wrong < 20; ) {
+      let refused: unknown;
+      await signIn({ username: 'admin', password: `guess-${wrong}-xxxxx` }, {}, { now: at(now), limits }).catch((e: unknown) => (refused = e));
+      if ((refused as { code?: string }).code === 'rate_limited') {
+        const seconds = (refused as { retryAfterSeconds: number }).retryAfterSeconds;
+        waits.push(seconds);
+        now += seconds * 1000;
+        continue;
+      }
+      expect(refused).toMatchObject({ code: 'invalid_credentials' });
+      wrong++;
+    }
+    // Progressive: the delays double and then stay at the cap; never a lockout.
+    expect(Math.max(...waits)).toBe(30);
+    expect(waits.slice(0, 4)).toEqual([1, 2, 4, 8]);
+    // Guessing is slow: 20 guesses took minutes.
+    expect(now).toBeGreaterThan(5 * 60_000);
+    // The right person, right after the last wrong guess, is asked to wait at most the cap, then signs in.
+    let first: unknown;
+    await signIn({ username: 'admin', password: TEST_PASSWORD }, {}, { now: at(now), limits }).catch((e: unknown) => (first = e));
+    const wait = first ? (first as { retryAfterSeconds: number }).retryAfterSeconds : 0;
+    expect(wait).toBeLessThanOrEqual(30);
+    expect(await codeOf(signIn({ username: 'admin', password: TEST_PASSWORD }, {}, { now: at(now + wait * 1000), limits }))).toBe('ok');
   });
 
   it('refuses malformed input with a 400 before any database work', async () => {
@@ -55,21 +106,16 @@ describe('sign-in', () => {
     expect(await db().signInAttempt.count()).toBe(0);
   });
 
-  it('locks a username at one address after too many failures there, even for the right password, until the window passes', async () => {
+  it('delays a username at one address after its free failures, even for the right password, then lets it in', async () => {
     await makeUser(['viewer'], { username: 'gus' });
-    for (let i = 0; i < 5; i++) expect(await codeOf(signIn({ username: 'gus', password: `wrong-${i}-xxxx` }, {}, { now: at(i * 1000), limits }))).toBe('invalid_credentials');
+    for (let i = 0; i < 5; i++) expect(await codeOf(signIn({ username: 'gus', password: `wrong-${i}-xxxx` }, {}, { now: at(i * 100), limits }))).toBe('invalid_credentials');
     let limited: unknown;
-    try {
-      await signIn({ username: 'gus', password: TEST_PASSWORD }, {}, { now: at(10_000), limits });
-    } catch (err) {
-      limited = err;
-    }
-    expect(limited).toMatchObject({ code: 'rate_limited', httpStatus: 429 });
-    // The oldest failure (t0) leaves the 15-minute window at t0+15m: 15m - 10 s from now.
-    expect((limited as { retryAfterSeconds: number }).retryAfterSeconds).toBe(15 * 60 - 10);
-    // Refused attempts are not recorded, so hammering does not extend the lock.
+    await signIn({ username: 'gus', password: TEST_PASSWORD }, {}, { now: at(500), limits }).catch((e: unknown) => (limited = e));
+    expect(limited).toMatchObject({ code: 'rate_limited', httpStatus: 429, retryAfterSeconds: 1 });
+    // Refused attempts are not recorded, so hammering does not extend the delay.
+    for (let i = 0; i < 10; i++) await codeOf(signIn({ username: 'gus', password: 'hammer hammer' }, {}, { now: at(600 + i), limits }));
     expect(await db().signInAttempt.count()).toBe(5);
-    expect(await codeOf(signIn({ username: 'gus', password: TEST_PASSWORD }, {}, { now: at(15 * 60_000 + 1), limits }))).toBe('ok');
+    expect(await codeOf(signIn({ username: 'gus', password: TEST_PASSWORD }, {}, { now: at(1_400), limits }))).toBe('ok');
   });
 
   it('forgets earlier failures after a successful sign-in', async () => {
@@ -117,7 +163,7 @@ describe('sign-in', () => {
     expect(await codeOf(signIn({ username: 'kai', password: TEST_PASSWORD }, {}, { now: at(40), limits }))).toBe('ok');
   });
 
-  it('still stops guessing spread over many addresses at the per-username ceiling, successes notwithstanding', async () => {
+  it('still slows guessing spread over many addresses once the per-username allowance is spent, successes notwithstanding', async () => {
     await makeUser(['viewer'], { username: 'lou' });
     for (let i = 0; i < 12; i++) {
       expect(await codeOf(signIn({ username: 'lou', password: `wrong-${i}-xxxx` }, { ip: `203.0.113.${100 + i}` }, { now: at(i * 1000), limits }))).toBe('invalid_credentials');
@@ -125,11 +171,11 @@ describe('sign-in', () => {
       if (i === 5) expect(await codeOf(signIn({ username: 'lou', password: TEST_PASSWORD }, { ip: '192.0.2.1' }, { now: at(i * 1000 + 1), limits }))).toBe('ok');
     }
     let limited: unknown;
-    await signIn({ username: 'lou', password: TEST_PASSWORD }, { ip: '192.0.2.1' }, { now: at(60_000), limits }).catch((e: unknown) => (limited = e));
-    expect(limited).toMatchObject({ code: 'rate_limited', retryAfterSeconds: 15 * 60 - 60 });
-    const states = await signInFailuresByUsername(actorOf((await makeUser(['admin'])).user), at(60_000), limits);
+    await signIn({ username: 'lou', password: TEST_PASSWORD }, { ip: '192.0.2.1' }, { now: at(11_500), limits }).catch((e: unknown) => (limited = e));
+    expect(limited).toMatchObject({ code: 'rate_limited', retryAfterSeconds: 1 });
+    const states = await signInFailuresByUsername(actorOf((await makeUser(['admin'])).user), at(11_500), limits);
     expect(states.get('lou')).toEqual({ failures: 12, locked: true });
-    expect(await codeOf(signIn({ username: 'lou', password: TEST_PASSWORD }, { ip: '192.0.2.1' }, { now: at(15 * 60_000 + 1), limits }))).toBe('ok');
+    expect(await codeOf(signIn({ username: 'lou', password: TEST_PASSWORD }, { ip: '192.0.2.1' }, { now: at(12_000), limits }))).toBe('ok');
   });
 
   it('an admin unlocks a user: their failures are forgotten, the change is audited, and only admins may', async () => {

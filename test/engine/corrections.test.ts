@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { db } from '@/lib/db/client';
 import { reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
-import { InvalidTransitionError, NotFoundError, RetriesExhaustedError, ValidationError } from '@/lib/intents/errors';
+import { InvalidTransitionError, LockTimeoutError, NotFoundError, ValidationError } from '@/lib/intents/errors';
 import { correctionIdFor } from '@/lib/intents/json';
 import { getIntent } from '@/lib/intents/queries';
 import type { IntentStatus } from '@/lib/intents/state-machine';
@@ -204,7 +204,7 @@ describe('optimistic retries and the pessimistic fallback', () => {
     expect(n).toBe(0);
   });
 
-  it('when the locked fallback also times out: 503 retries_exhausted and nothing applied', async () => {
+  it('when the locked fallback also times out: 423 lock_timeout naming the holder, nothing applied', async () => {
     const intent = await makeIntent('RECEIVED');
     const rowHolder = await holder('bridge-test:row-holder');
     const drive = await staleEveryOptimisticAttempt(intent.id, ['NORMALIZED', 'PROCESSED', 'CORRECTED'], async () => {
@@ -216,20 +216,22 @@ describe('optimistic retries and the pessimistic fallback', () => {
     await drive();
     const err = await running;
     await rowHolder.query('ROLLBACK');
-    expect(err).toBeInstanceOf(RetriesExhaustedError);
-    expect(err).toMatchObject({ httpStatus: 503, code: 'retries_exhausted', details: { intentId: intent.id, attempts: 4 } });
+    expect(err).toBeInstanceOf(LockTimeoutError);
+    expect(err).toMatchObject({ httpStatus: 423, code: 'lock_timeout', details: { intentIds: [intent.id], nowait: false, lockTimeoutMs: 1000 } });
+    expect((err as LockTimeoutError).details).toMatchObject({ holders: [expect.objectContaining({ applicationName: 'bridge-test:row-holder' })] });
     expect(await correctionsOf(intent.id)).toHaveLength(0);
     expect(await expectCompleteHistory(intent.id)).toEqual({ version: 3, changes: 3, corrections: 0 });
   });
 
-  it('a pessimistic correction waiting past its lock timeout is refused as retries_exhausted, nothing applied', async () => {
+  it('a pessimistic correction waiting past its lock timeout: 423 lock_timeout as for a status update, nothing applied', async () => {
     const intent = await makeIntent('PROCESSED');
     const h = await holder('bridge-test:holder');
     await h.query('BEGIN');
     await h.query('SELECT 1 FROM intents WHERE id = $1 FOR UPDATE', [intent.id]);
     const err = await reevaluateIntent(correct(intent.id, { amount: 1 }), tester, { strategy: 'pessimistic', lockTimeoutMs: 100 }).catch((e: unknown) => e);
     await h.query('ROLLBACK');
-    expect(err).toBeInstanceOf(RetriesExhaustedError);
+    expect(err).toBeInstanceOf(LockTimeoutError);
+    expect(err).toMatchObject({ httpStatus: 423, code: 'lock_timeout', details: { intentIds: [intent.id], lockTimeoutMs: 100, holders: [expect.objectContaining({ applicationName: 'bridge-test:holder' })] } });
     expect(await intentRow(intent.id)).toMatchObject({ status: 'PROCESSED', version: intent.version });
   });
 });

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
-import { env } from '@/lib/env';
+import { env, type LockStrategy } from '@/lib/env';
 import { updateIntentStatus } from '@/lib/intents/commands';
 import { InvalidTransitionError, LockTimeoutError, NotFoundError, ValidationError } from '@/lib/intents/errors';
 import { getIntentAudit } from '@/lib/intents/queries';
@@ -25,6 +25,8 @@ const ALLOWED: Record<IntentStatus, IntentStatus[]> = {
   COMPLETED: [],
 };
 const STATUSES = Object.keys(ALLOWED) as IntentStatus[];
+/** Every strategy a status update can be configured with: the cases that hold for all run under each. */
+const STRATEGIES: LockStrategy[] = ['pessimistic', 'optimistic', 'adaptive'];
 const TABLE = STATUSES.flatMap((from) => STATUSES.map((to) => ({ from, to, kind: from === to ? 'same' : ALLOWED[from].includes(to) ? 'allowed' : 'refused' })));
 
 async function auditCount(id: string): Promise<number> {
@@ -61,11 +63,11 @@ describe('the whole transition table through the engine (36 pairs)', () => {
   });
 });
 
-describe('status updates', () => {
+describe.each(STRATEGIES)('status updates under the %s strategy', (strategy) => {
   it('walks the happy path RECEIVED → NORMALIZED → PROCESSED → COMPLETED, one version per step (seed §6.2.4)', async () => {
     const intent = await makeIntent('RECEIVED');
     for (const [i, status] of (['NORMALIZED', 'PROCESSED', 'COMPLETED'] as const).entries()) {
-      const { intent: updated } = await updateIntentStatus({ id: intent.id, status }, tester);
+      const { intent: updated } = await updateIntentStatus({ id: intent.id, status }, tester, { strategy });
       expect(updated).toMatchObject({ status, version: i + 1 });
     }
     expect((await getIntentAudit(intent.id)).map((e) => e.toStatus)).toEqual(['RECEIVED', 'NORMALIZED', 'PROCESSED', 'COMPLETED']);
@@ -73,14 +75,14 @@ describe('status updates', () => {
 
   it('an operator retry FAILED → RECEIVED, then the intent moves on again', async () => {
     const intent = await makeIntent('FAILED');
-    expect((await updateIntentStatus({ id: intent.id, status: 'RECEIVED' }, tester)).intent).toMatchObject({ status: 'RECEIVED', version: 2 });
-    expect((await updateIntentStatus({ id: intent.id, status: 'NORMALIZED' }, tester)).intent).toMatchObject({ status: 'NORMALIZED', version: 3 });
+    expect((await updateIntentStatus({ id: intent.id, status: 'RECEIVED' }, tester, { strategy })).intent).toMatchObject({ status: 'RECEIVED', version: 2 });
+    expect((await updateIntentStatus({ id: intent.id, status: 'NORMALIZED' }, tester, { strategy })).intent).toMatchObject({ status: 'NORMALIZED', version: 3 });
   });
 
   it('COMPLETED refuses every other status (seed §6.2.4) and stays at its version', async () => {
     const intent = await makeIntent('COMPLETED');
     for (const status of ['RECEIVED', 'NORMALIZED', 'PROCESSED', 'CORRECTED', 'FAILED'] as const) {
-      const err = await updateIntentStatus({ id: intent.id, status }, tester).catch((e) => e);
+      const err = await updateIntentStatus({ id: intent.id, status }, tester, { strategy }).catch((e) => e);
       expect(err).toBeInstanceOf(InvalidTransitionError);
       expect(err.message).toMatch(/COMPLETED is terminal/);
     }
@@ -90,13 +92,13 @@ describe('status updates', () => {
   it('an unknown intent is a 404; a malformed id or status is a 400 naming the field; nothing is written', async () => {
     await makeIntent();
     const before = await dbFingerprint();
-    const missing = await updateIntentStatus({ id: '00000000-0000-4000-8000-000000000000', status: 'NORMALIZED' }, tester).catch((e) => e);
+    const missing = await updateIntentStatus({ id: '00000000-0000-4000-8000-000000000000', status: 'NORMALIZED' }, tester, { strategy }).catch((e) => e);
     expect(missing).toBeInstanceOf(NotFoundError);
     expect(missing.httpStatus).toBe(404);
-    const badId = await updateIntentStatus({ id: 'nope', status: 'NORMALIZED' }, tester).catch((e) => e);
+    const badId = await updateIntentStatus({ id: 'nope', status: 'NORMALIZED' }, tester, { strategy }).catch((e) => e);
     expect(badId).toBeInstanceOf(ValidationError);
     expect(badId.issues).toEqual([{ field: 'id', message: 'must be a UUID' }]);
-    const badStatus = await updateIntentStatus({ id: '00000000-0000-4000-8000-000000000000', status: 'DONE' as IntentStatus }, tester).catch((e) => e);
+    const badStatus = await updateIntentStatus({ id: '00000000-0000-4000-8000-000000000000', status: 'DONE' as IntentStatus }, tester, { strategy }).catch((e) => e);
     expect(badStatus.issues.map((i: { field: string }) => i.field)).toEqual(['status']);
     expect(await dbFingerprint()).toEqual(before);
   });
@@ -145,7 +147,7 @@ describe('concurrent status updates (seed §6.2.1)', () => {
 describe('N identical concurrent transitions (seed 003): all succeed, exactly one version increment', () => {
   const N = 20;
 
-  it.each(['pessimistic', 'optimistic'] as const)('%s strategy, forced to collide behind a held lock', async (strategy) => {
+  it.each(STRATEGIES)('%s strategy, forced to collide behind a held lock', async (strategy) => {
     const intent = await makeIntent('PROCESSED');
     await clearOutcomes();
     const holder = await holdRowLocks([intent.id]);
@@ -167,10 +169,10 @@ describe('N identical concurrent transitions (seed 003): all succeed, exactly on
     expect(counts['update_status/already_applied']).toBe(N - 1);
   });
 
-  it('with the expectedVersion every caller read: the losers are already applied, not conflicts', async () => {
+  it.each(STRATEGIES)('with the expectedVersion every caller read (%s): the losers are already applied, not conflicts', async (strategy) => {
     const intent = await makeIntent('NORMALIZED');
     const holder = await holdRowLocks([intent.id]);
-    const calls = Array.from({ length: 8 }, () => settle(updateIntentStatus({ id: intent.id, status: 'PROCESSED', expectedVersion: 1 }, tester)));
+    const calls = Array.from({ length: 8 }, () => settle(updateIntentStatus({ id: intent.id, status: 'PROCESSED', expectedVersion: 1 }, tester, { strategy })));
     await waitForWaiters(8, { application: `bridge:update_status:${intent.id}` });
     await holder.release();
     const results = await Promise.all(calls);
@@ -181,9 +183,9 @@ describe('N identical concurrent transitions (seed 003): all succeed, exactly on
     expect(Number(conflicts[0].n)).toBe(0);
   });
 
-  it('without any forcing: 30 identical calls racing freely still give one increment', async () => {
+  it.each(STRATEGIES)('without any forcing (%s): 30 identical calls racing freely still give one increment', async (strategy) => {
     const intent = await makeIntent('RECEIVED');
-    const results = await Promise.all(Array.from({ length: 30 }, () => updateIntentStatus({ id: intent.id, status: 'FAILED' }, tester)));
+    const results = await Promise.all(Array.from({ length: 30 }, () => updateIntentStatus({ id: intent.id, status: 'FAILED' }, tester, { strategy })));
     expect(results.filter((r) => !r.alreadyApplied)).toHaveLength(1);
     expect(await intentRow(intent.id)).toMatchObject({ status: 'FAILED', version: 1 });
   });
@@ -210,12 +212,15 @@ describe('NOWAIT and lock timeouts', () => {
     expect((await updateIntentStatus({ id: intent.id, status: 'PROCESSED', nowait: true }, tester)).intent.version).toBe(2);
   });
 
-  it('an unlabelled holder (someone’s psql) is not named, but the lock timeout is still reported', async () => {
+  it('an unlabelled holder (someone’s psql) is named too, found from the row: pid, application, state, transaction age', async () => {
     const intent = await makeIntent('NORMALIZED');
     const holder = await holdRowLocks([intent.id], 'psql');
     const err = await updateIntentStatus({ id: intent.id, status: 'PROCESSED', nowait: true }, tester).catch((e) => e);
     expect(err).toBeInstanceOf(LockTimeoutError);
-    expect(err.details.holders).toEqual([]);
+    expect(err.details.holders).toEqual([
+      expect.objectContaining({ pid: holder.session.pid, applicationName: 'psql', state: 'idle in transaction', transactionAgeMs: expect.any(Number) }),
+    ]);
+    expect(err.message).toContain(`backend ${holder.session.pid} (psql, idle in transaction, transaction open for`);
     await holder.release();
   });
 

@@ -170,6 +170,9 @@ describe('FAILFAST and CONTINUE (seed 000 §6.2.5, cases 5–6)', () => {
 
 describe('the execution lock (NOWAIT)', () => {
   it('two concurrent executions of one intent: one runs, the other is refused within 100 ms, naming the holder', async () => {
+    // Two runs at once first, so the lock pool has a connection for each: what is timed is the refusal, not a connect.
+    const [a, b] = [await makeIntent('RECEIVED'), await makeIntent('RECEIVED')];
+    await Promise.all([a, b].map((i) => runPipeline({ id: i.id }, tester, { bridges: ['input'] })));
     const intent = await makeIntent('RECEIVED');
     const first = started(runPipeline({ id: intent.id }, tester, { bridges: ['input', 'test-holding', 'normalize'] }));
     await entered.wait; // the first run holds the lock and sits inside a bridge

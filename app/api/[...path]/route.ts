@@ -4,4 +4,4 @@ import { unknownEndpoint } from '@/lib/http/respond';
 export const dynamic = 'force-dynamic';
 
 const notFound = async (request: Request) => unknownEndpoint(request);
-export { notFound as GET, notFound as HEAD, notFound as POST, notFound as PUT, notFound as PATCH, notFound as DELETE };
+export { notFound as GET, notFound as HEAD, notFound as POST, notFound as PUT, notFound as PATCH, notFound as DELETE, notFound as OPTIONS };

@@ -1,6 +1,7 @@
 import { NextResponse } from 'next/server';
 import { requestActor } from '@/lib/http/actor';
-import { handler, readJsonBody, otherMethods } from '@/lib/http/respond';
+import { handler, otherMethods, readInput } from '@/lib/http/respond';
+import { createIntentSchema } from '@/lib/intents/schemas';
 import { createIntent } from '@/lib/intents/commands';
 import { listIntents } from '@/lib/intents/queries';
 
@@ -8,7 +9,7 @@ export const dynamic = 'force-dynamic';
 
 export const POST = handler(async (request) => {
   const actor = await requestActor(request, 'intents.create');
-  const intent = await createIntent((await readJsonBody(request)) as never, actor);
+  const intent = await createIntent(await readInput(request, createIntentSchema), actor);
   return NextResponse.json(intent, { status: 201, headers: { Location: `/api/intents/${intent.id}` } });
 });
 
@@ -18,4 +19,4 @@ export const GET = handler(async (request) => {
   return NextResponse.json(await listIntents(params));
 });
 
-export const { PUT, PATCH, DELETE } = otherMethods('POST', 'GET');
+export const { PUT, PATCH, DELETE, OPTIONS } = otherMethods('POST', 'GET');

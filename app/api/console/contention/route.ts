@@ -16,4 +16,4 @@ export const GET = handler(async (request) => {
   return NextResponse.json(await contentionReport({ window }), { headers: { 'Cache-Control': 'no-store' } });
 });
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods('GET');
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');

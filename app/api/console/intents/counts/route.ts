@@ -2,12 +2,13 @@ import { NextResponse } from 'next/server';
 import { z } from 'zod';
 import { requestActor } from '@/lib/http/actor';
 import { handler, otherMethods } from '@/lib/http/respond';
+import { storable, STORABLE_MESSAGE } from '@/lib/http/strict';
 import { countIntentsByStatus } from '@/lib/intents/queries';
 import { parseInput } from '@/lib/intents/schemas';
 
 export const dynamic = 'force-dynamic';
 
-const countsQuery = z.strictObject({ q: z.string().trim().max(200, { error: 'must be at most 200 characters' }).optional() });
+const countsQuery = z.strictObject({ q: z.string().trim().max(200, { error: 'must be at most 200 characters' }).refine(storable, { error: STORABLE_MESSAGE }).optional() });
 
 /** Intents per status under a search, for the Intents page's filter bar. */
 export const GET = handler(async (request) => {
@@ -16,4 +17,4 @@ export const GET = handler(async (request) => {
   return NextResponse.json(await countIntentsByStatus({ q }));
 });
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods('GET');
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');

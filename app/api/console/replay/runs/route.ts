@@ -13,4 +13,4 @@ export const GET = handler(async (request) => {
   return NextResponse.json({ runs: runs.map(summarizeRun) }, { headers: { 'Cache-Control': 'no-store' } });
 });
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods('GET');
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');

@@ -1,17 +1,16 @@
 import { NextResponse } from 'next/server';
 import { requestActor } from '@/lib/http/actor';
-import { handler, readJsonBody, otherMethods } from '@/lib/http/respond';
+import { handler, otherMethods, readInput } from '@/lib/http/respond';
 import { reevaluateIntent } from '@/lib/intents/commands';
 import { replayHeaders } from '@/lib/intents/idempotency';
-import { parseInput, reevaluateSchema } from '@/lib/intents/schemas';
+import { reevaluateInputSchema } from '@/lib/intents/schemas';
 
 export const dynamic = 'force-dynamic';
 
 export const POST = handler(async (request, { params }: { params: Promise<{ id: string }> }) => {
   const actor = await requestActor(request, 'intents.correct');
-  const body = parseInput(reevaluateSchema, await readJsonBody(request));
-  const result = await reevaluateIntent({ ...body, id: (await params).id }, actor);
+  const result = await reevaluateIntent(await readInput(request, reevaluateInputSchema, { id: (await params).id }), actor);
   return NextResponse.json(result, { headers: replayHeaders(result) });
 });
 
-export const { GET, HEAD, PUT, PATCH, DELETE } = otherMethods('POST');
+export const { GET, HEAD, PUT, PATCH, DELETE, OPTIONS } = otherMethods('POST');

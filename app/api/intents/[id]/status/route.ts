@@ -1,17 +1,16 @@
 import { NextResponse } from 'next/server';
 import { requestActor } from '@/lib/http/actor';
-import { handler, readJsonBody, otherMethods } from '@/lib/http/respond';
+import { handler, otherMethods, readInput } from '@/lib/http/respond';
 import { updateIntentStatus } from '@/lib/intents/commands';
 import { replayHeaders } from '@/lib/intents/idempotency';
-import { parseInput, updateStatusSchema } from '@/lib/intents/schemas';
+import { updateStatusInputSchema } from '@/lib/intents/schemas';
 
 export const dynamic = 'force-dynamic';
 
 export const POST = handler(async (request, { params }: { params: Promise<{ id: string }> }) => {
   const actor = await requestActor(request, 'intents.status');
-  const body = parseInput(updateStatusSchema, await readJsonBody(request));
-  const result = await updateIntentStatus({ ...body, id: (await params).id }, actor);
+  const result = await updateIntentStatus(await readInput(request, updateStatusInputSchema, { id: (await params).id }), actor);
   return NextResponse.json(result, { headers: replayHeaders(result) });
 });
 
-export const { GET, HEAD, PUT, PATCH, DELETE } = otherMethods('POST');
+export const { GET, HEAD, PUT, PATCH, DELETE, OPTIONS } = otherMethods('POST');

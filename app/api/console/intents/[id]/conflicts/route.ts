@@ -11,4 +11,4 @@ export const GET = handler(async (request, { params }: { params: Promise<{ id: s
   return NextResponse.json(await getIntentConflicts((await params).id));
 });
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods('GET');
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');

@@ -18,4 +18,4 @@ export const GET = handler(async (request, { params }: { params: Promise<{ id: s
   return NextResponse.json(found, { headers: { 'Cache-Control': 'no-store' } });
 });
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods('GET');
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');

@@ -1,0 +1,69 @@
+import { expect, test } from '@playwright/test';
+import { sessionCookieName } from '../lib/auth/cookies';
+import { createSession } from '../lib/auth/sessions';
+import { apiTokenFor, createE2eUser } from './auth';
+import { filler, metric, raw, type RawAnswer } from './support/raw-http';
+
+/**
+ * Hostile requests against the real server (Next behind the console's front door): what Next would answer itself,
+ * before any route code, must be a 4xx in the error envelope too. The unit-level suite is test/hostile.
+ */
+function expectEnvelope(answer: RawAnswer | null, status: number, code?: string) {
+  expect(answer, 'an answer, not a dropped connection').not.toBeNull();
+  expect(answer!.status).toBe(status);
+  const parsed = JSON.parse(answer!.body) as { error: { code: string; message: string } };
+  if (code) expect(parsed.error.code).toBe(code);
+  expect(parsed.error.message).toBeTruthy();
+}
+
+test('methods, paths and framing Next would answer itself', async ({ baseURL }) => {
+  for (const path of ['/', '/api/health', '/api/intents', '/sign-in', '/intents']) expectEnvelope(await raw(baseURL!, { method: 'TRACE', path }), 405, 'method_not_allowed');
+  for (const path of ['/api/intents/%FF', '/api/intents/%ED%A0%80', '/intents/%ED%BF%BF', '/%C0%AF', '/api/intents/%00', '/intents/%0d%0aX:y', '/api/intents?q=%FF']) {
+    expectEnvelope(await raw(baseURL!, { path }), 400, 'invalid_request');
+  }
+  expectEnvelope(await raw(baseURL!, { method: 'TRACK', path: '/' }), 400, 'invalid_request');
+  expectEnvelope(await raw(baseURL!, { method: 'POST', path: '/api/intents', headers: { 'content-length': 'abc' }, body: '' }), 400);
+});
+
+test('API answers: no-store, OPTIONS agrees with the 405s, HEAD on the event stream opens none', async ({ baseURL }) => {
+  const { authorization } = await apiTokenFor(['viewer', 'operator']);
+  const list = await raw(baseURL!, { path: '/api/intents?limit=1', headers: { authorization } });
+  expect(list!.status).toBe(200);
+  expect(list!.headers['cache-control']).toBe('no-store');
+  for (const path of ['/api/intents', '/api/intents/bulk-status', '/api/events', '/api/health']) {
+    const options = await raw(baseURL!, { method: 'OPTIONS', path });
+    expect(options!.status).toBe(204);
+    const allowed = String(options!.headers.allow).split(', ');
+    for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']) {
+      const answer = await raw(baseURL!, { method, path, headers: { authorization, 'content-type': 'application/json' }, body: method === 'GET' ? undefined : '{}' });
+      expect({ path, method, refused: answer!.status === 405 }).toEqual({ path, method, refused: !allowed.includes(method) });
+    }
+  }
+  const before = metric((await raw(baseURL!, { path: '/api/metrics' }))!.body, 'bridge_live_streams_open');
+  for (let i = 0; i < 30; i++) expect((await raw(baseURL!, { method: 'HEAD', path: '/api/events', headers: { authorization } }))!.status).toBe(200);
+  expect(metric((await raw(baseURL!, { path: '/api/metrics' }))!.body, 'bridge_live_streams_open')).toBeLessThanOrEqual(before);
+});
+
+test('bodies: oversized chunked and declared uploads are refused while read', async ({ baseURL }) => {
+  const { authorization } = await apiTokenFor(['operator']);
+  const chunked = await raw(baseURL!, { method: 'POST', path: '/api/intents', headers: { authorization, 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, chunks: filler(8 * 1024 * 1024) });
+  if (chunked) expectEnvelope(chunked, 413, 'payload_too_large');
+  const declared = await raw(baseURL!, { method: 'POST', path: '/api/intents', headers: { authorization, 'content-type': 'application/json', 'content-length': String(600 * 1024 * 1024) }, body: '{' });
+  expectEnvelope(declared, 413, 'payload_too_large');
+});
+
+test('server actions: a foreign or missing Origin with a cookie is refused in the envelope, not a 500', async ({ baseURL }) => {
+  const user = await createE2eUser(['admin']);
+  const { secret } = await createSession(user.userId, { userAgent: 'playwright' });
+  const cookie = `${sessionCookieName()}=${secret}`;
+  const host = new URL(baseURL!).host;
+  const action = { 'next-action': '00'.repeat(21), 'content-type': 'text/plain;charset=UTF-8', cookie, host };
+  for (const origin of ['https://evil.example', 'http://[::', 'null', `http://${host}.evil.example`]) {
+    expectEnvelope(await raw(baseURL!, { method: 'POST', path: '/admin/users', headers: { ...action, origin }, body: '[]' }), 403, 'csrf_rejected');
+  }
+  expectEnvelope(await raw(baseURL!, { method: 'POST', path: '/admin/users', headers: action, body: '[]' }), 403, 'csrf_rejected');
+  // From the console's own origin, an unknown action id is Next's business: a 4xx, never a 5xx.
+  const own = await raw(baseURL!, { method: 'POST', path: '/admin/users', headers: { ...action, origin: `http://${host}` }, body: '[]' });
+  expect(own!.status).toBeGreaterThanOrEqual(400);
+  expect(own!.status).toBeLessThan(500);
+});

@@ -1,0 +1,58 @@
+import { request as httpRequest } from 'node:http';
+
+/**
+ * Raw HTTP for hostile requests: Playwright's and fetch's clients normalise URLs (re-encoding `%FF`, dropping
+ * control characters) and refuse some methods, so the requests an attacker would send are written by hand here.
+ */
+export type RawAnswer = { status: number; headers: Record<string, string | string[] | undefined>; body: string };
+
+export function raw(
+  baseURL: string,
+  options: { method?: string; path: string; headers?: Record<string, string>; body?: string | Buffer; chunks?: AsyncIterable<Buffer>; abortAfterMs?: number },
+): Promise<RawAnswer | null> {
+  const url = new URL(baseURL);
+  return new Promise((resolve) => {
+    let timer: NodeJS.Timeout | undefined;
+    const req = httpRequest({ host: url.hostname, port: url.port, method: options.method ?? 'GET', path: options.path, headers: options.headers, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => {
+        if (body.length < 64 * 1024) body += c;
+      });
+      res.on('end', () => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode!, headers: res.headers, body });
+      });
+      res.on('error', () => resolve(null));
+      res.on('close', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+    });
+    // A refused upload may be cut off by the server: that is an answer too (null), never a test failure by itself.
+    req.on('error', () => resolve(null));
+    if (options.abortAfterMs !== undefined) timer = setTimeout(() => req.destroy(), options.abortAfterMs);
+    if (options.chunks) {
+      void (async () => {
+        try {
+          for await (const chunk of options.chunks!) {
+            if (req.destroyed) return;
+            if (!req.write(chunk)) await new Promise((r) => req.once('drain', r));
+          }
+          req.end();
+        } catch {
+          req.destroy();
+        }
+      })();
+    } else req.end(options.body);
+  });
+}
+
+export async function* filler(totalBytes: number, chunkBytes = 64 * 1024): AsyncIterable<Buffer> {
+  const chunk = Buffer.alloc(chunkBytes, 0x20);
+  for (let sent = 0; sent < totalBytes; sent += chunkBytes) yield chunk;
+}
+
+/** One metric's value from the Prometheus text exposition (the first sample with that name). */
+export function metric(exposition: string, name: string): number {
+  const match = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'm').exec(exposition);
+  if (!match) throw new Error(`metric ${name} not found`);
+  return Number(match[1]);
+}

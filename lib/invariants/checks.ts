@@ -1,0 +1,211 @@
+import { Prisma } from '@/generated/prisma/client';
+import type { Tx } from '@/lib/db/client';
+import { INTENT_STATUSES, TRANSITIONS, statusAfterCorrection } from '@/lib/intents/state-machine';
+
+/**
+ * The promises the engine makes, checked against the database's own records and nothing else: no process memory,
+ * no logs. Each check is one read-only query that returns the rows breaking the promise (a sample, capped) and how
+ * many rows it looked at. A check whose tables are missing (an older schema, a feature not deployed) is skipped and
+ * says so. The state machine comes from lib/intents/state-machine.ts, so the rule exists once.
+ */
+export type Violation = { subject: string; detail: string };
+export type CheckOutcome = { checked: number; violations: Violation[]; violationCount: number };
+export type Check = {
+  name: string;
+  promise: string;
+  requires: string[];
+  run: (tx: Tx) => Promise<CheckOutcome>;
+};
+
+/** How many offending rows a check lists; the count is always exact. */
+export const SAMPLE = 20;
+
+type Row = { subject: string; detail: string; total: bigint | number };
+
+async function violations(tx: Tx, query: Prisma.Sql, checked: Prisma.Sql): Promise<CheckOutcome> {
+  const rows = await tx.$queryRaw<Row[]>`
+    WITH bad AS (${query})
+    SELECT subject, detail, count(*) OVER () AS total FROM bad LIMIT ${SAMPLE}`;
+  const [{ n }] = await tx.$queryRaw<{ n: bigint }[]>`${checked}`;
+  return {
+    checked: Number(n),
+    violations: rows.map((r) => ({ subject: r.subject, detail: r.detail })),
+    violationCount: rows.length ? Number(rows[0].total) : 0,
+  };
+}
+
+/** The state machine's moves as two parallel arrays (from[i] → to[i]), bound as parameters and unnested in SQL. */
+function pairs(list: { from: string; to: string }[]) {
+  return { from: list.map((p) => p.from), to: list.map((p) => p.to) };
+}
+const STATUS_MOVES = pairs(INTENT_STATUSES.flatMap((from) => TRANSITIONS[from].map((to) => ({ from, to }))));
+const CORRECTION_MOVES = pairs(
+  INTENT_STATUSES.flatMap((from) => {
+    const to = statusAfterCorrection(from);
+    return to ? [{ from, to }] : [];
+  }),
+);
+
+/**
+ * Every change of an intent is an audit event carrying the version it produced. The events of one intent, ordered by
+ * that version, must read 0 ('created'), 1, 2, … up to the intent's version, each starting where the last one ended
+ * (version and status), and end at the intent's current status: then the version equals the committed changes, no
+ * change lacks its event, and no rolled-back or duplicated work left one behind.
+ */
+const historyComplete: Check = {
+  name: 'history_complete',
+  promise: "every intent's version equals its committed changes: one audit event per change, none missing, none extra",
+  requires: ['intents', 'audit_events'],
+  run: (tx) =>
+    violations(
+      tx,
+      Prisma.sql`
+        WITH ev AS (
+          SELECT intent_id, action, from_status, to_status, version_before, version_after,
+                 row_number() OVER w AS n,
+                 lag(version_after) OVER w AS prev_version,
+                 lag(to_status) OVER w AS prev_status
+          FROM audit_events
+          WHERE intent_id IS NOT NULL AND version_after IS NOT NULL
+          WINDOW w AS (PARTITION BY intent_id ORDER BY version_after, id)
+        ), broken_links AS (
+          SELECT intent_id::text AS subject,
+                 CASE
+                   WHEN n = 1 AND (version_after <> 0 OR action <> 'created') THEN 'history does not start with its creation at version 0'
+                   WHEN n > 1 AND version_after = prev_version THEN format('two audit events for version %s', version_after)
+                   WHEN n > 1 AND version_after <> prev_version + 1 THEN format('versions %s to %s have no audit event', prev_version + 1, version_after - 1)
+                   WHEN n > 1 AND version_before IS DISTINCT FROM prev_version THEN format('version %s says it started at %s', version_after, coalesce(version_before::text, 'nothing'))
+                   ELSE format('version %s starts from %s but the intent was %s', version_after, coalesce(from_status::text, 'nothing'), prev_status)
+                 END AS detail
+          FROM ev
+          WHERE (n = 1 AND (version_after <> 0 OR action <> 'created'))
+             OR (n > 1 AND (version_after <> prev_version + 1 OR version_before IS DISTINCT FROM prev_version
+                            OR from_status IS DISTINCT FROM prev_status))
+        ), last_event AS (
+          SELECT DISTINCT ON (intent_id) intent_id, version_after, to_status FROM ev ORDER BY intent_id, version_after DESC, n DESC
+        ), ends AS (
+          SELECT i.id::text AS subject,
+                 CASE WHEN l.intent_id IS NULL THEN format('version %s, status %s, but no audit event at all', i.version, i.status)
+                      ELSE format('intent is at version %s (%s); its last audit event is version %s (%s)', i.version, i.status, l.version_after, l.to_status)
+                 END AS detail
+          FROM intents i LEFT JOIN last_event l ON l.intent_id = i.id
+          WHERE l.intent_id IS NULL OR l.version_after <> i.version OR l.to_status IS DISTINCT FROM i.status
+        )
+        SELECT subject, detail FROM broken_links UNION ALL SELECT subject, detail FROM ends`,
+      Prisma.sql`SELECT count(*) AS n FROM intents`,
+    ),
+};
+
+/**
+ * Replays the audit log against the state machine: a change that wrote a correction row must be the correction's
+ * move (PROCESSED → CORRECTED, other statuses kept); any other change must be a transition the state machine lists.
+ */
+const transitionsAllowed: Check = {
+  name: 'transitions_allowed',
+  promise: 'no transition outside the state machine (replayed from the audit log)',
+  requires: ['audit_events', 'corrections'],
+  run: (tx) =>
+    violations(
+      tx,
+      Prisma.sql`
+        WITH allowed AS (
+          SELECT 'status' AS kind, f, t FROM unnest(${STATUS_MOVES.from}::text[], ${STATUS_MOVES.to}::text[]) AS m(f, t)
+          UNION ALL
+          SELECT 'correction', f, t FROM unnest(${CORRECTION_MOVES.from}::text[], ${CORRECTION_MOVES.to}::text[]) AS m(f, t)
+        ), changes AS (
+          SELECT a.intent_id, a.action, a.version_after, a.from_status::text AS f, a.to_status::text AS t,
+                 CASE WHEN c.id IS NULL THEN 'status' ELSE 'correction' END AS kind
+          FROM audit_events a
+          LEFT JOIN corrections c ON c.intent_id = a.intent_id AND c.version_after = a.version_after
+          WHERE a.intent_id IS NOT NULL AND a.version_after > 0
+        )
+        SELECT x.intent_id::text AS subject,
+               format('version %s: %s → %s is not a %s the state machine allows (%s)', x.version_after, x.f, x.t,
+                      CASE x.kind WHEN 'status' THEN 'status change' ELSE 'correction' END, x.action) AS detail
+        FROM changes x
+        WHERE NOT EXISTS (SELECT 1 FROM allowed m WHERE m.kind = x.kind AND m.f = x.f AND m.t = x.t)`,
+      Prisma.sql`SELECT count(*) AS n FROM audit_events WHERE intent_id IS NOT NULL AND version_after > 0`,
+    ),
+};
+
+/** Each correction row is one change of its intent: its audit event has the same versions and statuses, and ids are unique. */
+const correctionsComplete: Check = {
+  name: 'corrections_complete',
+  promise: 'corrections unique and complete: each one is exactly one recorded change of its intent',
+  requires: ['corrections', 'audit_events', 'intents'],
+  run: (tx) =>
+    violations(
+      tx,
+      Prisma.sql`
+        SELECT c.intent_id::text AS subject,
+               format('correction %s (version %s → %s) has no matching audit event', c.correction_id, c.version_before, c.version_after) AS detail
+        FROM corrections c
+        WHERE NOT EXISTS (
+          SELECT 1 FROM audit_events a
+          WHERE a.intent_id = c.intent_id AND a.version_after = c.version_after AND a.version_before = c.version_before
+            AND a.from_status = c.status_before AND a.to_status = c.status_after)
+        UNION ALL
+        SELECT intent_id::text, format('correction %s recorded %s times', correction_id, count(*))
+        FROM corrections GROUP BY intent_id, correction_id HAVING count(*) > 1
+        UNION ALL
+        SELECT a.intent_id::text, format('audit event %s says correction %s at version %s, but no such correction row exists', a.id, a.details->>'correctionId', a.version_after)
+        FROM audit_events a
+        WHERE a.action = 'correction' AND a.intent_id IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM corrections c WHERE c.intent_id = a.intent_id AND c.version_after = a.version_after)`,
+      Prisma.sql`SELECT count(*) AS n FROM corrections`,
+    ),
+};
+
+/** A refused command recorded the version it met: that version existed, and it was not the one the caller expected. */
+const conflictsConsistent: Check = {
+  name: 'conflicts_consistent',
+  promise: 'every conflict event names a version the intent really had, other than the one expected',
+  requires: ['conflict_events', 'intents'],
+  run: (tx) =>
+    violations(
+      tx,
+      Prisma.sql`
+        SELECT e.intent_id::text AS subject,
+               CASE WHEN i.id IS NULL THEN format('conflict event %s names an intent that does not exist', e.id)
+                    WHEN e.expected_version = e.current_version THEN format('conflict event %s: expected and current are both %s', e.id, e.current_version)
+                    ELSE format('conflict event %s: current version %s, but the intent is only at %s', e.id, e.current_version, i.version)
+               END AS detail
+        FROM conflict_events e LEFT JOIN intents i ON i.id = e.intent_id
+        WHERE i.id IS NULL OR e.expected_version = e.current_version OR e.current_version > i.version`,
+      Prisma.sql`SELECT count(*) AS n FROM conflict_events`,
+    ),
+};
+
+/**
+ * An idempotency key's stored answer is what its callers were told. An answer that says a change was applied
+ * (not "already applied") must point at a change the audit log has, and no two keys may both claim to have made the
+ * same change: that would be one piece of work acknowledged twice, or work applied twice under one answer.
+ */
+const idempotencyAnswersTrue: Check = {
+  name: 'idempotency_answers_true',
+  promise: 'no idempotency key applied twice, and every applied answer it stored is a committed change',
+  requires: ['idempotency_records', 'audit_events'],
+  run: (tx) =>
+    violations(
+      tx,
+      Prisma.sql`
+        WITH applied AS (
+          SELECT scope, key,
+                 coalesce(response_body #>> '{value,intent,id}', response_body #>> '{value,intentId}') AS intent_id,
+                 coalesce(response_body #>> '{value,intent,version}', response_body #>> '{value,version}')::int AS version
+          FROM idempotency_records
+          WHERE state = 'completed' AND response_body->>'ok' = 'true'
+            AND coalesce(response_body #>> '{value,alreadyApplied}', 'false') = 'false'
+            AND coalesce(response_body #>> '{value,intent,id}', response_body #>> '{value,intentId}') IS NOT NULL
+        )
+        SELECT intent_id AS subject, format('key %s answered version %s, which no audit event records', key, version) AS detail
+        FROM applied p
+        WHERE NOT EXISTS (SELECT 1 FROM audit_events a WHERE a.intent_id = p.intent_id::uuid AND a.version_after = p.version)
+        UNION ALL
+        SELECT intent_id, format('%s keys each claim to have made version %s: %s', count(*), version, string_agg(key, ', '))
+        FROM applied GROUP BY intent_id, version HAVING count(*) > 1`,
+      Prisma.sql`SELECT count(*) AS n FROM idempotency_records WHERE state = 'completed'`,
+    ),
+};
+
+export const CHECKS: Check[] = [historyComplete, transitionsAllowed, correctionsComplete, conflictsConsistent, idempotencyAnswersTrue];

@@ -1,0 +1,47 @@
+-- A bulk status update, all or nothing, in one call: every row locked in id order (so two bulk updates over
+-- overlapping sets queue behind each other instead of deadlocking), then either one row per missing id
+-- ('not_found'), or one per intent that cannot move ('invalid_transition'), and nothing written — or every intent
+-- not yet at p_to moved, with its audit event ('applied'), the others 'already_applied'.
+SELECT "bridge_drop_overloads"('bridge_bulk_update_status');
+CREATE OR REPLACE FUNCTION "bridge_bulk_update_status"(
+  p_ids uuid[], p_to text, p_allowed_from text[], p_lock_timeout_ms integer, p_actor text, p_reason text
+) RETURNS TABLE (outcome text, intent_id uuid, intent "intents", prior_status text, lock_wait_ms double precision)
+LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
+DECLARE
+  started timestamptz;
+  waited double precision;
+BEGIN
+  PERFORM "bridge_label"('bulk_update_status', p_ids[1], p_lock_timeout_ms);
+  started := clock_timestamp();
+  PERFORM 1 FROM "intents" i WHERE i."id" = ANY(p_ids) ORDER BY i."id" FOR UPDATE;
+  waited := extract(epoch FROM clock_timestamp() - started) * 1000;
+
+  RETURN QUERY SELECT 'not_found'::text, x, NULL::"intents", NULL::text, waited
+    FROM unnest(p_ids) x WHERE NOT EXISTS (SELECT 1 FROM "intents" i WHERE i."id" = x) ORDER BY x;
+  IF FOUND THEN RETURN; END IF;
+
+  RETURN QUERY SELECT 'invalid_transition'::text, i."id", i, i."status"::text, waited
+    FROM "intents" i WHERE i."id" = ANY(p_ids) AND i."status"::text <> p_to AND NOT (i."status"::text = ANY(p_allowed_from))
+    ORDER BY i."id";
+  IF FOUND THEN RETURN; END IF;
+
+  RETURN QUERY
+  WITH prior AS (
+    SELECT i."id", i."status" FROM "intents" i WHERE i."id" = ANY(p_ids)
+  ), updated AS (
+    UPDATE "intents" i SET "status" = p_to::"IntentStatus", "version" = i."version" + 1, "updated_at" = now()
+    FROM prior p WHERE i."id" = p."id" AND p."status"::text <> p_to
+    RETURNING i AS row, p."status" AS prior
+  ), audit AS (
+    INSERT INTO "audit_events" ("intent_id", "action", "actor", "from_status", "to_status", "version_before", "version_after", "details")
+    SELECT (u.row)."id", 'bulk_status_change', p_actor, u.prior, (u.row)."status", (u.row)."version" - 1, (u.row)."version",
+           jsonb_build_object('batchSize', cardinality(p_ids)) || CASE WHEN p_reason IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('reason', p_reason) END
+    FROM updated u
+  )
+  SELECT 'applied'::text, (u.row)."id", u.row, u.prior::text, waited FROM updated u
+  UNION ALL
+  SELECT 'already_applied'::text, i."id", i, i."status"::text, waited
+  FROM "intents" i JOIN prior p ON p."id" = i."id" WHERE p."status"::text = p_to
+  ORDER BY 2;
+END $$;

@@ -1,0 +1,176 @@
+import { connect } from 'node:net';
+import pg from 'pg';
+import type { Instance } from './api';
+
+/**
+ * The faults a chaos run injects, one at a time in turn, each a real failure of a real part:
+ * - terminate: `pg_terminate_backend` on a console backend that is inside a transaction or a statement;
+ * - restart: one console instance killed with SIGKILL (no graceful anything) and started again;
+ * - hold: a row lock held by an outside session longer than the console's lock timeout;
+ * - deadlock: an outside session and a console bulk update lock two intents in crossing order;
+ * - pause: a client that sends half a request, stops, then sends the rest;
+ * - extra kinds (a worker killed, NATS stopped) are plugged in by the runner when those parts run.
+ * Each returns a short description of what it did, or null when there was nothing to do it to.
+ */
+export type Fault = { kind: string; inject: () => Promise<string | null> };
+
+export type FaultContext = {
+  directUrl: string;
+  instances: Instance[];
+  token: string;
+  lockTimeoutMs: number;
+  hotIds: () => string[];
+  restartInstance: (index: number) => Promise<void>;
+  killInstance: (index: number) => void;
+};
+
+const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)];
+
+async function withClient<T>(url: string, name: string, work: (c: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url, application_name: name });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** Polls until `check` holds: the barrier that waits for a backend to be where the fault needs it. */
+async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return false;
+}
+
+export function standardFaults(ctx: FaultContext): Fault[] {
+  const admin = (work: (c: pg.Client) => Promise<string | null>) => withClient(ctx.directUrl, 'bridge-chaos:faults', work);
+
+  const terminate: Fault = {
+    kind: 'backend terminated mid-transaction',
+    inject: () =>
+      admin(async (c) => {
+        // Wait briefly for a console backend that is doing something, so the kill lands mid-work.
+        let victim: { pid: number; application_name: string; state: string } | undefined;
+        await until(async () => {
+          const { rows } = await c.query<{ pid: number; application_name: string; state: string }>(
+            `SELECT pid, application_name, state FROM pg_stat_activity
+             WHERE datname = current_database() AND pid <> pg_backend_pid()
+               AND application_name LIKE 'bridge:%' AND application_name NOT LIKE 'bridge-chaos%'
+               AND state IN ('active', 'idle in transaction')`,
+          );
+          victim = rows.length ? pick(rows) : undefined;
+          return victim !== undefined;
+        }, 2_000);
+        if (!victim) return null;
+        await c.query('SELECT pg_terminate_backend($1)', [victim.pid]);
+        return `pid ${victim.pid} (${victim.application_name}, ${victim.state})`;
+      }),
+  };
+
+  let nextRestart = 0;
+  const restart: Fault = {
+    kind: 'instance killed and restarted',
+    inject: async () => {
+      const index = nextRestart++ % ctx.instances.length;
+      ctx.killInstance(index);
+      const started = Date.now();
+      await ctx.restartInstance(index);
+      return `${ctx.instances[index].name} SIGKILLed, back in ${Date.now() - started} ms`;
+    },
+  };
+
+  const hold: Fault = {
+    kind: 'row lock held past the lock timeout',
+    inject: () =>
+      withClient(ctx.directUrl, 'bridge-chaos:holder', async (c) => {
+        const id = pick(ctx.hotIds());
+        await c.query('BEGIN');
+        await c.query('SELECT 1 FROM intents WHERE id = $1 FOR UPDATE', [id]);
+        // Held on purpose for longer than the console waits, so callers meet lock timeouts (and name this holder).
+        await new Promise((r) => setTimeout(r, ctx.lockTimeoutMs * 2));
+        await c.query('ROLLBACK');
+        return `intent ${id} locked for ${ctx.lockTimeoutMs * 2} ms`;
+      }),
+  };
+
+  const deadlock: Fault = {
+    kind: 'crossing lock order (deadlock)',
+    inject: () =>
+      withClient(ctx.directUrl, 'bridge-chaos:crossing', async (c) => {
+        const ids = [...new Set(ctx.hotIds())].sort();
+        if (ids.length < 2) return null;
+        const i = Math.floor(Math.random() * (ids.length - 1));
+        const [first, second] = [ids[i], ids[i + 1]];
+        const pid = (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+        await c.query('BEGIN');
+        // This session waits long before looking for deadlocks, so the console's backend is the one that finds it
+        // (after its own short deadlock_timeout) and must recover by retrying.
+        await c.query("SET LOCAL deadlock_timeout = '10s'");
+        await c.query('SELECT 1 FROM intents WHERE id = $1 FOR UPDATE', [second]);
+        const bulk = fetch(`${pick(ctx.instances.filter((x) => x.up)).url}/api/intents/bulk-status`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${ctx.token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ ids: [first, second], status: 'FAILED' }),
+        }).then(
+          (r) => r.status,
+          () => 'unreachable',
+        );
+        // The bulk update locks `first`, then queues behind us for `second`: now ask for `first`.
+        const queued = await until(async () => {
+          const { rows } = await c.query(`SELECT 1 FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))`, [pid]);
+          return rows.length > 0;
+        }, 5_000);
+        let outcome = 'the bulk update never queued behind the outside session';
+        if (queued) {
+          try {
+            await c.query("SET LOCAL lock_timeout = '15s'");
+            await c.query('SELECT 1 FROM intents WHERE id = $1 FOR UPDATE', [first]);
+            outcome = 'the console backend was chosen as the deadlock victim';
+          } catch (err) {
+            outcome = `the outside session was chosen (${(err as { code?: string }).code})`;
+          }
+        }
+        await c.query('ROLLBACK').catch(() => undefined);
+        return `${first.slice(0, 8)} / ${second.slice(0, 8)}: ${outcome}; the bulk update answered ${await bulk}`;
+      }),
+  };
+
+  const pause: Fault = {
+    kind: 'client paused mid-request',
+    inject: async () => {
+      const instance = pick(ctx.instances.filter((x) => x.up));
+      const id = pick(ctx.hotIds());
+      const url = new URL(instance.url);
+      const body = JSON.stringify({ status: 'FAILED' });
+      const head = [
+        `POST /api/intents/${id}/status HTTP/1.1`,
+        `Host: ${url.host}`,
+        `Authorization: Bearer ${ctx.token}`,
+        'Content-Type: application/json',
+        `Content-Length: ${Buffer.byteLength(body)}`,
+        'Connection: close',
+        '',
+        '',
+      ].join('\r\n');
+      const status = await new Promise<string>((resolve) => {
+        const socket = connect(Number(url.port), url.hostname);
+        let answer = '';
+        socket.setTimeout(30_000, () => socket.destroy());
+        socket.on('data', (d) => (answer += d.toString()));
+        socket.on('close', () => resolve(answer.split('\r\n')[0] || 'no answer'));
+        socket.on('error', () => resolve('connection failed'));
+        socket.write(head + body.slice(0, 10));
+        // The pause is the fault itself: the server must neither hang others nor answer before the body is whole.
+        setTimeout(() => socket.write(body.slice(10)), 1_500);
+      });
+      return `half a status change to ${instance.name}, 1.5 s pause, then the rest: ${status}`;
+    },
+  };
+
+  return [terminate, hold, deadlock, pause, restart];
+}

@@ -1,0 +1,57 @@
+/**
+ * The console's HTTP server: Next.js's own request handler behind the front door (lib/http/gate.ts), which refuses
+ * what Next would answer with a 500 or read whole before our code runs. `npm start` and the test harnesses
+ * (scripts/next-server.ts) run this instead of `next start`; it serves the same production build.
+ *
+ * Environment: PORT (3000), HOST (127.0.0.1), and the console's own settings (lib/env.ts).
+ */
+import { createServer } from 'node:http';
+import { resolve } from 'node:path';
+import next from 'next';
+import { answerClientError, gate, type GateOptions } from '../lib/http/gate';
+
+const root = resolve(import.meta.dirname, '..');
+
+async function main() {
+  const port = Number(process.env.PORT ?? 3000);
+  const hostname = process.env.HOST || '127.0.0.1';
+  const options: GateOptions = {
+    trustProxy: process.env.TRUST_PROXY === 'true',
+    trustedOrigins: (process.env.AUTH_TRUSTED_ORIGINS ?? '').split(',').map((o) => o.trim()).filter(Boolean),
+  };
+  const app = next({ dev: false, dir: root, hostname, port });
+  const handle = app.getRequestHandler();
+  await app.prepare();
+
+  const server = createServer((req, res) => {
+    // A response stream that fails after the client left must not take the process down with an unhandled 'error'.
+    res.on('error', () => undefined);
+    if (gate(req, res, options)) return;
+    handle(req, res).catch((err: unknown) => {
+      console.error(`[server] unhandled error for ${req.method} ${req.url?.slice(0, 200)}:`, err);
+      if (!res.headersSent) {
+        res.writeHead(500, { 'Content-Type': 'application/json; charset=utf-8' });
+        res.end(JSON.stringify({ error: { code: 'internal_error', message: 'The server failed to handle this request; nothing was applied by it.' } }));
+      } else res.destroy();
+    });
+  });
+  server.on('clientError', answerClientError);
+  // Slow or idle clients cannot hold sockets open for ever (a request's headers within 20 s, each request within 60 s;
+  // event streams are responses, not requests, and are unaffected).
+  server.headersTimeout = 20_000;
+  server.requestTimeout = 60_000;
+  server.keepAliveTimeout = 5_000;
+  server.listen(port, hostname, () => {
+    console.log(`[server] listening on http://${hostname.includes(':') ? `[${hostname}]` : hostname}:${port}`);
+  });
+
+  // Housekeeping (instrumentation.ts) flushes and exits on SIGTERM/SIGINT; without it, close and exit here.
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    if (process.listenerCount(signal) === 0) process.once(signal, () => server.close(() => process.exit(0)));
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error('[server] failed to start:', err);
+  process.exit(1);
+});

@@ -1,0 +1,79 @@
+import pg from 'pg';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { forgetVerifiedTokens } from '@/lib/auth/token-cache';
+import { revokeApiToken, verifyApiToken } from '@/lib/auth/tokens';
+import { setUserDisabled } from '@/lib/auth/users';
+import { liveHub } from '@/lib/live/hub';
+import { actorOf, makeUser, resetAuth, userWithToken } from '../auth-helpers';
+
+/**
+ * Verified API tokens are cached per process; every change that ends or narrows a token must still take effect at
+ * once: here (the process that made it drops its cache before answering) and on every other instance (a trigger
+ * notifies, each instance's live listener drops its cache) — including a change made outside the console.
+ */
+const outside = new pg.Client({ connectionString: process.env.DATABASE_URL, application_name: 'bridge-test:psql' });
+let connected = false;
+afterAll(async () => {
+  if (connected) await outside.end();
+});
+
+beforeEach(async () => {
+  await resetAuth();
+  forgetVerifiedTokens();
+  // The cache only serves while the listener is up: make sure it is, so the cached path is what is tested.
+  const hub = await liveHub();
+  for (let i = 0; i < 500 && !hub.isListening(); i++) await new Promise((r) => setTimeout(r, 10));
+});
+
+/** Polls until the token stops verifying (a barrier on the notification's arrival, bounded). */
+async function refusedWithin(token: string, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if ((await verifyApiToken(token)) === null) return true;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return false;
+}
+
+describe('the verified-token cache', () => {
+  it('a revoke through the console takes effect before the revoke answers', async () => {
+    const { user, token, tokenId } = await userWithToken(['operator']);
+    expect(await verifyApiToken(token)).not.toBeNull();
+    expect(await verifyApiToken(token)).not.toBeNull();
+    await revokeApiToken(tokenId, actorOf(user, 'session'));
+    expect(await verifyApiToken(token)).toBeNull();
+  });
+
+  it('disabling the owner takes effect before the change answers', async () => {
+    const { user, token } = await userWithToken(['operator']);
+    const { user: admin } = await makeUser(['admin']);
+    expect(await verifyApiToken(token)).not.toBeNull();
+    await setUserDisabled(user.id, true, actorOf(admin, 'session'));
+    expect(await verifyApiToken(token)).toBeNull();
+  });
+
+  it('a revoke made elsewhere (another instance, someone’s psql) reaches this instance through the notification', async () => {
+    const { token, tokenId } = await userWithToken(['operator']);
+    expect(await verifyApiToken(token)).not.toBeNull();
+    if (!connected) {
+      await outside.connect();
+      connected = true;
+    }
+    await outside.query('UPDATE api_tokens SET revoked_at = now(), revoked_by = $2 WHERE id = $1', [tokenId, 'psql']);
+    expect(await refusedWithin(token, 5_000)).toBe(true);
+  });
+
+  it('a role change made elsewhere narrows the cached actor too', async () => {
+    const { user, token } = await userWithToken(['operator']);
+    expect((await verifyApiToken(token))?.roles).toEqual(['operator']);
+    if (!connected) {
+      await outside.connect();
+      connected = true;
+    }
+    await outside.query(`UPDATE users SET roles = '{viewer}' WHERE id = $1`, [user.id]);
+    const deadline = Date.now() + 5_000;
+    let roles: string[] | undefined;
+    while (Date.now() < deadline && (roles = (await verifyApiToken(token))?.roles)?.includes('operator')) await new Promise((r) => setTimeout(r, 5));
+    expect(roles).toEqual(['viewer']);
+  });
+});

@@ -1,0 +1,96 @@
+import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createPool, createPrisma } from '@/lib/db/client';
+import { isConnectionLoss, sqlState } from '@/lib/db/sqlstate';
+import { toErrorResponse } from '@/lib/http/respond';
+import { rawClient, waitForLockWaiters } from '../helpers';
+
+/**
+ * A backend killed under a request (pg_terminate_backend, as an operator or a failover does) is the database going
+ * away, not a bug: the API answers 503 database_unavailable with Retry-After, never a 500.
+ */
+const pool = createPool(process.env.DATABASE_URL!, 2);
+pool.on('error', () => undefined);
+const client = createPrisma(pool, { preparedStatements: false });
+afterAll(async () => {
+  await client.$disconnect();
+  await pool.end();
+});
+
+async function failureOfTerminatedQuery(): Promise<unknown> {
+  const holder = await rawClient('bridge-test:blocker');
+  try {
+    await holder.query('BEGIN');
+    await holder.query('LOCK TABLE intents IN ACCESS EXCLUSIVE MODE');
+    // The victim queues behind the table lock, so it is certainly mid-statement when it is killed.
+    const victim = client.$queryRaw`SELECT count(*) FROM intents`.then(
+      () => null,
+      (err: unknown) => err,
+    );
+    await waitForLockWaiters(1);
+    await holder.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND application_name = 'bridge:console'`);
+    return await victim;
+  } finally {
+    await holder.query('ROLLBACK');
+    await holder.end();
+  }
+}
+
+describe('connection loss', () => {
+  // Both outcomes are logged by design; keep the test output readable.
+  beforeEach(() => {
+    vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+  });
+
+  it('is recognised from a real terminated backend, and answered 503 with Retry-After', async () => {
+    const err = await failureOfTerminatedQuery();
+    expect(err).not.toBeNull();
+    expect(sqlState(err)).toBe('57P01');
+    expect(isConnectionLoss(err)).toBe(true);
+    const res = toErrorResponse(err);
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('1');
+    expect(await res.json()).toMatchObject({ error: { code: 'database_unavailable' } });
+  });
+
+  it('is not claimed for errors that are the request’s own', () => {
+    expect(isConnectionLoss({ code: '23505' })).toBe(false);
+    expect(isConnectionLoss(new Error('boom'))).toBe(false);
+    expect(isConnectionLoss({ cause: { kind: 'ConnectionClosed' } })).toBe(true);
+    expect(toErrorResponse(new Error('boom')).status).toBe(500);
+  });
+});
+
+describe('a connection that died between two statements of a transaction', () => {
+  beforeEach(() => {
+    vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+  });
+
+  it('fails its next statement as connection_failure (08006), not as an unknown error', async () => {
+    const killer = await rawClient('bridge-test:killer');
+    try {
+      const failure = await client
+        .$transaction(async (tx) => {
+          const [{ pid }] = await tx.$queryRaw<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+          await killer.query('SELECT pg_terminate_backend($1)', [pid]);
+          // Wait until the server has really gone, then use the transaction again.
+          for (let i = 0; i < 200; i++) {
+            const { rows } = await killer.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid]);
+            if (!rows.length) break;
+            await new Promise((r) => setTimeout(r, 10));
+          }
+          await tx.$queryRaw`SELECT 1`;
+        })
+        .then(
+          () => null,
+          (err: unknown) => err,
+        );
+      expect(failure).not.toBeNull();
+      expect(isConnectionLoss(failure)).toBe(true);
+      expect(toErrorResponse(failure).status).toBe(503);
+    } finally {
+      await killer.end();
+    }
+  });
+});

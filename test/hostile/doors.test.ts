@@ -1,0 +1,319 @@
+import { beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { db } from '@/lib/db/client';
+import { signIn } from '@/lib/auth/users';
+import { createApiToken } from '@/lib/auth/tokens';
+import { safeReturnPath } from '@/lib/http/redirect';
+import { readJsonBody, toErrorResponse } from '@/lib/http/respond';
+import { cancelBackend } from '@/lib/locks/unblock';
+import { actorOf, apiRequest, resetAuth, userWithSession, userWithToken } from '../auth-helpers';
+import { makeIntent, resetDatabase } from '../helpers';
+
+/**
+ * The hostile-traffic suite for the doors behind the front door (the front door itself: gate.test.ts; against the
+ * real server: e2e/hostile.spec.ts). Each class of the outside review, several variants each: the answer is a 4xx
+ * in the error envelope (or, for server actions, an error result), never a 5xx or a throw, and the database is
+ * exactly as before.
+ */
+const jar = vi.hoisted(() => ({ cookie: undefined as string | undefined }));
+vi.mock('next/headers', () => ({
+  cookies: async () => ({
+    get: (name: string) => {
+      const pair = jar.cookie?.split('; ').find((c) => c.startsWith(`${name}=`));
+      return pair ? { name, value: pair.slice(name.length + 1) } : undefined;
+    },
+    set: () => undefined,
+  }),
+  headers: async () => new Headers({ 'user-agent': 'vitest' }),
+}));
+vi.mock('next/cache', () => ({ revalidatePath: () => undefined, revalidateTag: () => undefined }));
+vi.mock('next/navigation', () => ({
+  redirect: (to: string) => {
+    throw Object.assign(new Error('NEXT_REDIRECT'), { to });
+  },
+}));
+
+const { GET: listIntents, POST: createIntent } = await import('@/app/api/intents/route');
+const { GET: getLocks } = await import('@/app/api/locks/route');
+const { GET: getCounts } = await import('@/app/api/console/intents/counts/route');
+const actions = {
+  ...(await import('@/app/actions/auth')),
+  ...(await import('@/app/actions/intents')),
+  ...(await import('@/app/actions/locks')),
+  ...(await import('@/app/actions/replay')),
+  ...(await import('@/app/actions/tokens')),
+  ...(await import('@/app/actions/users')),
+};
+
+async function snapshot() {
+  const rows = await db().$queryRaw<{ t: string; n: bigint }[]>`
+    SELECT 'intents' AS t, count(*) + coalesce(sum(version), 0) AS n FROM intents
+    UNION ALL SELECT 'corrections', count(*) FROM corrections
+    UNION ALL SELECT 'audit', count(*) FROM audit_events
+    UNION ALL SELECT 'users', count(*) + coalesce(sum(length(array_to_string(roles, ','))), 0) + count(*) FILTER (WHERE disabled) FROM users
+    UNION ALL SELECT 'tokens', count(*) + count(*) FILTER (WHERE revoked_at IS NOT NULL) FROM api_tokens
+    UNION ALL SELECT 'sessions', count(*) FROM sessions
+    UNION ALL SELECT 'sign_in_attempts', count(*) FROM sign_in_attempts`;
+  return Object.fromEntries(rows.map((r) => [r.t, Number(r.n)]));
+}
+
+async function expect4xx(response: Response, code?: string) {
+  expect(response.status).toBeGreaterThanOrEqual(400);
+  expect(response.status).toBeLessThan(500);
+  const body = (await response.json()) as { error: { code: string; message: string } };
+  expect(typeof body.error.message).toBe('string');
+  if (code) expect(body.error.code).toBe(code);
+  return body;
+}
+
+const cursorOf = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+const ID = '00000000-0000-4000-8000-000000000001';
+
+let token: string;
+let oncall: Awaited<ReturnType<typeof userWithSession>>;
+let before: Record<string, number>;
+
+beforeAll(async () => {
+  await resetDatabase();
+  await resetAuth();
+  token = (await userWithToken(['viewer', 'operator', 'reviewer', 'oncall', 'admin'])).token;
+  oncall = await userWithSession(['oncall', 'admin', 'operator', 'reviewer', 'viewer']);
+  await makeIntent('NORMALIZED');
+});
+
+beforeEach(async () => {
+  jar.cookie = undefined;
+  before = await snapshot();
+});
+
+async function unchanged() {
+  expect(await snapshot()).toEqual(before);
+}
+
+describe('hostile traffic at the doors', () => {
+  it('NUL and unpaired surrogates in search text on the counts and list routes', async () => {
+    for (const q of ['\u0000', 'a\u0000b', '%00', '\u0000'.repeat(50)]) {
+      const url = new URL('http://localhost/api/console/intents/counts');
+      url.searchParams.set('q', q === '%00' ? '\u0000' : q);
+      await expect4xx(await getCounts(apiRequest(url.pathname + url.search, { token }), undefined as never), 'invalid_request');
+      const list = new URL('http://localhost/api/intents');
+      list.searchParams.set('q', q === '%00' ? '\u0000' : q);
+      await expect4xx(await listIntents(apiRequest(list.pathname + list.search, { token }), undefined as never), 'invalid_request');
+    }
+    await unchanged();
+  });
+
+  it('cursors that decode to out-of-range or impossible dates', async () => {
+    const cursors = [
+      cursorOf({ u: '+275760-09-13T00:00:00.000Z', i: ID }),
+      cursorOf({ u: '-271821-04-20T00:00:00.000Z', i: ID }),
+      cursorOf({ u: '0000-01-01T00:00:00.000Z', i: ID }),
+      cursorOf({ u: '1969-12-31T23:59:59.999Z', i: ID }),
+      cursorOf({ u: '2024-13-45T99:99:99Z', i: ID }),
+      cursorOf({ u: '10000-01-01T00:00:00Z', i: ID }),
+      cursorOf({ u: 1e300, i: ID }),
+      cursorOf(null),
+      cursorOf({ u: '2024-01-01T00:00:00Z', i: 'not-a-uuid' }),
+      'not base64 at all!!',
+    ];
+    for (const cursor of cursors) {
+      const body = await expect4xx(await listIntents(apiRequest(`/api/intents?cursor=${encodeURIComponent(cursor)}`, { token }), undefined as never), 'invalid_request');
+      expect(JSON.stringify(body)).toContain('cursor');
+    }
+    // A real date in range is still a valid cursor.
+    expect((await listIntents(apiRequest(`/api/intents?cursor=${cursorOf({ u: '2024-01-01T00:00:00.000Z', i: ID })}`, { token }), undefined as never)).status).toBe(200);
+    await unchanged();
+  });
+
+  it('lax numbers: hex, padded, exponent, fractional and huge values are refused, not coerced or rounded', async () => {
+    for (const limit of ['0x10', ' 5', '5 ', '1e2', '5.0', '+5', '-1', '0', '99999999999999999999', '', '0b11', 'Infinity', 'NaN', '５']) {
+      const body = await expect4xx(await listIntents(apiRequest(`/api/intents?limit=${encodeURIComponent(limit)}`, { token }), undefined as never), 'invalid_request');
+      expect(JSON.stringify(body)).toContain('limit');
+      await expect4xx(await getLocks(apiRequest(`/api/locks?limit=${encodeURIComponent(limit)}`, { token }), undefined as never));
+    }
+    expect((await listIntents(apiRequest('/api/intents?limit=5', { token }), undefined as never)).status).toBe(200);
+    await unchanged();
+  });
+
+  it('out-of-range and lax pids on unblock, through the domain and the actions', async () => {
+    const actor = actorOf(oncall.user, 'session');
+    for (const pid of ['0x5F8', ' 1528', '1528 ', '1e3', '1528.0', '-1', '0', '2147483648', '99999999999999999999', '9007199254740993', 'abc', '']) {
+      let refused: unknown;
+      await cancelBackend(actor, { pid, reason: 'hostile suite' }).catch((e: unknown) => (refused = e));
+      expect(refused).toMatchObject({ code: 'invalid_request', httpStatus: 400 });
+      const form = new FormData();
+      form.set('pid', pid);
+      form.set('reason', 'hostile suite');
+      jar.cookie = oncall.cookie;
+      const state = await actions.cancelBackendAction({ status: 'idle' }, form);
+      expect(state).toMatchObject({ status: 'error', code: 'invalid_request' });
+    }
+    jar.cookie = oncall.cookie;
+    for (const pid of [0, -5, 1.5, 2 ** 31, Number.MAX_SAFE_INTEGER + 2, NaN, '1e3', null, { pid: 1 }]) {
+      expect(await actions.unblockImpactAction(pid as never)).toMatchObject({ code: 'invalid_request' });
+    }
+    await unchanged();
+  });
+
+  it('NUL in sign-in usernames and token names', async () => {
+    for (const username of ['ad\u0000min', '\u0000', 'admin\u0000', '\ud800admin']) {
+      let refused: unknown;
+      await signIn({ username, password: 'whatever password' }).catch((e: unknown) => (refused = e));
+      expect(refused).toMatchObject({ code: 'invalid_request', httpStatus: 400 });
+    }
+    const actor = actorOf(oncall.user, 'session');
+    for (const name of ['ci\u0000token', '\u0000', 'x\udc00']) {
+      let refused: unknown;
+      await createApiToken({ name }, actor).catch((e: unknown) => (refused = e));
+      expect(refused).toMatchObject({ code: 'invalid_request', httpStatus: 400 });
+    }
+    await unchanged();
+  });
+
+  it('server actions called with arguments that are not their form', async () => {
+    jar.cookie = oncall.cookie;
+    const odd: unknown[] = [undefined, null, 'a string', 42, [1, 2], { username: 'admin', password: 'x' }, new Blob(['x'])];
+    for (const arg of odd) {
+      const results: unknown[] = [
+        await actions.signInAction({ status: 'idle' }, arg as never),
+        await actions.createTokenAction({ status: 'idle' }, arg as never),
+        await actions.revokeTokenAction({ status: 'idle' }, arg as never),
+        await actions.createUserAction({ status: 'idle' }, arg as never),
+        await actions.setRolesAction({ status: 'idle' }, arg as never),
+        await actions.setDisabledAction({ status: 'idle' }, arg as never),
+        await actions.cancelBackendAction({ status: 'idle' }, arg as never),
+        await actions.terminateBackendAction({ status: 'idle' }, arg as never),
+        await actions.changeIntentStatusAction(arg),
+        await actions.bulkChangeStatusAction(arg),
+        await actions.correctIntentAction(arg),
+        // An object is the replay form's envelope (unknown keys are ignored, defaults apply): only non-objects here.
+        await actions.startReplayAction(typeof arg === 'object' && arg !== null && !Array.isArray(arg) && !(arg instanceof Blob) ? 'not an object' : arg),
+        await actions.cancelReplayAction(arg),
+      ];
+      for (const [i, result] of results.entries()) {
+        const r = result as { ok?: boolean; status?: string; code?: string; error?: { code: string } };
+        const code = r.error?.code ?? r.code;
+        expect({ i, arg: String(arg), failed: r.ok === false || r.status === 'error' }).toEqual({ i, arg: String(arg), failed: true });
+        expect(code).not.toBe('internal_error');
+      }
+    }
+    await unchanged();
+  });
+
+  it('bodies: oversized whatever the encoding (counted while read), not UTF-8, declared too large', async () => {
+    let pulled = 0;
+    const chunk = new Uint8Array(64 * 1024).fill(0x20);
+    const endless = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled += chunk.byteLength;
+        controller.enqueue(chunk);
+      },
+    });
+    const chunked = new Request('http://localhost/api/intents', { method: 'POST', body: endless, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, duplex: 'half' } as RequestInit);
+    await expect4xx(await createIntent(chunked, undefined as never), 'payload_too_large');
+    // Reading stopped just past the limit: the rest of an endless upload was never pulled.
+    expect(pulled).toBeLessThan(1024 * 1024 + 4 * chunk.byteLength);
+
+    const declared = apiRequest('/api/intents', { token, body: { payload: {} }, headers: { 'content-length': String(600 * 1024 * 1024) } });
+    await expect4xx(await createIntent(declared, undefined as never), 'payload_too_large');
+    const notUtf8 = new Request('http://localhost/api/intents', { method: 'POST', body: new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]), headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } });
+    await expect4xx(await createIntent(notUtf8, undefined as never), 'invalid_request');
+    let refused: unknown;
+    await readJsonBody(new Request('http://localhost/x', { method: 'POST', body: 'x'.repeat(1024 * 1024 + 1), headers: { 'content-type': 'application/json' } })).catch((e: unknown) => (refused = e));
+    expect(refused).toMatchObject({ code: 'payload_too_large', httpStatus: 413 });
+    await unchanged();
+  });
+
+  it('a value the database cannot hold is a 400 at every door, even where a schema missed it', async () => {
+    for (const value of ['a\u0000b']) {
+      let err: unknown;
+      await db().$queryRaw`SELECT ${value}::text`.catch((e: unknown) => (err = e));
+      await expect4xx(toErrorResponse(err), 'invalid_request');
+    }
+    let err: unknown;
+    await db().$queryRaw`SELECT ${'300000-01-01'}::timestamptz`.catch((e: unknown) => (err = e));
+    await expect4xx(toErrorResponse(err), 'invalid_request');
+    err = undefined;
+    await db().$queryRaw`SELECT ${'99999999999'}::int`.catch((e: unknown) => (err = e));
+    await expect4xx(toErrorResponse(err), 'invalid_request');
+    await unchanged();
+  });
+});
+
+describe('redirect targets stay on the console', () => {
+  it.each([
+    '/%09/evil.example',
+    '/\t/evil.example',
+    '//evil.example',
+    '/\\evil.example',
+    '/%5Cevil.example',
+    '/%5cevil.example',
+    '\\\\evil.example',
+    'https://evil.example',
+    'HTTPS://evil.example/',
+    'javascript:alert(1)',
+    '/%2F%2Fevil.example',
+    '%2F%2Fevil.example',
+    '/%252F%252Fevil.example',
+    '/%0d%0aSet-Cookie:%20x=1',
+    '/\r\nLocation: https://evil.example',
+    '/%E2%80%A8evil',
+    '/\u0000',
+    '/%00',
+    '/%ZZ',
+    ' /intents',
+    '/intents\n',
+    'intents',
+    '',
+    '/'.repeat(3000),
+  ])('%j → /', (next) => {
+    expect(safeReturnPath(next)).toBe('/');
+  });
+
+  it.each([
+    ['/intents', '/intents'],
+    ['/intents/00000000-0000-4000-8000-000000000001', '/intents/00000000-0000-4000-8000-000000000001'],
+    ['/intents?status=RECEIVED&q=caf%C3%A9', '/intents?status=RECEIVED&q=caf%C3%A9'],
+    ['/locks#top', '/locks#top'],
+    ['/a/../intents', '/intents'],
+  ])('%j stays %j', (next, expected) => {
+    expect(safeReturnPath(next)).toBe(expected);
+  });
+
+  it('non-strings are refused', () => {
+    for (const v of [undefined, null, 42, ['/intents'], { toString: () => '/intents' }]) expect(safeReturnPath(v)).toBe('/');
+  });
+
+  it('sign-in with a hostile next goes home, not away', async () => {
+    const { makeUser } = await import('../auth-helpers');
+    await makeUser(['viewer'], { username: 'redirect-ruth' });
+    for (const next of ['/%09/evil.example', '//evil.example', '/\\evil.example', 'https://evil.example', '/\r\nX: y']) {
+      const form = new FormData();
+      form.set('username', 'redirect-ruth');
+      form.set('password', 'correct horse battery staple');
+      form.set('next', next);
+      let to: string | undefined;
+      await actions.signInAction({ status: 'idle' }, form).catch((e: { to?: string }) => (to = e.to));
+      expect(to).toBe('/');
+    }
+  });
+});
+
+describe('OPTIONS agrees with the 405s', () => {
+  it.each([
+    ['/api/intents', () => import('@/app/api/intents/route')],
+    ['/api/intents/bulk-status', () => import('@/app/api/intents/bulk-status/route')],
+    ['/api/events', () => import('@/app/api/events/route')],
+    ['/api/locks', () => import('@/app/api/locks/route')],
+    ['/api/health', () => import('@/app/api/health/route')],
+    ['/api/metrics', () => import('@/app/api/metrics/route')],
+  ] as const)('%s', async (path, load) => {
+    const route = (await load()) as unknown as Record<string, (r: Request, c?: unknown) => Promise<Response>>;
+    const options = await route.OPTIONS(new Request(`http://localhost${path}`, { method: 'OPTIONS' }));
+    expect(options.status).toBe(204);
+    const allowed = options.headers.get('allow')!.split(', ');
+    for (const method of ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']) {
+      const refused = (await route[method]?.(new Request(`http://localhost${path}`, { method }), undefined as never))?.status === 405;
+      expect({ method, refused }).toEqual({ method, refused: !allowed.includes(method) });
+    }
+  });
+});
