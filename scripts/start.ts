@@ -71,7 +71,7 @@ async function main() {
   process.env.DATABASE_URL = databaseUrl;
 
   let server: ChildProcess | undefined;
-  // Workers beside the console (development only; WORKERS=0 for none): lib/workers, README "Workers".
+  // Workers beside the console (development only; WORKERS=0 for none): lib/workers, README "Pipeline and workers".
   const workers: ChildProcess[] = [];
   let stopping = false;
   const stop = async (code: number) => {

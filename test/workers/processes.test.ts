@@ -46,7 +46,7 @@ describe('K workers × M intents (separate processes)', () => {
     await until('all intents completed', async () => {
       const rows = await workRows();
       return rows.length === M && rows.every((r) => r.state === 'completed');
-    }, 120_000);
+    }, 200_000);
 
     const runs = await db().$queryRaw<{ intentId: string; n: bigint; statuses: string[] }[]>`
       SELECT intent_id::text AS "intentId", count(*) AS n, array_agg(status) AS statuses FROM pipeline_runs GROUP BY intent_id`;
@@ -66,7 +66,7 @@ describe('K workers × M intents (separate processes)', () => {
     expect(await Promise.all(workers.map((w) => w.exited))).toEqual([0, 0, 0]);
     const registry = await db().$queryRaw<{ state: string }[]>`SELECT state FROM workers`;
     expect(registry.map((r) => r.state)).toEqual(['stopped', 'stopped', 'stopped']);
-  });
+  }, 240_000); // three processes starting and working on a shared 2-core machine
 });
 
 describe('a worker killed mid-run', () => {
@@ -77,7 +77,7 @@ describe('a worker killed mid-run', () => {
     const env = { PIPELINE_BRIDGES: 'input,test-gate,normalize,feedback,output', WORKER_LEASE_MS: '60000' };
 
     const a = start(env);
-    await waitForWaiters(1); // worker A is inside test-gate, holding its claim and the execution lock
+    await waitForWaiters(1, {}, 90_000); // worker A (once started) is inside test-gate, holding its claim and the execution lock
     const [claimA] = await workRows();
     expect(claimA).toMatchObject({ state: 'running', attempt: 1 });
     a.child.kill('SIGKILL');
@@ -128,7 +128,7 @@ describe('a worker killed mid-run', () => {
     b.child.kill('SIGTERM');
     expect(await b.exited).toBe(0);
     await gate.end();
-  });
+  }, 240_000);
 
   it('a run with a lost claim stops without writing', async () => {
     const intent = await createIntent({ payload: { order: 'LOST-1' }, source: 'test' }, tester);
