@@ -18,13 +18,13 @@ test('unknown API paths and unsupported methods answer in the API error format',
 
   const del = await request.delete('/api/intents', { headers });
   expect(del.status()).toBe(405);
-  expect(del.headers()['allow']).toBe('POST, GET, HEAD');
+  expect(del.headers()['allow']).toBe('POST, GET, HEAD, OPTIONS');
   expect(await del.json()).toMatchObject({ error: { code: 'method_not_allowed', message: expect.stringContaining('DELETE is not supported on /api/intents') } });
 
   const get = await request.get('/api/intents/bulk-status', { headers });
   expect(get.status()).toBe(405);
-  expect(get.headers()['allow']).toBe('POST');
-  expect(await get.json()).toMatchObject({ error: { code: 'method_not_allowed', details: { allowed: ['POST'] } } });
+  expect(get.headers()['allow']).toBe('POST, OPTIONS');
+  expect(await get.json()).toMatchObject({ error: { code: 'method_not_allowed', details: { allowed: ['POST', 'OPTIONS'] } } });
 
   // The endpoints themselves still answer.
   expect((await request.get('/api/health')).status()).toBe(200);

@@ -101,6 +101,8 @@ const HOSTILE_NEXT = [
 ];
 
 test('sign-in with hostile next values never leaves the console, signing in or already signed in', async ({ page, baseURL }) => {
+  // A dozen real sign-ins (argon2 on a shared machine): more than the default minute.
+  test.setTimeout(240_000);
   const origin = new URL(baseURL!).origin;
   const left: string[] = [];
   page.on('request', (request) => {

@@ -2,7 +2,7 @@ import { expect, test } from '@playwright/test';
 import { sessionCookieName } from '../lib/auth/cookies';
 import { createSession } from '../lib/auth/sessions';
 import { apiTokenFor, createE2eUser } from './auth';
-import { filler, metric, raw, type RawAnswer } from './support/raw-http';
+import { filler, raw, type RawAnswer } from './support/raw-http';
 
 /**
  * Hostile requests against the real server (Next behind the console's front door): what Next would answer itself,
@@ -25,7 +25,7 @@ test('methods, paths and framing Next would answer itself', async ({ baseURL }) 
   expectEnvelope(await raw(baseURL!, { method: 'POST', path: '/api/intents', headers: { 'content-length': 'abc' }, body: '' }), 400);
 });
 
-test('API answers: no-store, OPTIONS agrees with the 405s, HEAD on the event stream opens none', async ({ baseURL }) => {
+test('API answers: no-store, and OPTIONS agrees with the 405s', async ({ baseURL }) => {
   const { authorization } = await apiTokenFor(['viewer', 'operator']);
   const list = await raw(baseURL!, { path: '/api/intents?limit=1', headers: { authorization } });
   expect(list!.status).toBe(200);
@@ -35,13 +35,11 @@ test('API answers: no-store, OPTIONS agrees with the 405s, HEAD on the event str
     expect(options!.status).toBe(204);
     const allowed = String(options!.headers.allow).split(', ');
     for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']) {
-      const answer = await raw(baseURL!, { method, path, headers: { authorization, 'content-type': 'application/json' }, body: method === 'GET' ? undefined : '{}' });
-      expect({ path, method, refused: answer!.status === 405 }).toEqual({ path, method, refused: !allowed.includes(method) });
+      // GET /api/events streams: the status is all this needs, so the connection is dropped after a moment.
+      const answer = await raw(baseURL!, { method, path, headers: { authorization, 'content-type': 'application/json' }, body: method === 'GET' ? undefined : '{}', abortAfterMs: 1500 });
+      expect({ path, method, refused: answer!.status === 405 }, `${method} ${path} answered ${answer!.status}: ${answer!.body.slice(0, 200)}`).toEqual({ path, method, refused: !allowed.includes(method) });
     }
   }
-  const before = metric((await raw(baseURL!, { path: '/api/metrics' }))!.body, 'bridge_live_streams_open');
-  for (let i = 0; i < 30; i++) expect((await raw(baseURL!, { method: 'HEAD', path: '/api/events', headers: { authorization } }))!.status).toBe(200);
-  expect(metric((await raw(baseURL!, { path: '/api/metrics' }))!.body, 'bridge_live_streams_open')).toBeLessThanOrEqual(before);
 });
 
 test('bodies: oversized chunked and declared uploads are refused while read', async ({ baseURL }) => {

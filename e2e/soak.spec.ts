@@ -36,6 +36,16 @@ async function healthMs(baseURL: string): Promise<number> {
   return times.sort((a, b) => a - b)[3];
 }
 
+test('HEAD on the event stream opens none, however often', async ({ baseURL }) => {
+  const { authorization } = await apiTokenFor(['viewer']);
+  const open = async () => metric((await raw(baseURL!, { path: '/api/metrics' }))!.body, 'bridge_live_streams_open');
+  await expect.poll(open, { timeout: 15_000 }).toBe(0);
+  const handles = metric((await raw(baseURL!, { path: '/api/metrics' }))!.body, 'nodejs_active_handles_total');
+  for (let i = 0; i < 200; i++) expect((await raw(baseURL!, { method: 'HEAD', path: '/api/events', headers: { authorization } }))!.status).toBe(200);
+  expect(await open()).toBe(0);
+  expect(metric((await raw(baseURL!, { path: '/api/metrics' }))!.body, 'nodejs_active_handles_total')).toBeLessThanOrEqual(handles + 10);
+});
+
 test('mixed hostile traffic leaves no handles, streams or memory behind', async ({ baseURL }) => {
   const base = baseURL!;
   const { authorization } = await apiTokenFor(['viewer', 'operator']);

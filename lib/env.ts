@@ -83,6 +83,13 @@ export const envSchema = z.object({
   WORKER_RETRY_MAX_MS: intFrom(300_000, 0, 86_400_000),
   /** On SIGTERM: how long in-flight runs get to reach the end of their current bridge before their claims are released. */
   WORKER_SHUTDOWN_GRACE_MS: intFrom(10_000, 0, 600_000),
+  // ── Events out (lib/events) ──
+  /** NATS server(s) with JetStream for the outbox relay (e.g. nats://127.0.0.1:4222); unset: no relay runs, events wait in the outbox. */
+  NATS_URL: z.string().trim().min(1).optional(),
+  /** Published outbox rows are deleted after this many hours. */
+  OUTBOX_RETENTION_HOURS: intFrom(72, 1, 24 * 365),
+  /** How often a relay looks for new rows without a notification (it wakes at once on one). */
+  OUTBOX_POLL_MS: intFrom(1000, 10, 60_000),
 });
 
 export type Env = z.infer<typeof envSchema>;

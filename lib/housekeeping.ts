@@ -1,5 +1,6 @@
 import { pruneExpiredSessions } from '@/lib/auth/sessions';
 import { pruneSignInAttempts } from '@/lib/auth/rate-limit';
+import { startStatusFolding } from '@/lib/counts/status-counts';
 import { db } from '@/lib/db/client';
 import { pruneIdempotencyRecords } from '@/lib/intents/idempotency';
 import { flushOutcomes } from '@/lib/intents/outcomes';
@@ -14,6 +15,7 @@ export function startHousekeeping(): void {
       console.error('[housekeeping] pruning expired keys, sessions or sign-in attempts failed:', err),
     );
   setInterval(prune, 10 * 60_000).unref();
+  startStatusFolding();
 
   // Counts are buffered for up to a second: write them before the process goes.
   const flushAndExit = (signal: NodeJS.Signals) => {

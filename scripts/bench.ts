@@ -1,18 +1,23 @@
 /**
- * `npm run bench [-- --rounds 3] [--json <file>] [--check] [--scenario <name> …] [--no-compare-strategies] [--no-workers]`
+ * `npm run bench [-- --rounds 3] [--json <file>] [--check] [--scenario <name> …] [--no-compare-strategies] [--no-api] [--no-workers]`
  *
  * The project's benchmark (brief §7): every replay scenario at full size against a throw-away embedded PostgreSQL
  * it starts itself (or BENCH_DATABASE_URL / DATABASE_URL when given), with the raw-SQL baseline (plain pg, the
  * same status-update transaction, same pool size and concurrency) run side by side in alternating rounds. Prints
  * the §7 figures with their targets and the throughput as a share of the baseline. `--check` exits 1 when a target
- * is missed (in the first run, which uses the configuration as it is). The run is recorded in replay_runs like any
- * other (door "bench"); so is the second, which measures 50 concurrent corrections under the correction strategy
- * that is not configured.
+ * is missed (in the first run, which uses the configuration as it is, or in the two rows below). The run is recorded in replay_runs like any
+ * other (door "bench"); so are the next ones, which measure 50 concurrent corrections under each correction
+ * strategy that is not configured. Then two rows of their own (scripts/bench-extra.ts): the row locks 1,000 uncontended
+ * corrections take, and status updates through the JSON API (`next start`, built first when the build is stale;
+ * BENCH_SKIP_BUILD=1 uses it as it is) against the naive five-step plain-pg transaction. Exit code: 0 when it ran,
+ * 1 only with --check and a missed target, 2 when it could not run.
  */
 import { writeFileSync } from 'node:fs';
 import { loadavg, userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { benchWorkers, formatWorkersBench, type WorkersBenchResult } from './bench-workers';
+import { LOCK_STRATEGIES } from '../lib/env';
+import { countUncontendedRowLocks, measureApiDoor, type ApiRow, type UncontendedRow } from './bench-extra';
 import { scriptDatabase } from './replay-db';
 import type { ScenarioResult } from '../lib/replay/types';
 
@@ -31,7 +36,7 @@ function correctionsRow(corr: ScenarioResult, label: string): Row {
   };
 }
 
-function section7(results: ScenarioResult[], strategies: Record<string, string>, compared?: { results: ScenarioResult[]; strategy: string }): Row[] {
+function section7(results: ScenarioResult[], strategies: Record<string, string>, compared: { results: ScenarioResult[]; strategy: string }[] = []): Row[] {
   const by = (name: string) => results.find((r) => r.name === name);
   const check = (name: string, id: string) => by(name)?.checks.find((c) => c.id === id);
   const rows: Row[] = [];
@@ -51,8 +56,10 @@ function section7(results: ScenarioResult[], strategies: Record<string, string>,
   }
   const corr = by('corrections-50');
   if (corr) rows.push(correctionsRow(corr, `${corr.measures.calls} concurrent corrections of one intent (${strategies.reevaluate})`));
-  const other = compared?.results.find((r) => r.name === 'corrections-50');
-  if (other) rows.push(correctionsRow(other, `  … the same with reevaluate ${compared!.strategy} (run 2)`));
+  for (const [k, c] of compared.entries()) {
+    const other = c.results.find((r) => r.name === 'corrections-50');
+    if (other) rows.push(correctionsRow(other, `  … the same with reevaluate ${c.strategy} (run ${k + 2})`));
+  }
   const dl = by('crossing-deadlock');
   if (dl) {
     const c = check('crossing-deadlock', 'recovery');
@@ -67,6 +74,30 @@ function section7(results: ScenarioResult[], strategies: Record<string, string>,
   if (bulk) {
     const m = bulk.measures;
     rows.push({ measure: 'sorted bulk updates, 10 concurrent over 5 intents', measured: `${m.succeeded}/${m.calls} ok, ${m.deadlocks} deadlocks, ${m.lockTimeouts} lock timeouts`, target: 'no deadlock, no lock timeout', pass: bulk.verdict === 'pass' });
+  }
+  return rows;
+}
+
+/** The JSON API row's target: the whole door against the naive five-step transaction written with plain pg. */
+const API_RATIO_TARGET = 0.4;
+
+function extraRows(uncontended: UncontendedRow | null, api: ApiRow | null): Row[] {
+  const rows: Row[] = [];
+  if (uncontended) {
+    rows.push({
+      measure: `${uncontended.corrections} uncontended corrections (${uncontended.strategy}): row locks taken`,
+      measured: `${uncontended.rowLocks} (${uncontended.succeeded}/${uncontended.corrections} ok, ${Math.round(uncontended.perSec)} /s)`,
+      target: uncontended.strategy === 'pessimistic' ? '—' : '0',
+      pass: uncontended.strategy === 'pessimistic' ? null : uncontended.rowLocks === 0 && uncontended.succeeded === uncontended.corrections,
+    });
+  }
+  if (api) {
+    rows.push({
+      measure: 'status updates through the JSON API (next start, token, 100 in flight)',
+      measured: `${Math.round(api.apiPerSec)} /s vs ${Math.round(api.baselinePerSec)} /s naive plain-pg = ${api.ratio.toFixed(2)} (rounds ${api.rounds.join('; ')}; same server: GET /api/health ${Math.round(api.healthPerSec)} /s, unknown path ${Math.round(api.unknownPerSec)} /s)${api.apiFailed ? `, ${api.apiFailed} failed` : ''}`,
+      target: `≥ ${API_RATIO_TARGET} × baseline`,
+      pass: api.ratio >= API_RATIO_TARGET && api.apiFailed === 0,
+    });
   }
   return rows;
 }
@@ -87,12 +118,14 @@ async function main(): Promise<number> {
       scenario: { type: 'string', multiple: true },
       'compare-strategies': { type: 'boolean', default: true },
       workers: { type: 'boolean', default: true },
+      api: { type: 'boolean', default: true },
     },
   });
   const rounds = Number(values.rounds);
   if (!Number.isInteger(rounds) || rounds < 1 || rounds > 20) throw new Error('--rounds must be an integer from 1 to 20');
   const { embedded, url } = await scriptDatabase(process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL, say);
-  const { runReplay } = await import('../lib/replay/runner');
+  const { runReplay, startReplaySchema } = await import('../lib/replay/runner');
+  const { parseInput } = await import('../lib/shared/validation');
   const { formatRun, formatSettings } = await import('../lib/replay/report');
   const { flushOutcomes } = await import('../lib/intents/outcomes');
   const { disconnectDb } = await import('../lib/db/client');
@@ -101,7 +134,7 @@ async function main(): Promise<number> {
     const scenarios = values.scenario?.flatMap((s) => s.split(',')).filter(Boolean);
     let last = '';
     const run = await runReplay(
-      { scenarios: scenarios?.length ? (scenarios as never) : 'all', size: 'full', sizes: { throughputRounds: rounds } },
+      parseInput(startReplaySchema, { scenarios: scenarios?.length ? scenarios : 'all', size: 'full', sizes: { throughputRounds: rounds } }),
       'bench',
       { name: `bench:${userInfo().username}` },
       {
@@ -112,30 +145,41 @@ async function main(): Promise<number> {
         },
       },
     );
-    // Seed 000 §8.3 answers "idempotent, contention high" with the pessimistic strategy: the 50-corrections target
-    // is also measured under the correction strategy that is not configured, in a second run, so the table shows
-    // both and a release engineer sees what flipping LOCK_STRATEGY_REEVALUATE would do.
+    // The 50-corrections target is also measured under each correction strategy that is not configured, in runs of
+    // their own, so the table shows all three and a release engineer sees what flipping LOCK_STRATEGY_REEVALUATE
+    // would do.
     const strategies = (run.config.settings as { strategies: Record<string, string> }).strategies;
-    let compared: typeof run | null = null;
+    const compared: (typeof run)[] = [];
     if (values['compare-strategies'] && run.status === 'finished' && run.results.some((r) => r.name === 'corrections-50')) {
-      const strategy = strategies.reevaluate === 'optimistic' ? 'pessimistic' : 'optimistic';
-      say(`run 2: corrections-50 again with reevaluate ${strategy} (--no-compare-strategies skips it)`);
-      compared = await runReplay({ scenarios: ['corrections-50'], size: 'full', strategies: { reevaluate: strategy } }, 'bench', { name: `bench:${userInfo().username}` }, {
-        environment: embedded ? 'development' : undefined,
-      });
+      for (const strategy of LOCK_STRATEGIES.filter((s) => s !== strategies.reevaluate)) {
+        say(`run ${compared.length + 2}: corrections-50 again with reevaluate ${strategy} (--no-compare-strategies skips it)`);
+        compared.push(
+          await runReplay({ scenarios: ['corrections-50'], size: 'full', strategies: { reevaluate: strategy } }, 'bench', { name: `bench:${userInfo().username}` }, {
+            environment: embedded ? 'development' : undefined,
+          }),
+        );
+      }
     }
-    const comparedStrategy = compared ? (compared.config.settings as { strategies: Record<string, string> }).strategies.reevaluate : '';
+    let uncontended: UncontendedRow | null = null;
+    let api: ApiRow | null = null;
+    if (run.status === 'finished' && !values.scenario?.length) {
+      say('uncontended corrections: 1,000, each of its own intent, counting the row locks they take');
+      uncontended = await countUncontendedRowLocks(1000);
+      if (values.api) api = await measureApiDoor(url, say, { rounds, requests: 1000, inFlight: 100 });
+    }
+    const strategyOf = (r: typeof run) => (r.config.settings as { strategies: Record<string, string> }).strategies.reevaluate;
     console.log(`Bridge Console benchmark — ${run.finishedAt} — ${embedded ? 'throw-away embedded PostgreSQL' : 'given database'}`);
     for (const l of formatSettings(run)) console.log(l);
     console.log(`Load average (1/5/15 min) before: ${loadBefore}; after: ${load()} — other work on the machine skews every figure below`);
     console.log('');
-    console.log(table(section7(run.results, strategies, compared ? { results: compared.results, strategy: comparedStrategy } : undefined)));
+    const rows = [...section7(run.results, strategies, compared.map((c) => ({ results: c.results, strategy: strategyOf(c) }))), ...extraRows(uncontended, api)];
+    console.log(table(rows));
     console.log('');
     console.log(formatRun(run));
-    if (compared) {
+    for (const [k, c] of compared.entries()) {
       console.log('');
-      console.log(`Run 2, the correction strategy not configured (reevaluate ${comparedStrategy}):`);
-      console.log(formatRun(compared));
+      console.log(`Run ${k + 2}, a correction strategy not configured (reevaluate ${strategyOf(c)}):`);
+      console.log(formatRun(c));
     }
     // The workers' row (scripts/bench-workers.ts): 4 worker processes over 10,000 intents beside the bare claim/finish SQL.
     let workers: WorkersBenchResult | null = null;
@@ -144,9 +188,10 @@ async function main(): Promise<number> {
       console.log('');
       for (const line of formatWorkersBench(workers)) console.log(line);
     }
-    if (values.json) writeFileSync(values.json, JSON.stringify({ run, strategyComparison: compared, workers }, null, 2) + '\n');
+    if (values.json) writeFileSync(values.json, JSON.stringify({ run, strategyComparison: compared, uncontended, api, workers }, null, 2) + '\n');
     if (run.status !== 'finished') return 2;
-    return values.check && run.verdict !== 'pass' ? 1 : 0;
+    const missed = run.verdict !== 'pass' || extraRows(uncontended, api).some((r) => r.pass === false);
+    return values.check && missed ? 1 : 0;
   } finally {
     await flushOutcomes().catch(() => undefined);
     await disconnectDb();

@@ -1,15 +1,21 @@
 /**
- * `npm run measure:intents-page`: how fast the Intents page answers at scale (brief §7: first byte p95 < 200 ms
- * with 100,000 intents). A measurement, not a test: it prints figures and never fails on them.
+ * `npm run measure:intents-page [-- --preset 1m] [--count N] [--concurrency 20] [--runs 30] [--seed] [--skip-build]`:
+ * how fast the Intents page and its reads answer at scale. A measurement, not a test: it prints figures and never
+ * fails on them (a request that does not answer 200 is reported as such).
  *
- * Against a production build (`next start`) on the embedded PostgreSQL: a throw-away one seeded with
- * `--count` intents by lib/seed/large.ts (or DATABASE_URL as it is, with `--seed` to add the intents there).
- * Signed in as a viewer (a session cookie, as a browser sends it). Requests run one at a time after a warm-up:
- *   - the page:          GET /intents                      (HTML document; streamed, panels in Suspense)
- *   - the next page:     GET /intents?cursor=<page 1's>    (HTML document, as a shared link opens it)
- *   - next page, in-app: the same URL with `RSC: 1`        (what "Next page →" fetches on client navigation)
- *   - next page, JSON:   GET /api/intents?cursor=…         (what TanStack Query refetches on a live update)
- * For each: time to first byte and to the complete response (every streamed panel included), p50 / p95 / max.
+ * Against a production build (`next start`): on a throw-away embedded PostgreSQL seeded with `--count` intents by
+ * lib/seed/large.ts, or on DATABASE_URL as it is (`--seed` adds the intents there). `--preset 1m` means a million
+ * intents; seeding them takes minutes, so for repeated runs seed a database once (`npm run seed:large -- --count
+ * 1000000` with DATABASE_URL) and point the measurement at it. Signed in as a viewer (a session cookie, as a browser
+ * sends it).
+ *
+ * Measured, one request at a time after a warm-up (time to first byte and to the complete response):
+ *   - status counts, and status counts under a search (what the filter bar reads);
+ *   - the Intents page, its next page (link, in-app RSC, JSON API), a status filter;
+ *   - searches as people paste them: a full id, a short id, a source, displayed payload text, a raw JSON fragment,
+ *     free text, a time range;
+ * and then `--concurrency` operators refreshing at once (each fetches the list and the counts, as a page did on
+ * every live change): p95 of one operator's refresh, and requests per second over the whole run.
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -20,55 +26,86 @@ import { ensureBuild, root, startNext, type NextServer } from './next-server';
 
 const say = (line: string) => console.log(`[measure] ${line}`);
 
+const PRESETS: Record<string, number> = { '100k': 100_000, '1m': 1_000_000 };
+
 const { values } = parseArgs({
   options: {
-    count: { type: 'string', default: '100000' },
+    preset: { type: 'string' },
+    count: { type: 'string' },
     runs: { type: 'string', default: '30' },
     warmup: { type: 'string', default: '5' },
+    concurrency: { type: 'string', default: '20' },
     seed: { type: 'boolean', default: false },
     'skip-build': { type: 'boolean', default: false },
+    only: { type: 'string' },
   },
 });
-const count = z.coerce.number().int().min(0).parse(values.count);
+if (values.preset && !(values.preset in PRESETS)) throw new Error(`--preset must be one of ${Object.keys(PRESETS).join(', ')}`);
+const count = z.coerce.number().int().min(0).parse(values.count ?? (values.preset ? PRESETS[values.preset] : 100_000));
 const runs = z.coerce.number().int().min(1).max(10_000).parse(values.runs);
 const warmup = z.coerce.number().int().min(0).max(1_000).parse(values.warmup);
+const concurrency = z.coerce.number().int().min(1).max(500).parse(values.concurrency);
 
 type Sample = { ttfb: number; total: number; bytes: number; status: number };
 
 async function timeRequest(url: string, headers: Record<string, string>): Promise<Sample> {
   const start = performance.now();
   const res = await fetch(url, { headers, redirect: 'manual', cache: 'no-store' });
-  const reader = res.body!.getReader();
   let ttfb = -1;
   let bytes = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (ttfb < 0) ttfb = performance.now() - start;
-    if (done) break;
-    bytes += value.byteLength;
+  if (res.body) {
+    const reader = res.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (ttfb < 0) ttfb = performance.now() - start;
+      if (done) break;
+      bytes += value.byteLength;
+    }
   }
+  if (ttfb < 0) ttfb = performance.now() - start;
   return { ttfb, total: performance.now() - start, bytes, status: res.status };
 }
 
 function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
 
-function summary(samples: Sample[]) {
-  const of = (pick: (s: Sample) => number) => {
-    const xs = samples.map(pick).sort((a, b) => a - b);
-    return { p50: percentile(xs, 50), p95: percentile(xs, 95), max: xs[xs.length - 1] };
-  };
-  return { ttfb: of((s) => s.ttfb), total: of((s) => s.total), bytes: samples[0].bytes };
-}
+type Stats = { p50: number; p95: number; max: number };
+const stats = (xs: number[]): Stats => {
+  const s = [...xs].sort((a, b) => a - b);
+  return { p50: percentile(s, 50), p95: percentile(s, 95), max: s[s.length - 1] };
+};
 
-async function measure(name: string, url: string, headers: Record<string, string>) {
+type Result = { name: string; ttfb: Stats; total: Stats; bytes: number; statuses: string };
+
+async function measure(name: string, url: string, headers: Record<string, string>): Promise<Result> {
   for (let i = 0; i < warmup; i++) await timeRequest(url, headers);
   const samples: Sample[] = [];
   for (let i = 0; i < runs; i++) samples.push(await timeRequest(url, headers));
-  const bad = samples.find((s) => s.status !== 200);
-  if (bad) throw new Error(`${name}: ${url} answered ${bad.status}`);
-  return { name, ...summary(samples) };
+  const statuses = [...new Set(samples.map((s) => s.status))].join('/');
+  return { name, ttfb: stats(samples.map((s) => s.ttfb)), total: stats(samples.map((s) => s.total)), bytes: samples[0].bytes, statuses };
+}
+
+/** `n` operators at once, each refreshing `urls` in parallel, `rounds` times: one operator's refresh time, and req/s. */
+async function measureConcurrent(urls: string[], headers: Record<string, string>, n: number, rounds: number) {
+  const refresh = async () => {
+    const start = performance.now();
+    const samples = await Promise.all(urls.map((u) => timeRequest(u, headers)));
+    return { ms: performance.now() - start, statuses: samples.map((s) => s.status) };
+  };
+  for (let i = 0; i < Math.min(warmup, 2); i++) await Promise.all(Array.from({ length: n }, refresh));
+  const times: number[] = [];
+  const statuses = new Set<number>();
+  const started = performance.now();
+  for (let r = 0; r < rounds; r++) {
+    const done = await Promise.all(Array.from({ length: n }, refresh));
+    for (const d of done) {
+      times.push(d.ms);
+      for (const s of d.statuses) statuses.add(s);
+    }
+  }
+  const seconds = (performance.now() - started) / 1000;
+  return { refresh: stats(times), perSecond: (rounds * n * urls.length) / seconds, statuses: [...statuses].join('/') };
 }
 
 async function main() {
@@ -108,6 +145,13 @@ async function main() {
     const first = await listIntents({ limit: PAGE_SIZE });
     if (!first.nextCursor) throw new Error('there is no second page: seed more intents');
     const cursor = encodeURIComponent(first.nextCursor);
+    // Search samples taken from the data itself: an intent deep in the list (not on the first page), its source, an
+    // amount as the table shows it, and a one-day window ten days back.
+    const [sample] = await db().$queryRaw<{ id: string; source: string; amount: string; at: Date }[]>`
+      SELECT id::text AS id, source, payload->>'amount' AS amount, updated_at AS at FROM intents
+      WHERE NOT is_replay AND payload ? 'amount' ORDER BY updated_at DESC, id DESC OFFSET ${Math.min(Number(n) - 1, 5000)} LIMIT 1`;
+    const dayFrom = new Date(Date.now() - 10 * 86_400_000);
+    const dayTo = new Date(dayFrom.getTime() + 86_400_000);
     await disconnectDb();
 
     ensureBuild(say, values['skip-build']);
@@ -120,27 +164,64 @@ async function main() {
     say(`next start on ${server.url}; ${warmup} warm-up and ${runs} measured requests each, one at a time`);
 
     const html = { cookie, accept: 'text/html' };
+    const json = { cookie, accept: 'application/json' };
+    const page = (params: Record<string, string>) => `${server!.url}/intents?${new URLSearchParams(params)}`;
+    const counts = (params: Record<string, string> = {}) => `${server!.url}/api/console/intents/counts${Object.keys(params).length ? `?${new URLSearchParams(params)}` : ''}`;
     // An in-app navigation carries `_rsc`, a hash of its router headers; Next redirects a request without the right
     // one to the URL that has it. Ask once, then measure that URL as the browser would fetch it.
     const rscHeaders = { cookie, rsc: '1' };
     const probe = await fetch(`${server.url}/intents?cursor=${cursor}`, { headers: rscHeaders, redirect: 'manual' });
     await probe.body?.cancel();
     const rscUrl = probe.status >= 300 && probe.status < 400 ? new URL(probe.headers.get('location')!, server.url).href : `${server.url}/intents?cursor=${cursor}`;
-    const results = [
-      await measure('Intents page', `${server.url}/intents`, html),
-      await measure('next page (link)', `${server.url}/intents?cursor=${cursor}`, html),
-      await measure('next page (in-app, RSC)', rscUrl, rscHeaders),
-      await measure('next page (JSON API)', `${server.url}/api/intents?limit=${PAGE_SIZE}&cursor=${cursor}`, { cookie, accept: 'application/json' }),
-      await measure('status filter FAILED', `${server.url}/intents?status=FAILED`, html),
-      await measure('search "Osaka"', `${server.url}/intents?q=Osaka`, html),
+
+    const only = values.only ? new RegExp(values.only, 'i') : null;
+    const plan: [string, string, Record<string, string>][] = [
+      ['status counts', counts(), json],
+      ['status counts under a search ("Osaka")', counts({ q: 'Osaka' }), json],
+      ['Intents page', `${server.url}/intents`, html],
+      ['next page (link)', `${server.url}/intents?cursor=${cursor}`, html],
+      ['next page (in-app, RSC)', rscUrl, rscHeaders],
+      ['next page (JSON API)', `${server.url}/api/intents?limit=${PAGE_SIZE}&cursor=${cursor}`, json],
+      ['status filter FAILED', page({ status: 'FAILED' }), html],
+      ['search: free text "Osaka"', page({ q: 'Osaka' }), html],
+      ['search: full id', page({ q: sample.id }), html],
+      ['search: short id', page({ q: sample.id.slice(0, 8) }), html],
+      ['search: source', page({ q: sample.source }), html],
+      ['search: displayed text "city: Osaka"', page({ q: 'city: Osaka' }), html],
+      [`search: displayed text "amount: ${sample.amount}"`, page({ q: `amount: ${sample.amount}` }), html],
+      ['search: raw JSON {"city":"Kyoto"}', page({ q: '{"city":"Kyoto"}' }), html],
+      ['filter: source', page({ source: sample.source }), html],
+      ['filter: one day, ten days back', page({ from: dayFrom.toISOString(), to: dayTo.toISOString() }), html],
+      ['counts under a time range', counts({ from: dayFrom.toISOString(), to: dayTo.toISOString() }), json],
+      ['short id page /intents/<8 chars>', `${server.url}/intents/${sample.id.slice(0, 8)}`, html],
     ];
+    const results: Result[] = [];
+    for (const [name, u, headers] of plan) if (!only || only.test(name)) results.push(await measure(name, u, headers));
+
+    say(`${concurrency} operators refreshing at once (list + counts each), ${runs} rounds`);
+    const together = await measureConcurrent([`${server.url}/api/intents?limit=${PAGE_SIZE}`, counts()], json, concurrency, runs);
+    say(`${concurrency} operators refreshing at once (list only: counts travel in the live stream), ${runs} rounds`);
+    const listOnly = await measureConcurrent([`${server.url}/api/intents?limit=${PAGE_SIZE}`], json, concurrency, runs);
 
     const ms = (x: number) => `${x.toFixed(0)} ms`;
-    console.log(`\nIntents page with ${Number(n).toLocaleString('en')} intents, next start, embedded PostgreSQL, ${runs} sequential requests after ${warmup} warm-up\n`);
-    console.log('| request | first byte p50 | first byte p95 | complete p50 | complete p95 | complete max | size |');
-    console.log('|---|---|---|---|---|---|---|');
+    const by = (name: string) => results.find((r) => r.name === name);
+    const intents = Number(n).toLocaleString('en');
+    console.log(`\nIntents page with ${intents} intents, next start, ${database ? 'embedded PostgreSQL' : 'given database'}, ${runs} requests after ${warmup} warm-up\n`);
+    console.log(`| | ${intents} intents |`);
+    console.log('|---|---|');
+    const c = by('status counts');
+    const cq = by('status counts under a search ("Osaka")');
+    const p = by('Intents page');
+    if (c) console.log(`| status counts (\`/api/console/intents/counts\`), sequential p95 | ${ms(c.total.p95)} |`);
+    if (cq) console.log(`| status counts under a search (\`?q=Osaka\`), p95 | ${ms(cq.total.p95)} |`);
+    if (p) console.log(`| Intents page, first byte p95 (one operator) | ${ms(p.ttfb.p95)} |`);
+    console.log(`| ${concurrency} operators' live refreshes at once (list + counts), p95 | ${ms(together.refresh.p95)} (${together.perSecond.toFixed(0)} req/s) |`);
+    console.log(`| ${concurrency} operators' live refreshes at once (list only), p95 | ${ms(listOnly.refresh.p95)} (${listOnly.perSecond.toFixed(0)} req/s) |`);
+    console.log('');
+    console.log('| request | status | first byte p50 | first byte p95 | complete p50 | complete p95 | complete max | size |');
+    console.log('|---|---|---|---|---|---|---|---|');
     for (const r of results) {
-      console.log(`| ${r.name} | ${ms(r.ttfb.p50)} | ${ms(r.ttfb.p95)} | ${ms(r.total.p50)} | ${ms(r.total.p95)} | ${ms(r.total.max)} | ${(r.bytes / 1024).toFixed(0)} KiB |`);
+      console.log(`| ${r.name} | ${r.statuses} | ${ms(r.ttfb.p50)} | ${ms(r.ttfb.p95)} | ${ms(r.total.p50)} | ${ms(r.total.p95)} | ${ms(r.total.max)} | ${(r.bytes / 1024).toFixed(0)} KiB |`);
     }
     console.log('');
   } finally {

@@ -73,6 +73,7 @@ async function main() {
   let server: ChildProcess | undefined;
   // Workers beside the console (development only; WORKERS=0 for none): lib/workers, README "Pipeline and workers".
   const workers: ChildProcess[] = [];
+  let relay: { stop: () => Promise<void> } | null = null;
   let stopping = false;
   const stop = async (code: number) => {
     if (stopping) return;
@@ -88,6 +89,7 @@ async function main() {
       server.kill('SIGTERM');
       await new Promise((r) => server!.once('exit', r));
     }
+    await relay?.stop().catch(() => undefined);
     const { disconnectDb } = await import('../lib/db/client');
     await disconnectDb().catch(() => undefined);
     if (embedded) {
@@ -153,6 +155,9 @@ async function main() {
       }
       if (config.WORKERS) say(`${config.WORKERS} worker(s) started beside the console (WORKERS=0 for none; \`npm run worker\` starts more)`);
     }
+    // The outbox relay runs here, beside the server: events leave for NATS JetStream when NATS_URL is set.
+    const { startRelayFromEnv } = await import('../lib/events/runner');
+    relay = startRelayFromEnv('bridge-console', (line) => say(`relay: ${line}`));
     say(`Bridge Console is ready: ${url}  (environment: ${config.BRIDGE_ENV})`);
     say(
       auth.admin.created

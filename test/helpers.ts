@@ -8,7 +8,7 @@ export const tester: Actor = { name: 'test-runner' };
 
 /** Empties every table the engine writes (TRUNCATE fires no row triggers, so the append-only audit log allows it). */
 export async function resetDatabase(): Promise<void> {
-  await db().$executeRaw`TRUNCATE intents, corrections, audit_events, conflict_events, idempotency_records, deadlock_events, outcome_counts, lock_wait_buckets, intent_contention RESTART IDENTITY CASCADE`;
+  await db().$executeRaw`TRUNCATE intents, corrections, audit_events, conflict_events, idempotency_records, deadlock_events, outcome_counts, lock_wait_buckets, intent_contention, outbox_events RESTART IDENTITY CASCADE`;
   // Pipeline and workers: runs, steps and the work queue go with intents (CASCADE); the registry and stats do not.
   await db().$executeRaw`TRUNCATE workers, worker_stats`;
   await db().$executeRaw`UPDATE worker_control SET paused = false, changed_by = NULL, changed_at = NULL`;

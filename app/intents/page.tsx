@@ -1,3 +1,4 @@
+import { redirect } from 'next/navigation';
 import { Suspense } from 'react';
 import { IntentsLiveControls, IntentsWorkspace } from '@/components/intents/IntentsWorkspace';
 import { IntentsListPanel, StatusCountsPanel } from '@/components/intents/IntentsPanels';
@@ -9,6 +10,8 @@ import { requirePageUser } from '@/lib/auth/server';
 import { intentsHref, parseIntentFilters } from '@/lib/console/filters';
 import { livePositionForPage } from '@/lib/console/live-position';
 import { concurrencySettings } from '@/lib/env';
+import { DomainError } from '@/lib/intents/errors';
+import { resolveSearch, type ResolvedSearch } from '@/lib/search/intents';
 
 export const dynamic = 'force-dynamic';
 export const metadata = { title: 'Intents · Bridge Console' };
@@ -16,13 +19,25 @@ export const metadata = { title: 'Intents · Bridge Console' };
 export default async function IntentsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const filters = parseIntentFilters(await searchParams);
   const user = await requirePageUser(intentsHref(filters));
+  // What the search means (an id, a source, payload text). One intent with that id: open it instead of a list of one.
+  let searchKind: ResolvedSearch['kind'] | null = null;
+  if (filters.q) {
+    try {
+      const search = await resolveSearch(filters.q);
+      if (search.jumpTo && !filters.cursor) redirect(`/intents/${search.jumpTo}`);
+      searchKind = search.kind;
+    } catch (err) {
+      // A search the list refuses (too short) is explained by the list panel itself.
+      if (!(err instanceof DomainError)) throw err;
+    }
+  }
   const since = await livePositionForPage();
   return (
     <IntentsWorkspace>
       <LiveSince position={since} />
       <PageHeader title="Intents" description="Every intent, newest change first. Filters live in the URL: copy it to share this view." actions={<IntentsLiveControls />} />
       <Suspense fallback={<Skeleton label="Loading status counts" lines={1} height={40} />}>
-        <StatusCountsPanel filters={filters} />
+        <StatusCountsPanel filters={filters} searchKind={searchKind} />
       </Suspense>
       <Suspense key={JSON.stringify(filters)} fallback={<TableSkeleton label="Loading intents" />}>
         <IntentsListPanel filters={filters} canBulk={can(user, 'intents.bulk')} lockTimeoutMs={concurrencySettings().lockTimeoutMs} />

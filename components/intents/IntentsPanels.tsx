@@ -1,6 +1,7 @@
 import { dehydrate, HydrationBoundary, QueryClient } from '@tanstack/react-query';
-import { countIntentsByStatus, listIntents } from '@/lib/intents/queries';
+import { listIntents } from '@/lib/intents/queries';
 import { intentKeys, type IntentListFilters } from '@/lib/intents/keys';
+import { countsUnder, type ResolvedSearch } from '@/lib/search/intents';
 import { IntentsTable } from './IntentsTable';
 import { StatusFilterBar } from './StatusFilterBar';
 
@@ -8,12 +9,15 @@ import { StatusFilterBar } from './StatusFilterBar';
  * Server panels of the Intents page: each prefetches its own query with the domain functions (same keys and data
  * shape as the browser's fetch of the JSON API), so the page streams each panel as soon as its query answers.
  */
-export async function StatusCountsPanel({ filters }: { filters: IntentListFilters }) {
+export async function StatusCountsPanel({ filters, searchKind }: { filters: IntentListFilters; searchKind: ResolvedSearch['kind'] | null }) {
   const queryClient = new QueryClient();
-  await queryClient.prefetchQuery({ queryKey: intentKeys.count(filters.q), queryFn: () => countIntentsByStatus({ q: filters.q }) });
+  await queryClient.prefetchQuery({
+    queryKey: intentKeys.count(filters),
+    queryFn: () => countsUnder({ q: filters.q, source: filters.source, from: filters.from, to: filters.to }),
+  });
   return (
     <HydrationBoundary state={dehydrate(queryClient)}>
-      <StatusFilterBar filters={filters} />
+      <StatusFilterBar filters={filters} searchKind={searchKind} />
     </HydrationBoundary>
   );
 }
@@ -22,7 +26,16 @@ export async function IntentsListPanel({ filters, canBulk, lockTimeoutMs }: { fi
   const queryClient = new QueryClient();
   await queryClient.prefetchQuery({
     queryKey: intentKeys.list(filters),
-    queryFn: () => listIntents({ status: filters.status ?? undefined, q: filters.q || undefined, cursor: filters.cursor ?? undefined, limit: filters.limit }),
+    queryFn: () =>
+      listIntents({
+        status: filters.status ?? undefined,
+        q: filters.q || undefined,
+        source: filters.source ?? undefined,
+        from: filters.from ?? undefined,
+        to: filters.to ?? undefined,
+        cursor: filters.cursor ?? undefined,
+        limit: filters.limit,
+      }),
   });
   return (
     <HydrationBoundary state={dehydrate(queryClient)}>

@@ -11,7 +11,7 @@ import { TableSkeleton } from '@/components/ui/Skeleton';
 import { StatusBadge } from '@/components/ui/StatusBadge';
 import type { ActionError } from '@/lib/console/action-result';
 import { intentsHref } from '@/lib/console/filters';
-import { fetchIntentList } from '@/lib/console/intents-client';
+import { fetchIntentList, retryUnlessRefused } from '@/lib/console/intents-client';
 import { intentKeys, type IntentListFilters } from '@/lib/intents/keys';
 import type { IntentStatus } from '@/lib/intents/state-machine';
 import type { Intent } from '@/lib/intents/types';
@@ -19,6 +19,7 @@ import { useIntentsWorkspace } from './IntentsWorkspace';
 import { LockWaitNotice } from './LockWaitNotice';
 import { defaultTarget, describeChoice, planBulk, targetChoices } from './bulk-plan';
 import { payloadSummary, shortId } from './format';
+import { Highlighted, searchHighlights } from './Highlighted';
 import styles from './intents.module.css';
 
 type Refusal = { intentId: string; from: IntentStatus; allowed: IntentStatus[]; message: string };
@@ -26,7 +27,7 @@ type Refusal = { intentId: string; from: IntentStatus; allowed: IntentStatus[]; 
 /** The list: keyset pages of 50, newest change first; select rows to change their status together. */
 export function IntentsTable({ filters, canBulk, lockTimeoutMs }: { filters: IntentListFilters; canBulk: boolean; lockTimeoutMs?: number }) {
   const { setSelectedCount } = useIntentsWorkspace();
-  const list = useQuery({ queryKey: intentKeys.list(filters), queryFn: () => fetchIntentList(filters), placeholderData: keepPreviousData });
+  const list = useQuery({ queryKey: intentKeys.list(filters), queryFn: () => fetchIntentList(filters), placeholderData: keepPreviousData, retry: retryUnlessRefused });
   const [selected, setSelected] = useState<Map<string, Intent>>(new Map());
   useEffect(() => setSelectedCount(selected.size), [selected.size, setSelectedCount]);
   useEffect(() => () => setSelectedCount(0), [setSelectedCount]);
@@ -35,6 +36,8 @@ export function IntentsTable({ filters, canBulk, lockTimeoutMs }: { filters: Int
   if (list.isError) return <ErrorState title="Intents could not be loaded" error={list.error} onRetry={() => void list.refetch()} retrying={list.isFetching} />;
 
   const items = list.data.items;
+  const marks = searchHighlights(filters.q);
+  const base = { status: filters.status, q: filters.q, source: filters.source, from: filters.from, to: filters.to };
   const allSelected = items.length > 0 && items.every((i) => selected.has(i.id));
   const toggle = (intent: Intent) =>
     setSelected((prev) => {
@@ -94,7 +97,9 @@ export function IntentsTable({ filters, canBulk, lockTimeoutMs }: { filters: Int
               <tr>
                 <td colSpan={canBulk ? 7 : 6} className={styles.empty}>
                   No intents match {filters.q ? <>“{filters.q}”</> : 'this filter'}
-                  {filters.status ? ` in ${filters.status}` : ''}.
+                  {filters.source ? ` from ${filters.source}` : ''}
+                  {filters.status ? ` in ${filters.status}` : ''}
+                  {filters.from || filters.to ? ' in that time range' : ''}.
                 </td>
               </tr>
             )}
@@ -107,17 +112,17 @@ export function IntentsTable({ filters, canBulk, lockTimeoutMs }: { filters: Int
                 )}
                 <td>
                   <Link href={`/intents/${intent.id}`} className={styles.idLink} title={intent.id}>
-                    {shortId(intent.id)}
+                    <Highlighted text={shortId(intent.id)} marks={marks.id} />
                   </Link>
                 </td>
                 <td>
                   <StatusBadge status={intent.status} />
                 </td>
                 <td className={styles.source} title={intent.source}>
-                  {intent.source}
+                  <Highlighted text={intent.source} marks={marks.source(intent.source)} />
                 </td>
                 <td className={styles.payloadCell} title={payloadSummary(intent.payload, Infinity)}>
-                  {payloadSummary(intent.payload, 400)}
+                  <Highlighted text={payloadSummary(intent.payload, 400)} marks={marks.payload} snippet />
                 </td>
                 <td className={styles.num}>v{intent.version}</td>
                 <td className={styles.when}>
@@ -134,12 +139,12 @@ export function IntentsTable({ filters, canBulk, lockTimeoutMs }: { filters: Int
         </span>
         <span className={styles.pagerLinks}>
           {filters.cursor && (
-            <Link href={intentsHref({ status: filters.status, q: filters.q })} className="btn btn-sm">
+            <Link href={intentsHref(base)} className="btn btn-sm">
               ← Newest
             </Link>
           )}
           {list.data.nextCursor ? (
-            <Link href={intentsHref({ status: filters.status, q: filters.q, cursor: list.data.nextCursor })} className="btn btn-sm" rel="next">
+            <Link href={intentsHref({ ...base, cursor: list.data.nextCursor })} className="btn btn-sm" rel="next">
               Next page →
             </Link>
           ) : (

@@ -6,42 +6,102 @@ import { useRouter } from 'next/navigation';
 import { useEffect, useRef, useState } from 'react';
 import { ErrorState } from '@/components/ui/ErrorState';
 import { intentsHref } from '@/lib/console/filters';
-import { fetchStatusCounts } from '@/lib/console/intents-client';
+import { fetchStatusCounts, retryUnlessRefused } from '@/lib/console/intents-client';
 import { intentKeys, type IntentListFilters } from '@/lib/intents/keys';
 import { INTENT_STATUSES } from '@/lib/intents/state-machine';
+import type { CountsAnswer } from '@/lib/counts/answer';
+import type { ResolvedSearch } from '@/lib/search/intents';
 import styles from './intents.module.css';
 
 const fmt = (n: number) => n.toLocaleString('en-US');
 
-/** Status tabs with counts (under the current search) and the payload search; both live in the URL. */
-export function StatusFilterBar({ filters }: { filters: IntentListFilters }) {
-  const counts = useQuery({ queryKey: intentKeys.count(filters.q), queryFn: () => fetchStatusCounts(filters.q) });
-  const total = counts.data ? Object.values(counts.data).reduce((a, b) => a + b, 0) : null;
-  const tabs = [{ status: null, label: 'All', count: total }, ...INTENT_STATUSES.map((s) => ({ status: s, label: s, count: counts.data?.[s] ?? null }))];
+/** Two significant digits: an estimate should not look more precise than it is. */
+const rough = (n: number) => (n < 100 ? n : Number(n.toPrecision(2)));
+
+/** A tab's count as text: exact, "at least" past the cap, "about" when estimated, or unknown. */
+function countText(answer: CountsAnswer | undefined, n: number | null | undefined): string {
+  if (!answer || n === undefined) return '…';
+  if (n === null || answer.counts === null) return '?';
+  if (answer.estimated) return `≈${fmt(rough(n))}`;
+  return answer.capped ? `${fmt(n)}+` : fmt(n);
+}
+
+const SEARCH_KIND: Partial<Record<ResolvedSearch['kind'], string>> = {
+  id: 'Matched by id',
+  idPrefix: 'Intents whose id starts so',
+  source: 'Matched as a source',
+  payload: 'Matched in the payload',
+};
+
+/** Status tabs with counts (under the current search and filters), the search and the filters; all live in the URL. */
+export function StatusFilterBar({ filters, searchKind = null }: { filters: IntentListFilters; searchKind?: ResolvedSearch['kind'] | null }) {
+  const counts = useQuery({ queryKey: intentKeys.count(filters), queryFn: () => fetchStatusCounts(filters), retry: retryUnlessRefused });
+  const answer = counts.data;
+  const tabs = [{ status: null, label: 'All', count: answer?.total }, ...INTENT_STATUSES.map((s) => ({ status: s, label: s, count: answer ? (answer.counts?.[s] ?? null) : undefined }))];
+  const note = !answer
+    ? null
+    : answer.counts === null
+      ? 'Counting this search took too long: the counts are not shown.'
+      : answer.estimated
+        ? 'Estimated: counting every match would take too long.'
+        : answer.capped
+          ? `At least: counting stops at ${fmt(answer.cap)} matches.`
+          : null;
+  const base = { q: filters.q, source: filters.source, from: filters.from, to: filters.to };
   return (
     <div className={styles.filterBar}>
       <nav aria-label="Filter by status" className={styles.tabs}>
         {tabs.map((t) => {
           const active = filters.status === t.status;
           return (
-            <Link key={t.label} href={intentsHref({ status: t.status, q: filters.q })} className={`${styles.tab} ${active ? styles.tabActive : ''}`} aria-current={active ? 'page' : undefined} data-testid={`status-tab-${t.label}`}>
+            <Link
+              key={t.label}
+              href={intentsHref({ ...base, status: t.status })}
+              className={`${styles.tab} ${active ? styles.tabActive : ''}`}
+              aria-current={active ? 'page' : undefined}
+              data-testid={`status-tab-${t.label}`}
+              title={note ?? undefined}
+            >
               <span>{t.label === 'All' ? 'All' : t.label.charAt(0) + t.label.slice(1).toLowerCase()}</span>
               <span className={styles.tabCount} data-testid={`count-${t.label}`}>
-                {t.count === null ? '…' : fmt(t.count)}
+                {countText(answer, t.count)}
               </span>
             </Link>
           );
         })}
       </nav>
+      {note && (
+        <p className={`muted ${styles.countNote}`} data-testid="counts-note">
+          {note}
+        </p>
+      )}
       {counts.isError && <ErrorState title="Counts could not be loaded" error={counts.error} onRetry={() => void counts.refetch()} retrying={counts.isFetching} />}
-      <SearchBox key={filters.q} filters={filters} />
+      <SearchBox key={JSON.stringify(base)} filters={filters} searchKind={searchKind} />
     </div>
   );
 }
 
-function SearchBox({ filters }: { filters: IntentListFilters }) {
+/** `datetime-local` shows local time without a zone; the URL carries ISO instants. */
+function toLocalInput(iso: string | null): string {
+  if (!iso) return '';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+function fromLocalInput(value: string): string | null {
+  if (!value) return null;
+  const d = new Date(value);
+  return Number.isNaN(d.getTime()) ? null : d.toISOString();
+}
+
+function SearchBox({ filters, searchKind }: { filters: IntentListFilters; searchKind: ResolvedSearch['kind'] | null }) {
   const router = useRouter();
   const [text, setText] = useState(filters.q);
+  const [source, setSource] = useState(filters.source ?? '');
+  const [from, setFrom] = useState(toLocalInput(filters.from));
+  const [to, setTo] = useState(toLocalInput(filters.to));
   const input = useRef<HTMLInputElement>(null);
   useEffect(() => {
     // "/" jumps to the search from anywhere on the page (not while typing somewhere else).
@@ -55,6 +115,8 @@ function SearchBox({ filters }: { filters: IntentListFilters }) {
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
   }, []);
+  const anyFilter = filters.q || filters.source || filters.from || filters.to;
+  const rangeBackwards = from && to && from > to;
   return (
     <form
       role="search"
@@ -62,29 +124,48 @@ function SearchBox({ filters }: { filters: IntentListFilters }) {
       className={styles.search}
       onSubmit={(e) => {
         e.preventDefault();
-        router.push(intentsHref({ status: filters.status, q: text.trim() }));
+        if (rangeBackwards) return;
+        router.push(intentsHref({ status: filters.status, q: text.trim(), source: source.trim() || null, from: fromLocalInput(from), to: fromLocalInput(to) }));
       }}
     >
       <label htmlFor="intent-search" className="visually-hidden">
-        Search payload
+        Search payload, id or source
       </label>
       <input
         id="intent-search"
         ref={input}
         type="search"
         className={`field ${styles.searchInput}`}
-        placeholder="Search payload text…  ( / )"
+        placeholder="Id, source, city: Osaka, {&quot;amount&quot;: 12}…  ( / )"
         value={text}
         maxLength={200}
         onChange={(e) => setText(e.target.value)}
+        aria-describedby={searchKind && SEARCH_KIND[searchKind] ? 'intent-search-kind' : undefined}
       />
-      <button type="submit" className="btn">
+      <label htmlFor="intent-source" className="visually-hidden">
+        Source
+      </label>
+      <input id="intent-source" className={`field ${styles.sourceInput}`} placeholder="Source" value={source} maxLength={255} onChange={(e) => setSource(e.target.value)} />
+      <label htmlFor="intent-from" className={styles.inlineLabel}>
+        Updated from
+      </label>
+      <input id="intent-from" type="datetime-local" className="field" value={from} onChange={(e) => setFrom(e.target.value)} />
+      <label htmlFor="intent-to" className={styles.inlineLabel}>
+        to
+      </label>
+      <input id="intent-to" type="datetime-local" className="field" value={to} onChange={(e) => setTo(e.target.value)} aria-invalid={rangeBackwards ? true : undefined} />
+      <button type="submit" className="btn" disabled={Boolean(rangeBackwards)} title={rangeBackwards ? 'The range ends before it starts' : undefined}>
         Search
       </button>
-      {filters.q && (
+      {anyFilter && (
         <Link href={intentsHref({ status: filters.status })} className="btn btn-ghost">
-          Clear search
+          Clear
         </Link>
+      )}
+      {filters.q && searchKind && SEARCH_KIND[searchKind] && (
+        <span id="intent-search-kind" className="muted" data-testid="search-kind">
+          {SEARCH_KIND[searchKind]}
+        </span>
       )}
     </form>
   );

@@ -2,12 +2,17 @@
 
 import { useQueryClient, type QueryKey } from '@tanstack/react-query';
 import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useSyncExternalStore, type ReactNode } from 'react';
-import { intentKeys } from '@/lib/intents/keys';
+import type { CountsAnswer } from '@/lib/counts/answer';
+import { listAffected } from '@/lib/console/live-refresh';
+import type { IntentList } from '@/lib/intents/queries';
+import { intentKeys, UNFILTERED_COUNTS, type CountFilters, type IntentListFilters } from '@/lib/intents/keys';
 
 /**
  * The browser end of the live feed (/api/events, see lib/live): one EventSource per tab, shared by every page.
- * Each change invalidates the TanStack Query keys it touches (lists, counts, that intent's detail), coalesced so a
- * burst of commits refetches once. Views can pause live refresh for their keys (`useLivePause`), e.g. while rows are
+ * Each change invalidates only the TanStack Query keys it touches, coalesced so a burst of commits refetches once:
+ * that intent's detail, the list pages the change can alter (lib/console/live-refresh.ts), and the counts under a
+ * search. The unfiltered status counts are not fetched at all: the server reads them once per batch for every open
+ * page and they arrive with the events. Views can pause live refresh for their keys (`useLivePause`), e.g. while rows are
  * selected: the keys are only marked stale, and refetched when the pause ends.
  *
  * Positions: the last `id:` received is the position to resume from. The browser's own reconnect sends it as
@@ -16,7 +21,7 @@ import { intentKeys } from '@/lib/intents/keys';
  * stream opening is lost.
  */
 export type LiveEvent = { id: string; intentId: string | null; action: string; toStatus: string | null };
-export type LiveMessage = { kind: 'changes'; events: LiveEvent[] } | { kind: 'reset' };
+export type LiveMessage = { kind: 'changes'; events: LiveEvent[]; counts?: CountsAnswer | null } | { kind: 'reset'; counts?: CountsAnswer | null };
 export type LiveConnection = 'off' | 'connecting' | 'live' | 'reconnecting';
 export type LiveState = { connection: LiveConnection; serverListening: boolean; lastEventAt: number | null };
 
@@ -89,18 +94,32 @@ export function LiveProvider({ enabled, children }: { enabled: boolean; children
 
   const deliver = useCallback(
     (message: LiveMessage) => {
+      const unfilteredKey = intentKeys.count(UNFILTERED_COUNTS);
+      if (message.counts) queryClient.setQueryData(unfilteredKey, message.counts);
       if (message.kind === 'reset') dirty.current.all = true;
       else {
         const d = dirty.current.keys;
-        d.set('lists', intentKeys.lists());
-        d.set('counts', intentKeys.counts());
+        const cache = queryClient.getQueryCache();
+        for (const query of cache.findAll({ queryKey: intentKeys.lists() })) {
+          const filters = query.queryKey[2] as IntentListFilters | undefined;
+          if (!filters) continue;
+          const data = query.state.data as IntentList | undefined;
+          const shown = data ? new Set(data.items.map((i) => i.id)) : null;
+          if (listAffected(filters, shown, message.events)) d.set(query.queryHash, query.queryKey);
+        }
+        for (const query of cache.findAll({ queryKey: intentKeys.counts() })) {
+          const filters = query.queryKey[2] as CountFilters | undefined;
+          const unfiltered = !filters || (!filters.q && !filters.source && !filters.from && !filters.to);
+          // Counts under a search cannot be told from the events: they are re-read (capped and bounded in time).
+          if (!unfiltered || !message.counts) d.set(query.queryHash, query.queryKey);
+        }
         for (const e of message.events) if (e.intentId) d.set(`detail:${e.intentId}`, intentKeys.detail(e.intentId));
       }
       setState({ lastEventAt: Date.now() });
       schedule();
       for (const fn of messageListeners.current) fn(message);
     },
-    [schedule, setState],
+    [queryClient, schedule, setState],
   );
 
   useEffect(() => {
@@ -130,12 +149,14 @@ export function LiveProvider({ enabled, children }: { enabled: boolean; children
       source.addEventListener('changes', (event) => {
         const e = event as MessageEvent<string>;
         remember(e);
-        const data = JSON.parse(e.data) as { events: LiveEvent[] };
-        deliver({ kind: 'changes', events: data.events });
+        const data = JSON.parse(e.data) as { events: LiveEvent[]; counts?: CountsAnswer | null };
+        deliver({ kind: 'changes', events: data.events, counts: data.counts });
       });
       source.addEventListener('reset', (event) => {
-        remember(event as MessageEvent);
-        deliver({ kind: 'reset' });
+        const e = event as MessageEvent<string>;
+        remember(e);
+        const data = (e.data ? JSON.parse(e.data) : {}) as { counts?: CountsAnswer | null };
+        deliver({ kind: 'reset', counts: data.counts });
       });
       source.addEventListener('status', (event) => {
         const data = JSON.parse((event as MessageEvent<string>).data) as { listening: boolean };

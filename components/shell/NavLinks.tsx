@@ -12,6 +12,7 @@ const ICONS = {
   lock: 'M4.5 7V5a3.5 3.5 0 0 1 7 0v2M3.5 7h9v6.5h-9z',
   chart: 'M2.5 13.5h11M4.5 11V8M8 11V4M11.5 11V6.5',
   replay: 'M3 8a5 5 0 1 0 1.5-3.5M3 2.5v3h3',
+  events: 'M2.5 8h8M8 4.5 11.5 8 8 11.5M13.5 3v10',
   workers: 'M8 5.5a2.5 2.5 0 1 0 0 5 2.5 2.5 0 0 0 0-5zM8 1.5v2M8 12.5v2M1.5 8h2M12.5 8h2M3.4 3.4l1.4 1.4M11.2 11.2l1.4 1.4M3.4 12.6l1.4-1.4M11.2 4.8l1.4-1.4',
 } as const;
 
@@ -29,6 +30,7 @@ export const NAV_ITEMS: NavItem[] = [
   { href: '/locks', label: 'Locks', icon: 'lock' },
   { href: '/contention', label: 'Contention', icon: 'chart' },
   { href: '/replay', label: 'Replay', icon: 'replay' },
+  { href: '/events', label: 'Events', icon: 'events' },
   { href: '/workers', label: 'Workers', icon: 'workers' },
 ];
 

@@ -1,6 +1,6 @@
 import type { IntentList } from '@/lib/intents/queries';
-import type { IntentListFilters } from '@/lib/intents/keys';
-import type { IntentStatus } from '@/lib/intents/state-machine';
+import type { CountFilters, IntentListFilters } from '@/lib/intents/keys';
+import type { CountsAnswer } from '@/lib/counts/answer';
 import type { AuditEvent, ConflictEvent, IntentWithCorrections } from '@/lib/intents/types';
 
 /** Browser-side reads for TanStack Query: the JSON API (and /api/console for what only the console needs). */
@@ -13,6 +13,12 @@ export class ApiError extends Error {
   ) {
     super(message);
   }
+}
+
+/** Retry once after a failure, but not after a refusal (4xx: a search too short or too slow stays so). */
+export function retryUnlessRefused(failures: number, error: unknown): boolean {
+  if (error instanceof ApiError && error.status >= 400 && error.status < 500) return false;
+  return failures < 1;
 }
 
 async function getJson<T>(url: string): Promise<T> {
@@ -30,12 +36,21 @@ export function fetchIntentList(filters: IntentListFilters): Promise<IntentList>
   const params = new URLSearchParams({ limit: String(filters.limit) });
   if (filters.status) params.set('status', filters.status);
   if (filters.q) params.set('q', filters.q);
+  if (filters.source) params.set('source', filters.source);
+  if (filters.from) params.set('from', filters.from);
+  if (filters.to) params.set('to', filters.to);
   if (filters.cursor) params.set('cursor', filters.cursor);
   return getJson(`/api/intents?${params}`);
 }
 
-export function fetchStatusCounts(q: string): Promise<Record<IntentStatus, number>> {
-  return getJson(`/api/console/intents/counts${q ? `?${new URLSearchParams({ q })}` : ''}`);
+export function fetchStatusCounts(filters: CountFilters): Promise<CountsAnswer> {
+  const params = new URLSearchParams();
+  if (filters.q) params.set('q', filters.q);
+  if (filters.source) params.set('source', filters.source);
+  if (filters.from) params.set('from', filters.from);
+  if (filters.to) params.set('to', filters.to);
+  const qs = params.toString();
+  return getJson(`/api/console/intents/counts${qs ? `?${qs}` : ''}`);
 }
 
 export function fetchIntent(id: string): Promise<IntentWithCorrections> {

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { ValidationError } from '@/lib/shared/errors';
 import { isPlainObject } from '@/lib/shared/json';
 import { parseInput } from '@/lib/shared/validation';
 
@@ -9,6 +10,8 @@ import { parseInput } from '@/lib/shared/validation';
  * parse it again; bad input throws the ValidationError the page shows beside the field.
  */
 export function actionInput<S extends z.ZodObject>(schema: S, input: unknown): z.infer<S> {
-  const known = isPlainObject(input) ? Object.fromEntries(Object.entries(input).filter(([k]) => Object.hasOwn(schema.shape, k))) : input;
+  // Zod reads fields off any object (a Blob, a Date, a FormData); the page only ever sends a plain object.
+  if (!isPlainObject(input)) throw new ValidationError([{ field: 'input', message: 'must be an object of the form’s fields' }]);
+  const known = Object.fromEntries(Object.entries(input).filter(([k]) => Object.hasOwn(schema.shape, k)));
   return parseInput(schema, known);
 }

@@ -1,9 +1,11 @@
+import { z } from 'zod';
 import { Prisma } from '@/generated/prisma/client';
 import { db } from '@/lib/db/client';
+import { baseConditions, checkRange, countsUnder, LIST_TIMEOUT_MS, resolveSearch, SearchTooSlowError, TIMED_OUT, whereClause, withTimeout } from '@/lib/search/intents';
 import { ValidationError } from './errors';
 import { NotFoundError } from './errors';
 import { INTENT_COLUMNS, selectAuditEvents, selectConflictEvents, selectCorrections, selectIntent, toIntent, type IntentRow } from './repository';
-import { intentIdSchema, listIntentsSchema, parseInput, type ListIntentsInput } from './schemas';
+import { intentIdSchema, listIntentsSchema, parseInput } from './schemas';
 import { INTENT_STATUSES, type IntentStatus } from './state-machine';
 import type { AuditEvent, ConflictEvent, Intent, IntentWithCorrections } from './types';
 
@@ -27,44 +29,42 @@ export function decodeCursor(cursor: string): Cursor {
   }
 }
 
-/** Escapes LIKE wildcards so a search for "50%" means the text "50%". */
-function likePattern(q: string): string {
-  return `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
-
-function filters(status: IntentStatus | undefined, q: string | undefined, includeReplay: boolean) {
-  const parts: Prisma.Sql[] = [];
-  if (!includeReplay) parts.push(Prisma.sql`is_replay = false`);
-  if (status) parts.push(Prisma.sql`status = ${status}::"IntentStatus"`);
-  if (q) parts.push(Prisma.sql`payload::text ILIKE ${likePattern(q)}`);
-  return parts;
-}
+/** The list's query: the JSON API's filters, plus a source and a time range (lib/search/intents.ts). */
+export type ListQueryInput = z.input<typeof listIntentsSchema>;
 
 export type IntentList = { items: Intent[]; nextCursor: string | null };
 
-export async function listIntents(input: ListIntentsInput): Promise<IntentList> {
-  const { status, q, limit, cursor, includeReplay } = parseInput(listIntentsSchema, input);
-  const where = filters(status, q || undefined, includeReplay === 'true');
+/**
+ * A keyset page of the list, newest change first, under a status, a search (lib/search/parse.ts: an id, a source or
+ * payload text), a source and a time range. A payload search that cannot be answered quickly is cancelled and
+ * answered 422 (SearchTooSlowError) rather than left scanning.
+ */
+export async function listIntents(input: ListQueryInput): Promise<IntentList> {
+  const { status, q, limit, cursor, includeReplay, source, from, to } = parseInput(listIntentsSchema, input);
+  checkRange(from, to);
+  const filters = { q, source, from, to, includeReplay: includeReplay === 'true' };
+  const search = await resolveSearch(q, filters.includeReplay);
+  const where = baseConditions(filters, search);
+  if (status) where.push(Prisma.sql`status = ${status}::"IntentStatus"`);
   if (cursor) {
     const c = decodeCursor(cursor);
     where.push(Prisma.sql`(updated_at, id) < (${new Date(c.u)}::timestamptz, ${c.i}::uuid)`);
   }
-  const clause = where.length ? Prisma.sql`WHERE ${Prisma.join(where, ' AND ')}` : Prisma.empty;
-  const rows = await db().$queryRaw<IntentRow[]>`
-    SELECT ${INTENT_COLUMNS} FROM intents ${clause} ORDER BY updated_at DESC, id DESC LIMIT ${limit + 1}`;
+  const query = db().$queryRaw<IntentRow[]>`
+    SELECT ${INTENT_COLUMNS} FROM intents ${whereClause(where)} ORDER BY updated_at DESC, id DESC LIMIT ${limit + 1}`;
+  const rows = search.scansPayload ? await withTimeout(LIST_TIMEOUT_MS, query) : await query;
+  if (rows === TIMED_OUT) throw new SearchTooSlowError('list');
   const items = rows.slice(0, limit).map(toIntent);
   return { items, nextCursor: rows.length > limit ? encodeCursor(items[items.length - 1]) : null };
 }
 
-/** Counts per status for the filter bar, under the same search (not the status filter itself). */
+/**
+ * Counts per status for the filter bar, under the same search (not the status filter itself): the maintained
+ * counts without a search (lib/counts), capped counts under one (see countsUnder for the cap and the time bound).
+ */
 export async function countIntentsByStatus(input: { q?: string; includeReplay?: boolean } = {}): Promise<Record<IntentStatus, number>> {
-  const where = filters(undefined, input.q?.trim() || undefined, input.includeReplay ?? false);
-  const clause = where.length ? Prisma.sql`WHERE ${Prisma.join(where, ' AND ')}` : Prisma.empty;
-  const rows = await db().$queryRaw<{ status: IntentStatus; n: bigint }[]>`
-    SELECT status::text AS status, count(*) AS n FROM intents ${clause} GROUP BY status`;
-  const counts = Object.fromEntries(INTENT_STATUSES.map((s) => [s, 0])) as Record<IntentStatus, number>;
-  for (const r of rows) counts[r.status] = Number(r.n);
-  return counts;
+  const answer = await countsUnder({ q: input.q, includeReplay: input.includeReplay });
+  return answer.counts ?? (Object.fromEntries(INTENT_STATUSES.map((s) => [s, 0])) as Record<IntentStatus, number>);
 }
 
 function idOrThrow(id: unknown): string {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { wholeNumber } from '@/lib/http/strict';
+import { storable, STORABLE_MESSAGE, wholeNumber } from '@/lib/http/strict';
+import { isInstant } from '@/lib/search/instant';
 import { INTENT_STATUSES } from './state-machine';
 
 /** Zod at every boundary: the API and the server actions validate with these, and so do the domain functions. */
@@ -105,6 +106,26 @@ export const reevaluateSchema = z.strictObject({
   idempotencyKey: idempotencyKeySchema.optional(),
 });
 
+const isoInstant = (field: string) =>
+  z
+    .string({ error: 'must be a string' })
+    .trim()
+    .max(40, { error: 'must be a date and time' })
+    .refine(isInstant, { error: `must be an ISO date and time from 1970 on (${field}=2026-11-01T00:00:00Z)` });
+
+/** The filters the list and the counts share, beyond the status: a time range (updated_at) and a source. */
+export const rangeFiltersSchema = z.object({
+  source: z
+    .string({ error: 'must be a string' })
+    .trim()
+    .min(1, { error: 'must not be empty' })
+    .max(255, { error: 'must be at most 255 characters' })
+    .refine(storable, { error: STORABLE_MESSAGE })
+    .optional(),
+  from: isoInstant('from').optional(),
+  to: isoInstant('to').optional(),
+});
+
 export const listIntentsSchema = z.strictObject({
   status: statusSchema.optional(),
   q: z
@@ -116,6 +137,13 @@ export const listIntentsSchema = z.strictObject({
   limit: wholeNumber({ min: 1, max: 200 }).default(50),
   cursor: z.string().max(500, { error: 'is not a cursor this API issued' }).optional(),
   includeReplay: z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),
+  ...rangeFiltersSchema.shape,
+});
+
+/** The console's counts per status under a search, a source and a time range (GET /api/console/intents/counts). */
+export const countIntentsQuerySchema = z.strictObject({
+  q: z.string().trim().max(200, { error: 'must be at most 200 characters' }).refine(storable, { error: STORABLE_MESSAGE }).optional(),
+  ...rangeFiltersSchema.shape,
 });
 
 /** A command's whole input: the body's fields and the intent id from the path (doors parse with these once). */

@@ -189,14 +189,18 @@ const idempotencyAnswersTrue: Check = {
     violations(
       tx,
       Prisma.sql`
-        WITH applied AS (
+        WITH answers AS (
+          -- Two shapes: the engine's statements store their outcome ({ outcome, intent }); answers worked out in
+          -- TypeScript are stored as { ok, value }.
+          SELECT scope, key, response_body AS b FROM idempotency_records WHERE state = 'completed'
+        ), applied AS (
           SELECT scope, key,
-                 coalesce(response_body #>> '{value,intent,id}', response_body #>> '{value,intentId}') AS intent_id,
-                 coalesce(response_body #>> '{value,intent,version}', response_body #>> '{value,version}')::int AS version
-          FROM idempotency_records
-          WHERE state = 'completed' AND response_body->>'ok' = 'true'
-            AND coalesce(response_body #>> '{value,alreadyApplied}', 'false') = 'false'
-            AND coalesce(response_body #>> '{value,intent,id}', response_body #>> '{value,intentId}') IS NOT NULL
+                 coalesce(b #>> '{intent,id}', b #>> '{value,intent,id}', b #>> '{value,intentId}') AS intent_id,
+                 coalesce(b #>> '{intent,version}', b #>> '{value,intent,version}', b #>> '{value,version}')::int AS version
+          FROM answers
+          WHERE (b->>'outcome' = 'applied'
+                 OR (b->>'ok' = 'true' AND coalesce(b #>> '{value,alreadyApplied}', 'false') = 'false'))
+            AND coalesce(b #>> '{intent,id}', b #>> '{value,intent,id}', b #>> '{value,intentId}') IS NOT NULL
         )
         SELECT intent_id AS subject, format('key %s answered version %s, which no audit event records', key, version) AS detail
         FROM applied p

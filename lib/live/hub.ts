@@ -1,5 +1,7 @@
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
+import { exactAnswer, type CountsAnswer } from '@/lib/counts/answer';
+import { maintainedStatusCounts } from '@/lib/counts/status-counts';
 import { directDatabaseUrl } from '@/lib/db/client';
 import { CHANGES_CHANNEL } from './announce';
 import { changesSinceSnapshot, currentSnapshot, formatPosition, type LiveEvent, type Snapshot } from './positions';
@@ -15,9 +17,13 @@ import { changesSinceSnapshot, currentSnapshot, formatPosition, type LiveEvent, 
  * (at most one every ROUND_MIN_GAP_MS) so a burst of commits becomes one query and one message.
  */
 export type LiveBatch =
-  | { kind: 'changes'; position: string; events: LiveEvent[] }
+  /**
+   * `counts`: the status counts after these changes (exact, lib/counts), read once per round by the hub for every
+   * page of this instance, so no page fetches them itself; null when they could not be read (pages refetch then).
+   */
+  | { kind: 'changes'; position: string; events: LiveEvent[]; counts?: CountsAnswer | null }
   /** Too much happened at once (or since a resume point): refetch everything rather than receive each event. */
-  | { kind: 'reset'; position: string }
+  | { kind: 'reset'; position: string; counts?: CountsAnswer | null }
   | { kind: 'status'; listening: boolean };
 
 type Subscriber = (batch: LiveBatch) => void;
@@ -118,6 +124,16 @@ export class LiveHub {
     hubSignals.emit('listening', listening);
   }
 
+  /** The counts every page shows, once for all of this instance's streams; null rather than failing the round. */
+  private async readCounts(): Promise<CountsAnswer | null> {
+    try {
+      return exactAnswer(await maintainedStatusCounts());
+    } catch (err) {
+      console.warn('[live] reading the status counts failed (pages will fetch them):', err instanceof Error ? err.message : err);
+      return null;
+    }
+  }
+
   private async connect(): Promise<void> {
     if (this.stopped) return;
     const client = new pg.Client({ connectionString: this.connectionString, application_name: 'bridge:live', keepAlive: true });
@@ -176,8 +192,11 @@ export class LiveHub {
       this.snapshot = { maxId: next.maxId, xmin: next.xmin, xmax: next.xmax, xip: next.xip };
       this.failedRounds = 0;
       const position = formatPosition(next);
-      if (next.overflow) this.broadcast({ kind: 'reset', position });
-      else if (next.events.length) this.broadcast({ kind: 'changes', position, events: next.events });
+      if (next.overflow || next.events.length) {
+        const counts = this.subscribers.size ? await this.readCounts() : null;
+        if (next.overflow) this.broadcast({ kind: 'reset', position, counts });
+        else this.broadcast({ kind: 'changes', position, events: next.events, counts });
+      }
     } catch (err) {
       if (!this.failedRounds) console.error('[live] reading committed changes failed (will retry):', err);
       this.failedRounds++;

@@ -5,8 +5,10 @@ import { changesSincePosition, formatPosition, positionSchema, type LiveEvent } 
 /**
  * One client's server-sent event stream. Messages:
  * - `event: ready` (id = a position): connected; nothing to catch up on, or the catch-up follows.
- * - `event: changes` (id = position after them): `{ events: [{ id, intentId, action, toStatus }] }`.
- * - `event: reset` (id = position): more happened than is worth sending one by one: refetch everything.
+ * - `event: changes` (id = position after them): `{ events: [{ id, intentId, action, toStatus }], counts? }` —
+ *   `counts`, the status counts after them (lib/counts/answer.ts), read once by the hub for every stream.
+ * - `event: reset` (id = position): more happened than is worth sending one by one: refetch everything
+ *   (`{ counts? }` as above).
  * - `event: status`: `{ listening }` — whether this server's database listener is connected.
  * - comment lines every HEARTBEAT_MS so proxies keep the connection and the browser notices a dead one.
  *
@@ -68,9 +70,9 @@ function message(event: string, data: unknown, id?: string): string {
 function batchMessage(batch: LiveBatch): string {
   switch (batch.kind) {
     case 'changes':
-      return message('changes', { events: batch.events }, batch.position);
+      return message('changes', batch.counts ? { events: batch.events, counts: batch.counts } : { events: batch.events }, batch.position);
     case 'reset':
-      return message('reset', {}, batch.position);
+      return message('reset', batch.counts ? { counts: batch.counts } : {}, batch.position);
     case 'status':
       return message('status', { listening: batch.listening });
   }

@@ -34,7 +34,7 @@ export const startReplaySchema = z.object({
    * without redeploying (the console's other traffic keeps the configured ones).
    */
   strategies: z
-    .object(Object.fromEntries(STRATEGY_FLAGS.map((f) => [f, z.enum(LOCK_STRATEGIES, { error: `must be ${LOCK_STRATEGIES.join(', ')}` }).optional()])) as Record<StrategyFlag, z.ZodOptional<z.ZodEnum<{ [S in LockStrategy]: S }>>>)
+    .object(Object.fromEntries(STRATEGY_FLAGS.map((f) => [f, z.enum(LOCK_STRATEGIES, { error: `must be one of ${LOCK_STRATEGIES.join(', ')}` }).optional()])) as Record<StrategyFlag, z.ZodOptional<z.ZodEnum<{ [S in LockStrategy]: S }>>>)
     .strict()
     .optional(),
 });

@@ -42,7 +42,7 @@ export async function seedLargeData(count: number): Promise<LargeSeedResult> {
           payload = jsonb_build_object(
             'kind', kind,
             'reference', upper(left(kind, 3)) || '-' || (100000 + g),
-            'customer', jsonb_build_object('id', 'C' || (1000 + (g * 7919) % 9000),
+            'customer', jsonb_build_object('id', 'C' || (1000 + (g::bigint * 7919) % 9000),
                                            'city', (ARRAY['Lisbon','Osaka','Denver','Leeds','Porto','Kyoto','Austin','Bristol'])[1 + (g / 3) % 8]),
             'amount', round((random() * 2000)::numeric, 2),
             'currency', (ARRAY['EUR','USD','GBP','JPY'])[1 + (g / 7) % 4],

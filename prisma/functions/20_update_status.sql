@@ -22,6 +22,7 @@ DECLARE
   cur "intents"%ROWTYPE;
   mode text := p_lock;
   present boolean;
+  raced boolean := false;
   started timestamptz;
 BEGIN
   PERFORM "bridge_label"('update_status', p_id, p_lock_timeout_ms);
@@ -44,6 +45,7 @@ BEGIN
       took_lock := true;
       lock_wait_ms := lock_wait_ms + extract(epoch FROM clock_timestamp() - started) * 1000;
     END IF;
+    IF raced AND present THEN PERFORM "bridge_note_contention"(p_id); END IF;
     intent := cur;
     prior_status := cur."status"::text;
 
@@ -74,8 +76,10 @@ BEGIN
                 CASE WHEN p_reason IS NULL THEN 'null'::jsonb ELSE jsonb_build_object('reason', p_reason) END);
         outcome := 'applied';
       ELSIF p_lock = 'adaptive' AND mode = 'none' THEN
-        PERFORM "bridge_note_contention"(p_id);
+        -- Contended: queue on the row now. The conflict is recorded once the row is ours (below), so callers
+        -- colliding here do not also queue on the contention record while they wait for the row.
         mode := 'wait';
+        raced := true;
         CONTINUE;
       ELSE
         outcome := 'raced';

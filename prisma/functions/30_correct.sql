@@ -17,6 +17,7 @@ DECLARE
   cur "intents"%ROWTYPE;
   mode text := p_lock;
   present boolean;
+  raced boolean := false;
   started timestamptz;
   step integer;
 BEGIN
@@ -38,6 +39,7 @@ BEGIN
       took_lock := true;
       lock_wait_ms := lock_wait_ms + extract(epoch FROM clock_timestamp() - started) * 1000;
     END IF;
+    IF raced AND present THEN PERFORM "bridge_note_contention"(p_id); END IF;
     intent := cur;
     prior_status := cur."status"::text;
     step := array_position(p_from, cur."status"::text);
@@ -73,8 +75,10 @@ BEGIN
                 jsonb_build_object('correctionId', p_correction_id, 'reason', p_reason, 'source', p_source));
         outcome := 'applied';
       ELSIF p_lock = 'adaptive' AND mode = 'none' THEN
-        PERFORM "bridge_note_contention"(p_id);
+        -- Contended: queue on the row now. The conflict is recorded once the row is ours (below), so callers
+        -- colliding here do not also queue on the contention record while they wait for the row.
         mode := 'wait';
+        raced := true;
         CONTINUE;
       ELSE
         outcome := 'raced';

@@ -71,7 +71,7 @@ describe('invariant checker', () => {
   it('catches two idempotency keys claiming the same change', async () => {
     const { a } = await history();
     const [{ version }] = await db().$queryRaw<{ version: number }[]>`SELECT version FROM intents WHERE id = ${a.id}::uuid`;
-    const body = JSON.stringify({ ok: true, value: { intent: { id: a.id, version }, alreadyApplied: false } });
+    const body = JSON.stringify({ outcome: 'applied', intent: { id: a.id, version } });
     await db().$executeRaw`
       INSERT INTO idempotency_records (scope, key, operation, request_hash, state, response_status, response_body, locked_until, expires_at)
       VALUES (${tester.name}, 'k-forged', 'update_status', repeat('0', 64), 'completed', 200, ${body}::jsonb, now(), now() + interval '1 day')`;

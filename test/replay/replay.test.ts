@@ -73,7 +73,7 @@ describe('contention replay', () => {
     // Persisted with who, where, the settings in force and the results.
     const stored = (await getRun(run.id))!;
     expect(stored).toMatchObject({ status: 'finished', verdict: 'pass', door: 'cli', requestedBy: 'release-engineer', environment: 'development' });
-    expect(stored.config.settings).toMatchObject({ strategies: { update_status: 'pessimistic', reevaluate: 'optimistic' }, lockTimeoutMs: 5000 });
+    expect(stored.config.settings).toMatchObject({ strategies: { update_status: 'pessimistic', reevaluate: 'adaptive' }, lockTimeoutMs: 5000 });
     expect(stored.config.targets.throughputMinPerSec).toBe(0.001);
     expect(stored.config.runtime.serverSettings.deadlock_timeout).toBe('100ms');
     expect(stored.results).toEqual(JSON.parse(JSON.stringify(run.results)));
@@ -173,11 +173,11 @@ describe('contention replay', () => {
     expect(corrections.notes?.[0]).toMatch(/^strategy pessimistic/);
     const plain = await runReplay({ scenarios: ['corrections-3'], size: 'small', targets: relaxed }, 'cli', releaseEngineer, { environment: 'development' });
     expect(plain.config.strategyOverrides).toEqual({});
-    expect(plain.config.settings).toMatchObject({ strategies: { reevaluate: 'optimistic' } });
+    expect(plain.config.settings).toMatchObject({ strategies: { reevaluate: 'adaptive' } });
     expect(summarizeRun((await listRuns()).find((r) => r.id === run.id)!)).toMatchObject({ strategyOverrides: ['reevaluate'], strategies: { reevaluate: 'pessimistic' } });
     await expect(startReplay({ strategies: { reevaluate: 'sometimes' } as never }, 'cli', releaseEngineer, { environment: 'development' })).rejects.toMatchObject({
       code: 'invalid_request',
-      details: { fields: [{ field: 'strategies.reevaluate', message: 'must be pessimistic or optimistic' }] },
+      details: { fields: [{ field: 'strategies.reevaluate', message: 'must be one of pessimistic, optimistic, adaptive' }] },
     });
     await expect(startReplay({ strategies: { audit_log: 'pessimistic' } as never }, 'cli', releaseEngineer, { environment: 'development' })).rejects.toMatchObject({ code: 'invalid_request' });
   });

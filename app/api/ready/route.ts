@@ -45,4 +45,4 @@ export async function GET() {
   return NextResponse.json({ ready, checks }, { status: ready ? 200 : 503, headers: { 'Cache-Control': 'no-store' } });
 }
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods('GET');
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');

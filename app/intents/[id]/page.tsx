@@ -1,5 +1,5 @@
 import { dehydrate, HydrationBoundary, QueryClient } from '@tanstack/react-query';
-import { notFound } from 'next/navigation';
+import { notFound, redirect } from 'next/navigation';
 import { Suspense } from 'react';
 import { IntentDetail } from '@/components/intents/IntentDetail';
 import { AuditServerPanel, ConflictsServerPanel } from '@/components/intents/IntentDetailPanels';
@@ -14,6 +14,8 @@ import { NotFoundError } from '@/lib/intents/errors';
 import { intentKeys } from '@/lib/intents/keys';
 import { getIntent } from '@/lib/intents/queries';
 import { intentIdSchema } from '@/lib/intents/schemas';
+import { looksLikeIdPrefix } from '@/lib/search/parse';
+import { resolveSearch } from '@/lib/search/intents';
 
 export const dynamic = 'force-dynamic';
 export const metadata = { title: 'Intent · Bridge Console' };
@@ -22,7 +24,16 @@ export default async function IntentPage({ params }: { params: Promise<{ id: str
   const { id: raw } = await params;
   const user = await requirePageUser(`/intents/${encodeURIComponent(raw)}`);
   const parsed = intentIdSchema.safeParse(raw);
-  if (!parsed.success) notFound();
+  if (!parsed.success) {
+    // A short id as the table shows it (`/intents/3f2a9c1b`): the intent when only one id starts so, the list of
+    // them when several do.
+    const prefix = raw.trim();
+    if (!looksLikeIdPrefix(prefix)) notFound();
+    const search = await resolveSearch(prefix, true);
+    if (search.jumpTo) redirect(`/intents/${search.jumpTo}`);
+    if (search.kind === 'idPrefix') redirect(`/intents?${new URLSearchParams({ q: prefix })}`);
+    notFound();
+  }
   const id = parsed.data;
   const since = await livePositionForPage();
   const queryClient = new QueryClient();

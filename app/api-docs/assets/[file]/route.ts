@@ -1,0 +1,26 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+export const runtime = 'nodejs';
+
+/**
+ * Swagger UI's own files, served from the installed `swagger-ui-dist` package: the console's Content-Security-Policy
+ * allows scripts and styles from this origin only, so /api-docs cannot load them from a CDN. Only these files.
+ */
+const FILES: Record<string, string> = {
+  'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
+  'swagger-ui.css': 'text/css; charset=utf-8',
+};
+
+export async function GET(_request: Request, { params }: { params: Promise<{ file: string }> }): Promise<Response> {
+  const { file } = await params;
+  const type = FILES[file];
+  if (!type) return new Response('Not found', { status: 404, headers: { 'Content-Type': 'text/plain' } });
+  try {
+    const body = await readFile(join(process.cwd(), 'node_modules', 'swagger-ui-dist', file));
+    return new Response(new Uint8Array(body), { headers: { 'Content-Type': type, 'Cache-Control': 'public, max-age=3600' } });
+  } catch (err) {
+    console.error('[api-docs] swagger-ui-dist is not installed:', err);
+    return new Response('Swagger UI is not installed (npm install).', { status: 404, headers: { 'Content-Type': 'text/plain' } });
+  }
+}

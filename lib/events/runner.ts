@@ -1,0 +1,25 @@
+import { env } from '@/lib/env';
+import { OutboxRelay } from './relay';
+
+/**
+ * Starts this process's outbox relay from the configuration, or says why not. Call it from any long-running
+ * process next to the database (npm start, npm run relay, the workers): relays share the work on their own.
+ */
+export function startRelayFromEnv(name: string, log: (line: string) => void = (line) => console.log(`[relay] ${line}`)): OutboxRelay | null {
+  const config = env();
+  if (!config.NATS_URL) {
+    log('NATS_URL is not set: the outbox relay is off (events wait in the outbox until a relay runs)');
+    return null;
+  }
+  const databaseUrl = process.env.DATABASE_URL;
+  if (!databaseUrl) throw new Error('DATABASE_URL is not set');
+  log(`publishing the outbox to ${config.NATS_URL}`);
+  return new OutboxRelay({
+    databaseUrl,
+    natsUrl: config.NATS_URL,
+    name,
+    pollMs: config.OUTBOX_POLL_MS,
+    retentionHours: config.OUTBOX_RETENTION_HOURS,
+    log,
+  }).start();
+}

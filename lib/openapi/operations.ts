@@ -1,0 +1,346 @@
+import { z } from 'zod';
+import type { Permission } from '@/lib/auth/permissions';
+import { contentionQuerySchema } from '@/lib/contention/queries';
+import { bulkStatusSchema, countIntentsQuerySchema, createIntentSchema, intentIdSchema, listIntentsSchema, reevaluateSchema, updateStatusSchema } from '@/lib/intents/schemas';
+import { snapshotOptionsSchema } from '@/lib/locks/queries';
+import { positionSchema } from '@/lib/live/positions';
+import {
+  auditEventSchema,
+  bulkStatusResultSchema,
+  conflictEventSchema,
+  contentionReportSchema,
+  healthDownSchema,
+  healthSchema,
+  intentCountsSchema,
+  intentListSchema,
+  intentSchema,
+  intentWithCorrectionsSchema,
+  locksSnapshotSchema,
+  readinessSchema,
+  outboxStatusSchema,
+  reevaluateResultSchema,
+  replayRunSchema,
+  replayRunsSchema,
+  updateStatusResultSchema,
+} from './responses';
+
+/**
+ * Every operation of the JSON API, described with the very Zod schemas its route validates with (request) and the
+ * response schemas of ./responses.ts. The OpenAPI document (./document.ts) is generated from this table, and the
+ * contract test (test/contract) calls every operation listed here against its real route handler.
+ *
+ * `errors` lists, per status, every error `code` the operation can answer beyond the ones every operation of its
+ * kind shares (added by the document: 401/403 for authenticated operations, 400/413 for operations with a body).
+ */
+export type ErrorCodes = readonly [string, ...string[]];
+
+export type ApiOperation = {
+  operationId: string;
+  method: 'get' | 'post';
+  /** OpenAPI path template: `/api/intents/{id}`. */
+  path: string;
+  summary: string;
+  description?: string;
+  tag: 'intents' | 'operations' | 'console' | 'meta';
+  /** `bearer`: a token (or the console's session cookie); `open`: no credentials; `metrics`: open unless METRICS_TOKEN is set. */
+  auth: 'bearer' | 'open' | 'metrics';
+  permission?: Permission;
+  pathParams?: z.ZodObject;
+  query?: z.ZodObject;
+  body?: z.ZodType;
+  success: { status: 200 | 201; description: string; schema?: z.ZodType; contentType?: string; headers?: Record<string, z.ZodType> };
+  errors: Partial<Record<number, ErrorCodes>>;
+  /** Answers that are not the error envelope (the health check's 503). */
+  otherResponses?: Record<number, { description: string; schema: z.ZodType }>;
+  /** Takes an `idempotencyKey`: answers replayed from its first request carry `Idempotent-Replayed: true`. */
+  idempotent?: boolean;
+};
+
+export const intentIdParams = z.object({
+  id: intentIdSchema.meta({ description: 'The intent id (a UUID).', example: '0b7f7c9e-4a55-4d39-9d7e-2f3c1b8a9e10' }),
+});
+
+const CORRECTION_CONFLICTS = ['version_conflict', 'invalid_transition', 'idempotency_in_progress'] as const;
+
+export const OPERATIONS: ApiOperation[] = [
+  {
+    operationId: 'createIntent',
+    method: 'post',
+    path: '/api/intents',
+    summary: 'Create an intent',
+    description: 'Creates an intent in status RECEIVED at version 0.',
+    tag: 'intents',
+    auth: 'bearer',
+    permission: 'intents.create',
+    body: createIntentSchema,
+    success: {
+      status: 201,
+      description: 'The intent as created.',
+      schema: intentSchema,
+      headers: { Location: z.string().meta({ description: 'The new intent: `/api/intents/{id}`.' }) },
+    },
+    errors: {},
+  },
+  {
+    operationId: 'listIntents',
+    method: 'get',
+    path: '/api/intents',
+    summary: 'List intents',
+    description: 'Newest update first, in keyset pages. `q` takes a whole or short intent id, a source, payload text as the console shows it (`city: Osaka`) or a JSON fragment; `source`, `from` and `to` narrow further. A payload search too broad to answer quickly is refused with 422 `search_too_slow`.',
+    tag: 'intents',
+    auth: 'bearer',
+    permission: 'intents.read',
+    query: listIntentsSchema,
+    success: { status: 200, description: 'One page of intents.', schema: intentListSchema },
+    errors: { 400: ['invalid_request'], 422: ['search_too_slow'] },
+  },
+  {
+    operationId: 'getIntent',
+    method: 'get',
+    path: '/api/intents/{id}',
+    summary: 'Read one intent with its corrections',
+    tag: 'intents',
+    auth: 'bearer',
+    permission: 'intents.read',
+    pathParams: intentIdParams,
+    success: { status: 200, description: 'The intent with `corrections[]`, oldest first.', schema: intentWithCorrectionsSchema },
+    errors: { 400: ['invalid_request'], 404: ['not_found'] },
+  },
+  {
+    operationId: 'updateIntentStatus',
+    method: 'post',
+    path: '/api/intents/{id}/status',
+    summary: 'Move an intent to another status',
+    description:
+      'Pessimistic: takes the row lock (waits up to the lock timeout, or fails at once with `nowait`). With `expectedVersion` the change is refused (409 `version_conflict`, recorded as a conflict event) when the intent moved on. A repeat of a request that already won answers `alreadyApplied: true` and changes nothing.',
+    tag: 'intents',
+    auth: 'bearer',
+    permission: 'intents.status',
+    pathParams: intentIdParams,
+    body: updateStatusSchema,
+    success: { status: 200, description: 'The intent after the change.', schema: updateStatusResultSchema },
+    errors: {
+      404: ['not_found'],
+      409: ['invalid_transition', 'version_conflict', 'idempotency_in_progress'],
+      422: ['idempotency_key_reused'],
+      423: ['lock_timeout'],
+      503: ['deadlock', 'cancelled'],
+    },
+    idempotent: true,
+  },
+  {
+    operationId: 'bulkUpdateStatus',
+    method: 'post',
+    path: '/api/intents/bulk-status',
+    summary: 'Move several intents to one status, all or nothing',
+    description: 'Locks the intents in id order (no deadlocks between bulk updates); refuses the whole request when one intent cannot move.',
+    tag: 'intents',
+    auth: 'bearer',
+    permission: 'intents.bulk',
+    body: bulkStatusSchema,
+    success: { status: 200, description: 'The intents after the change.', schema: bulkStatusResultSchema },
+    errors: { 404: ['not_found'], 409: ['invalid_transition'], 423: ['lock_timeout'], 503: ['deadlock', 'cancelled'] },
+  },
+  {
+    operationId: 'reevaluateIntent',
+    method: 'post',
+    path: '/api/intents/{id}/reeval',
+    summary: 'Apply a correction (re-evaluation)',
+    description:
+      'Deep-merges `diff` into the payload; PROCESSED becomes CORRECTED. Optimistic with retries, then a locked attempt. Refused on COMPLETED and FAILED intents (409 `invalid_transition`). The correction id is derived from the intent and the canonical diff: the same correction twice answers `alreadyApplied: true`.',
+    tag: 'intents',
+    auth: 'bearer',
+    permission: 'intents.correct',
+    pathParams: intentIdParams,
+    body: reevaluateSchema,
+    success: { status: 200, description: 'What the correction did.', schema: reevaluateResultSchema },
+    errors: {
+      404: ['not_found'],
+      409: CORRECTION_CONFLICTS,
+      422: ['idempotency_key_reused'],
+      423: ['lock_timeout'],
+      503: ['retries_exhausted', 'deadlock', 'cancelled'],
+    },
+    idempotent: true,
+  },
+  {
+    operationId: 'getIntentAudit',
+    method: 'get',
+    path: '/api/intents/{id}/audit',
+    summary: "An intent's audit events",
+    tag: 'intents',
+    auth: 'bearer',
+    permission: 'intents.read',
+    pathParams: intentIdParams,
+    success: { status: 200, description: 'Audit events, oldest first.', schema: z.array(auditEventSchema) },
+    errors: { 400: ['invalid_request'], 404: ['not_found'] },
+  },
+  {
+    operationId: 'getLocks',
+    method: 'get',
+    path: '/api/locks',
+    summary: 'Active locks and waits',
+    tag: 'operations',
+    auth: 'bearer',
+    permission: 'locks.read',
+    query: snapshotOptionsSchema,
+    success: { status: 200, description: 'The snapshot.', schema: locksSnapshotSchema },
+    errors: { 400: ['invalid_request'], 503: ['db_under_pressure'] },
+  },
+  {
+    operationId: 'getMetrics',
+    method: 'get',
+    path: '/api/metrics',
+    summary: 'Prometheus metrics',
+    description: 'Open, unless the server sets METRICS_TOKEN: then `Authorization: Bearer <METRICS_TOKEN>`.',
+    tag: 'operations',
+    auth: 'metrics',
+    success: { status: 200, description: 'Prometheus text exposition format.', contentType: 'text/plain', schema: z.string() },
+    errors: { 401: ['unauthenticated'] },
+  },
+  {
+    operationId: 'getHealth',
+    method: 'get',
+    path: '/api/health',
+    summary: 'Liveness and database reachability',
+    tag: 'operations',
+    auth: 'open',
+    success: { status: 200, description: 'Up.', schema: healthSchema },
+    errors: {},
+    otherResponses: { 503: { description: 'The database is not reachable.', schema: healthDownSchema } },
+  },
+  {
+    operationId: 'getReadiness',
+    method: 'get',
+    path: '/api/ready',
+    summary: 'Readiness: database, migrations, live feed',
+    description: 'For a load balancer deciding whether to send traffic here (liveness is /api/health). Says which check failed.',
+    tag: 'operations',
+    auth: 'open',
+    success: { status: 200, description: 'Ready.', schema: readinessSchema },
+    errors: {},
+    otherResponses: { 503: { description: 'Not ready: `checks` says which check failed.', schema: readinessSchema } },
+  },
+  {
+    operationId: 'getEvents',
+    method: 'get',
+    path: '/api/events',
+    summary: 'Live changes (server-sent events)',
+    description:
+      'A `text/event-stream` of every committed change. Event ids are database positions: reconnect with `Last-Event-ID` (or `?since=`) to resume without missing anything.',
+    tag: 'console',
+    auth: 'bearer',
+    permission: 'intents.read',
+    query: z.object({ since: positionSchema.optional().meta({ description: 'A position to resume from (the `Last-Event-ID` header wins; one that is not a position is ignored).' }) }),
+    success: { status: 200, description: 'The stream.', contentType: 'text/event-stream', schema: z.string() },
+    errors: { 429: ['too_many_streams'] },
+  },
+  {
+    operationId: 'getOpenApiDocument',
+    method: 'get',
+    path: '/api/openapi.json',
+    summary: 'This document',
+    tag: 'meta',
+    auth: 'open',
+    success: { status: 200, description: 'The OpenAPI 3.1 document of this API.', schema: z.looseObject({ openapi: z.string() }) },
+    errors: {},
+  },
+  {
+    operationId: 'getContentionReport',
+    method: 'get',
+    path: '/api/console/contention',
+    summary: "The Contention page's series",
+    tag: 'console',
+    auth: 'bearer',
+    permission: 'contention.read',
+    query: contentionQuerySchema,
+    success: { status: 200, description: 'Chart-ready series for the window.', schema: contentionReportSchema },
+    errors: { 400: ['invalid_request'], 503: ['db_under_pressure'] },
+  },
+  {
+    operationId: 'countIntents',
+    method: 'get',
+    path: '/api/console/intents/counts',
+    summary: 'Intents per status under a search',
+    tag: 'console',
+    auth: 'bearer',
+    permission: 'intents.read',
+    query: countIntentsQuerySchema,
+    success: { status: 200, description: 'Counts per status: exact, capped or estimated, as it says.', schema: intentCountsSchema },
+    errors: { 400: ['invalid_request'] },
+  },
+  {
+    operationId: 'getIntentConflicts',
+    method: 'get',
+    path: '/api/console/intents/{id}/conflicts',
+    summary: 'The version conflicts recorded for an intent',
+    tag: 'console',
+    auth: 'bearer',
+    permission: 'intents.read',
+    pathParams: intentIdParams,
+    success: { status: 200, description: 'Conflict events, oldest first.', schema: z.array(conflictEventSchema) },
+    errors: { 400: ['invalid_request'], 404: ['not_found'] },
+  },
+  {
+    operationId: 'getOutboxStatus',
+    method: 'get',
+    path: '/api/console/events',
+    summary: 'Events out: the relay’s backlog, lag and relays',
+    tag: 'console',
+    auth: 'bearer',
+    permission: 'intents.read',
+    success: { status: 200, description: 'The outbox as the relays see it.', schema: outboxStatusSchema },
+    errors: {},
+  },
+  {
+    operationId: 'listReplayRuns',
+    method: 'get',
+    path: '/api/console/replay/runs',
+    summary: 'The latest contention-replay runs',
+    tag: 'console',
+    auth: 'bearer',
+    permission: 'replay.read',
+    success: { status: 200, description: 'Run summaries, newest first.', schema: replayRunsSchema },
+    errors: {},
+  },
+  {
+    operationId: 'getReplayRun',
+    method: 'get',
+    path: '/api/console/replay/runs/{id}',
+    summary: 'One contention-replay run with its comparison',
+    tag: 'console',
+    auth: 'bearer',
+    permission: 'replay.read',
+    pathParams: z.object({ id: z.uuid().meta({ description: 'The run id.' }) }),
+    success: { status: 200, description: 'The run, its progress and results, and the comparison with the previous finished run.', schema: replayRunSchema },
+    errors: { 400: ['invalid_request'], 404: ['not_found'] },
+  },
+];
+
+/** Answers every operation of a kind may give, added to each operation's own `errors`. */
+export function sharedErrors(op: ApiOperation): Partial<Record<number, ErrorCodes>> {
+  const shared: Partial<Record<number, ErrorCodes>> = {};
+  if (op.auth === 'bearer') {
+    shared[401] = ['unauthenticated'];
+    shared[403] = ['forbidden', 'csrf_rejected', 'password_change_required'];
+    // The connection to the database lost mid-request (restart, failover): nothing half-applied, repeat it.
+    shared[503] = ['database_unavailable'];
+  }
+  if (op.body) {
+    shared[400] = ['invalid_request'];
+    shared[413] = ['payload_too_large'];
+  }
+  return shared;
+}
+
+/** Every status and error code an operation may answer: its own and the shared ones. */
+export function operationErrors(op: ApiOperation): Record<number, ErrorCodes> {
+  const all: Record<number, string[]> = {};
+  for (const source of [sharedErrors(op), op.errors]) {
+    for (const [status, codes] of Object.entries(source)) {
+      const list = (all[Number(status)] ??= []);
+      for (const code of codes ?? []) if (!list.includes(code)) list.push(code);
+    }
+  }
+  return all as unknown as Record<number, ErrorCodes>;
+}

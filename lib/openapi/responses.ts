@@ -1,0 +1,232 @@
+import { z } from 'zod';
+import type { OutboxStatus } from '@/lib/events/status';
+import type { LocksSnapshot } from '@/lib/locks/types';
+import { INTENT_STATUSES } from '@/lib/intents/state-machine';
+import type { AuditEvent, BulkStatusResult, ConflictEvent, Correction, Intent, IntentWithCorrections, ReevaluateResult, UpdateStatusResult } from '@/lib/intents/types';
+
+/**
+ * What the JSON API answers, as Zod schemas: the OpenAPI document's response bodies are generated from these, and
+ * the contract test validates every real answer against the document. The engine's TypeScript types stay the
+ * source of its shapes; the checks at the bottom of this file make `npm run typecheck` fail when a type gains,
+ * loses or changes a field that its schema here does not follow.
+ */
+const isoTime = z.iso.datetime({ offset: true }).meta({ description: 'ISO 8601 timestamp (UTC)', example: '2026-11-24T09:30:00.000Z' });
+const uuid = z.uuid();
+const statusEnum = z.enum(INTENT_STATUSES).meta({ id: 'IntentStatus', description: 'Where the intent is in its state machine.' });
+const jsonObject = z.record(z.string(), z.unknown()).meta({ description: 'Any JSON object.' });
+
+export const intentSchema = z
+  .object({
+    id: uuid,
+    status: statusEnum,
+    payload: jsonObject,
+    source: z.string().meta({ description: 'Who created it.' }),
+    version: z.int().min(0).meta({ description: 'Starts at 0; every committed change adds exactly one.' }),
+    isReplay: z.boolean().meta({ description: 'Created by the contention replay (hidden from lists unless asked for).' }),
+    createdAt: isoTime,
+    updatedAt: isoTime,
+  })
+  .meta({ id: 'Intent' });
+
+export const correctionSchema = z
+  .object({
+    id: z.string(),
+    intentId: uuid,
+    correctionId: z.string().meta({ description: 'Derived from the intent and the canonical diff: the same correction twice is already applied.' }),
+    diff: jsonObject,
+    source: z.string(),
+    reason: z.string(),
+    metadata: jsonObject.nullable(),
+    actor: z.string(),
+    versionBefore: z.int(),
+    versionAfter: z.int(),
+    statusBefore: statusEnum,
+    statusAfter: statusEnum,
+    createdAt: isoTime,
+  })
+  .meta({ id: 'Correction' });
+
+export const intentWithCorrectionsSchema = intentSchema
+  .extend({ corrections: z.array(correctionSchema).meta({ description: 'Oldest first.' }) })
+  .meta({ id: 'IntentWithCorrections' });
+
+export const auditEventSchema = z
+  .object({
+    id: z.string(),
+    intentId: uuid.nullable(),
+    action: z.string().meta({ description: 'created, status_change, bulk_status_change, correction, backend_cancel, …' }),
+    actor: z.string(),
+    fromStatus: statusEnum.nullable(),
+    toStatus: statusEnum.nullable(),
+    versionBefore: z.int().nullable(),
+    versionAfter: z.int().nullable(),
+    details: z.unknown().meta({ description: 'Any JSON value, or null.' }),
+    at: isoTime,
+  })
+  .meta({ id: 'AuditEvent' });
+
+export const conflictEventSchema = z
+  .object({
+    id: z.string(),
+    intentId: uuid,
+    operation: z.string(),
+    expectedVersion: z.int(),
+    currentVersion: z.int(),
+    reason: z.string(),
+    actor: z.string(),
+    at: isoTime,
+  })
+  .meta({ id: 'ConflictEvent' });
+
+export const intentListSchema = z
+  .object({
+    items: z.array(intentSchema),
+    nextCursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last page.' }),
+  })
+  .meta({ id: 'IntentList' });
+
+export const updateStatusResultSchema = z
+  .object({
+    intent: intentSchema,
+    alreadyApplied: z.boolean().meta({ description: 'The intent was already in the requested status because an identical request won the race: nothing changed.' }),
+  })
+  .meta({ id: 'UpdateStatusResult' });
+
+export const bulkStatusResultSchema = z
+  .object({
+    intents: z.array(intentSchema),
+  })
+  .meta({ id: 'BulkStatusResult' });
+
+export const reevaluateResultSchema = z
+  .object({
+    intentId: uuid,
+    status: statusEnum,
+    version: z.int(),
+    correctionId: z.string(),
+    correctionCount: z.int(),
+    alreadyApplied: z.boolean(),
+    retries: z.int().meta({ description: 'Version conflicts retried before it got through.' }),
+  })
+  .meta({ id: 'ReevaluateResult' });
+
+export const healthSchema = z.object({ ok: z.literal(true), db: z.literal('up') }).meta({ id: 'Health' });
+export const healthDownSchema = z
+  .object({
+    ok: z.literal(false),
+    db: z.literal('down'),
+    error: z.object({ code: z.literal('db_unavailable'), message: z.string() }),
+  })
+  .meta({ id: 'HealthDown' });
+
+export const readinessSchema = z
+  .object({
+    ready: z.boolean(),
+    checks: z.record(z.string(), z.object({ ok: z.boolean(), detail: z.string() })).meta({ description: 'database, migrations, live: each with what was found.' }),
+  })
+  .meta({ id: 'Readiness' });
+
+const nullableText = z.string().nullable();
+export const locksSnapshotSchema = z
+  .object({
+    takenAt: isoTime,
+    tookMs: z.number(),
+    limit: z.int(),
+    locks: z.array(
+      z.object({
+        pid: z.int(),
+        lockType: z.string(),
+        mode: z.string(),
+        granted: z.boolean(),
+        fastpath: z.boolean(),
+        relation: nullableText,
+        page: z.int().nullable(),
+        tuple: z.int().nullable(),
+        transactionId: nullableText,
+        virtualXid: nullableText,
+        objectId: nullableText,
+        waitingSince: nullableText,
+        applicationName: nullableText,
+        state: nullableText,
+        query: nullableText,
+        xactStart: nullableText,
+        intentId: nullableText,
+      }),
+    ),
+    summary: z.object({
+      total: z.int(),
+      waiting: z.int(),
+      shown: z.int(),
+      hidden: z.int(),
+      hiddenByType: z.array(z.object({ lockType: z.string(), granted: z.boolean(), count: z.int() })),
+    }),
+    backends: z.array(
+      z.looseObject({
+        pid: z.int(),
+        applicationName: nullableText,
+        operation: nullableText,
+        state: nullableText,
+        query: nullableText,
+        blockedBy: z.array(z.int()),
+        intents: z.array(z.object({ id: z.string(), via: z.enum(['label', 'row-waits', 'row-holds']) })),
+      }),
+    ),
+    backendsHidden: z.int(),
+    tree: z.array(z.looseObject({ pid: z.int(), waitingBehind: z.int(), children: z.array(z.unknown()), hiddenChildren: z.int() })),
+    treeHidden: z.int(),
+  })
+  .meta({ id: 'LocksSnapshot', description: 'pg_locks × pg_stat_activity (top N plus a summary), the blocking tree from pg_blocking_pids, the intent each backend is about.' });
+
+/** Console-only answers: documented by their top-level shape; the console is their one client. */
+export const contentionReportSchema = z.looseObject({ window: z.string() }).meta({ id: 'ContentionReport' });
+export const intentCountsSchema = z
+  .object({
+    counts: z.record(statusEnum, z.int()).nullable().meta({ description: 'Per status; lower bounds when `capped`; null when it could not be counted in time.' }),
+    total: z.int().nullable().meta({ description: 'All statuses together; `cap` when capped.' }),
+    exact: z.boolean().meta({ description: 'Every match counted.' }),
+    capped: z.boolean().meta({ description: 'More than `cap` intents match: the counts are lower bounds (shown as "10,000+").' }),
+    estimated: z.boolean().meta({ description: "Counting took too long: the planner's estimate, in the proportions of all intents." }),
+    cap: z.int(),
+  })
+  .meta({ id: 'IntentCounts' });
+export const replayRunsSchema = z.object({ runs: z.array(z.looseObject({ id: z.string(), status: z.string() })) }).meta({ id: 'ReplayRuns' });
+export const replayRunSchema = z.looseObject({ run: z.looseObject({ id: z.string(), status: z.string() }) }).meta({ id: 'ReplayRun' });
+
+export const outboxStatusSchema = z
+  .object({
+    relayConfigured: z.boolean().meta({ description: 'Whether the answering console instance has NATS_URL set.' }),
+    backlog: z.int().meta({ description: 'Events committed but not yet acknowledged by JetStream.' }),
+    lagMs: z.int().meta({ description: 'Age of the oldest of them (0 when none).' }),
+    oldestUnpublishedAt: isoTime.nullable(),
+    publishedLastMinute: z.int(),
+    lastPublishedAt: isoTime.nullable(),
+    partitions: z.int(),
+    relays: z.array(z.object({ pid: z.int(), startedAt: isoTime.nullable(), clientAddr: z.string().nullable(), partitions: z.array(z.int()) })),
+  })
+  .meta({ id: 'OutboxStatus' });
+
+/** The API's error envelope with the codes one answer may carry. */
+export function errorSchema(codes: readonly [string, ...string[]]) {
+  return z.object({
+    error: z.object({
+      code: z.enum(codes),
+      message: z.string().meta({ description: 'For people: what happened and what to do.' }),
+      details: z.unknown().optional().meta({ description: 'For programs: the fields refused, the versions, the lock holders, …' }),
+    }),
+  });
+}
+
+// ── The engine's types and these schemas must agree: same fields, and every value the type allows is valid. ──
+type SameKeys<A, B> = [Exclude<keyof A, keyof B>, Exclude<keyof B, keyof A>] extends [never, never] ? true : { onlyInType: Exclude<keyof A, keyof B>; onlyInSchema: Exclude<keyof B, keyof A> };
+type Fits<T, S extends z.ZodType> = T extends z.input<S> ? SameKeys<T, z.input<S>> : 'the type allows values the schema refuses';
+const agree = <_T extends true>() => undefined;
+agree<Fits<Intent, typeof intentSchema>>();
+agree<Fits<Correction, typeof correctionSchema>>();
+agree<Fits<IntentWithCorrections, typeof intentWithCorrectionsSchema>>();
+agree<Fits<AuditEvent, typeof auditEventSchema>>();
+agree<Fits<ConflictEvent, typeof conflictEventSchema>>();
+agree<Fits<UpdateStatusResult, typeof updateStatusResultSchema>>();
+agree<Fits<Omit<BulkStatusResult, 'alreadyApplied'>, typeof bulkStatusResultSchema>>();
+agree<Fits<ReevaluateResult, typeof reevaluateResultSchema>>();
+agree<SameKeys<LocksSnapshot, z.input<typeof locksSnapshotSchema>>>();
+agree<Fits<OutboxStatus, typeof outboxStatusSchema>>();

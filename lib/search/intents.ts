@@ -1,0 +1,208 @@
+import { Prisma } from '@/generated/prisma/client';
+import { COUNT_CAP, exactAnswer, type CountsAnswer } from '@/lib/counts/answer';
+import { countsFromRows, maintainedStatusCounts, statusCountsQuery } from '@/lib/counts/status-counts';
+import { db, type Tx } from '@/lib/db/client';
+import { SQLSTATE, sqlState } from '@/lib/db/sqlstate';
+import { DomainError, ValidationError } from '@/lib/intents/errors';
+import { INTENT_STATUSES, type IntentStatus } from '@/lib/intents/state-machine';
+import { parseSearch, tooShortPatterns, uuidPrefixRange, type PayloadSearch } from './parse';
+
+/**
+ * The read side of the Intents list at scale: what a search means against the data (an id, a source, payload text),
+ * the filters as SQL every index of the list can serve, and the counts under a search — exact up to a cap, and
+ * bounded in time.
+ *
+ * Indexes behind each filter (EXPLAINed in docs/SCALE.md): the list order (updated_at desc, id desc) with
+ * is_replay, and with status or source in front; the primary key for ids and id prefixes (a range); the trigram
+ * index on `payload::text` for payload text. A time range is a range of the same list indexes.
+ */
+export class SearchTooSlowError extends DomainError {
+  readonly code = 'search_too_slow';
+  readonly httpStatus = 422;
+  constructor(what: 'list' | 'counts') {
+    super(
+      `This search could not be answered within ${what === 'list' ? LIST_TIMEOUT_MS : COUNTS_TIMEOUT_MS} ms: it matches too much of the payload text to sort quickly. Narrow it with more text, a source, a status or a time range.`,
+      { fields: [{ field: 'q', message: 'matches too much to answer quickly' }] },
+    );
+  }
+}
+
+/** A payload search that takes longer is cancelled and answered with 422 instead of scanning for seconds. */
+export const LIST_TIMEOUT_MS = 1_500;
+/** Counts under a payload search stop counting here and answer the planner's estimate instead. */
+export const COUNTS_TIMEOUT_MS = 120;
+
+/** The list's and the counts' shared filters are defined with the API's schemas (lib/intents/schemas.ts). */
+export { rangeFiltersSchema } from '@/lib/intents/schemas';
+
+export type IntentFilters = {
+  status?: IntentStatus | null;
+  q?: string | null;
+  source?: string | null;
+  from?: string | null;
+  to?: string | null;
+  includeReplay?: boolean;
+};
+
+export function checkRange(from: string | null | undefined, to: string | null | undefined): void {
+  if (from && to && Date.parse(from) > Date.parse(to)) throw new ValidationError([{ field: 'to', message: 'must not be before from' }]);
+}
+
+export type ResolvedSearch = {
+  /** How the text was understood, for the filter bar ("matched by source"). */
+  kind: 'none' | 'id' | 'idPrefix' | 'source' | 'payload';
+  conditions: Prisma.Sql[];
+  /** One intent has that id (prefix): the page opens it instead of a list of one. */
+  jumpTo: string | null;
+  /** Whether a trigram search is involved (such queries are bounded in time). */
+  scansPayload: boolean;
+};
+
+/** Escapes LIKE wildcards so a search for "50%" means the text "50%". */
+function likePattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+function payloadConditions(payload: PayloadSearch): Prisma.Sql[] {
+  const short = tooShortPatterns(payload);
+  if (short.length) throw new ValidationError([{ field: 'q', message: `needs at least 3 characters to search the payload (“${short[0]}” is too short)` }]);
+  return payload.patterns.map((p) => Prisma.sql`payload::text ILIKE ${likePattern(p)}`);
+}
+
+const replayFlags = (includeReplay: boolean) => (includeReplay ? [false, true] : [false]);
+
+/** Decides what `q` means against the data: at most one small indexed lookup (an id, an id range or a source). */
+export async function resolveSearch(q: string | null | undefined, includeReplay = false, client: Tx = db()): Promise<ResolvedSearch> {
+  const parsed = parseSearch(q);
+  switch (parsed.kind) {
+    case 'none':
+      return { kind: 'none', conditions: [], jumpTo: null, scansPayload: false };
+    case 'source':
+      return { kind: 'source', conditions: [Prisma.sql`source = ${parsed.source}`], jumpTo: null, scansPayload: false };
+    case 'id': {
+      const rows = await client.$queryRaw<{ id: string }[]>`SELECT id::text AS id FROM intents WHERE id = ${parsed.id}::uuid`;
+      if (rows.length) return { kind: 'id', conditions: [Prisma.sql`id = ${parsed.id}::uuid`], jumpTo: rows[0].id, scansPayload: false };
+      return { kind: 'payload', conditions: payloadConditions(parsed.payload), jumpTo: null, scansPayload: true };
+    }
+    case 'idPrefix': {
+      const { low, high } = uuidPrefixRange(parsed.prefix);
+      const rows = await client.$queryRaw<{ id: string }[]>`
+        SELECT id::text AS id FROM intents WHERE id BETWEEN ${low}::uuid AND ${high}::uuid ORDER BY id LIMIT 2`;
+      if (rows.length) {
+        return { kind: 'idPrefix', conditions: [Prisma.sql`id BETWEEN ${low}::uuid AND ${high}::uuid`], jumpTo: rows.length === 1 ? rows[0].id : null, scansPayload: false };
+      }
+      return { kind: 'payload', conditions: payloadConditions(parsed.payload), jumpTo: null, scansPayload: true };
+    }
+    case 'payload': {
+      if (parsed.sourceCandidate) {
+        const rows = await client.$queryRaw<{ found: boolean }[]>`
+          SELECT EXISTS (SELECT 1 FROM intents WHERE is_replay = ANY(${replayFlags(includeReplay)}::boolean[]) AND source = ${parsed.sourceCandidate}) AS found`;
+        if (rows[0]?.found) return { kind: 'source', conditions: [Prisma.sql`source = ${parsed.sourceCandidate}`], jumpTo: null, scansPayload: false };
+      }
+      return { kind: 'payload', conditions: payloadConditions(parsed.payload), jumpTo: null, scansPayload: true };
+    }
+  }
+}
+
+/** Every condition but the status: the counts use these for each status tab, the list adds the status. */
+export function baseConditions(filters: IntentFilters, search: ResolvedSearch): Prisma.Sql[] {
+  const parts: Prisma.Sql[] = [];
+  if (!filters.includeReplay) parts.push(Prisma.sql`is_replay = false`);
+  if (filters.source) parts.push(Prisma.sql`source = ${filters.source}`);
+  if (filters.from) parts.push(Prisma.sql`updated_at >= ${new Date(filters.from)}::timestamptz`);
+  if (filters.to) parts.push(Prisma.sql`updated_at < ${new Date(filters.to)}::timestamptz`);
+  parts.push(...search.conditions);
+  return parts;
+}
+
+export const whereClause = (parts: Prisma.Sql[]) => (parts.length ? Prisma.sql`WHERE ${Prisma.join(parts, ' AND ')}` : Prisma.empty);
+
+/** What `withTimeout` answers when the statement timeout cancelled the work. */
+export const TIMED_OUT = Symbol('timed out');
+
+/**
+ * Runs queries in one transaction under a statement timeout (a broad text can match most rows; reading them all
+ * must not take seconds). A batch, not an interactive transaction: one round of messages to the database, so the
+ * bound costs almost nothing itself.
+ */
+export async function withTimeout<T>(timeoutMs: number, query: Prisma.PrismaPromise<T>): Promise<T | typeof TIMED_OUT> {
+  try {
+    const [, result] = await db().$transaction([db().$executeRawUnsafe(`SET LOCAL statement_timeout = ${Math.round(timeoutMs)}`), query]);
+    return result as T;
+  } catch (err) {
+    if (sqlState(err) === SQLSTATE.queryCanceled) return TIMED_OUT;
+    throw err;
+  }
+}
+
+type Plan = { 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }[];
+
+/**
+ * The planner's estimate of how many rows match (EXPLAIN: no rows read; bounded, as planning waits for locks), with
+ * the counts of all intents, in one round trip.
+ */
+async function estimateMatches(clause: Prisma.Sql, includeReplay: boolean): Promise<{ estimate: number; all: Record<IntentStatus, number> } | null> {
+  try {
+    const [, plan, all] = await db().$transaction([
+      db().$executeRawUnsafe(`SET LOCAL statement_timeout = ${COUNTS_TIMEOUT_MS}`),
+      db().$queryRaw<Plan>`EXPLAIN (FORMAT JSON) SELECT 1 FROM intents ${clause}`,
+      statusCountsQuery(includeReplay),
+    ]);
+    return { estimate: Math.round(plan[0]['QUERY PLAN'][0].Plan['Plan Rows']), all: countsFromRows(all) };
+  } catch (err) {
+    if (sqlState(err) === SQLSTATE.queryCanceled) return null;
+    throw err;
+  }
+}
+
+/** An estimate of `total` matches, spread over the statuses in the proportions of `all`; said to be one. */
+export function estimatedCounts(total: number, all: Record<IntentStatus, number>, cap: number): CountsAnswer {
+  const sum = Object.values(all).reduce((a, b) => a + b, 0) || 1;
+  const counts = zero();
+  for (const s of INTENT_STATUSES) counts[s] = Math.round((total * all[s]) / sum);
+  return { counts, total, exact: false, capped: false, estimated: true, cap };
+}
+
+/** Counting the first cap + 1 matches reads about cap × (rows / matches) rows: past this many matches, estimate. */
+const ESTIMATE_ABOVE_CAP_TIMES = 4;
+
+function zero(): Record<IntentStatus, number> {
+  return Object.fromEntries(INTENT_STATUSES.map((s) => [s, 0])) as Record<IntentStatus, number>;
+}
+
+/**
+ * Counts per status under the filters (not the status itself). Without a search, source or time range they are
+ * the maintained counts (lib/counts): exact and the same cost at any size. Otherwise the matches are counted up to
+ * COUNT_CAP + 1 rows (index-backed, bounded in time); past the cap the answer says "at least".
+ */
+export async function countsUnder(filters: IntentFilters, options: { cap?: number } = {}): Promise<CountsAnswer> {
+  const cap = options.cap ?? COUNT_CAP;
+  checkRange(filters.from, filters.to);
+  const includeReplay = filters.includeReplay ?? false;
+  const q = filters.q?.trim();
+  if (!q && !filters.source && !filters.from && !filters.to) {
+    return exactAnswer(await maintainedStatusCounts({ includeReplay }));
+  }
+  const search = await resolveSearch(q, includeReplay);
+  const clause = whereClause(baseConditions(filters, search));
+  const countQuery = db().$queryRaw<{ status: IntentStatus; n: bigint }[]>`
+    SELECT status::text AS status, count(*) AS n FROM (SELECT status FROM intents ${clause} LIMIT ${cap + 1}) m GROUP BY status`;
+  let rows: { status: IntentStatus; n: bigint }[];
+  if (search.scansPayload) {
+    // A broad text (many thousands of matches) is estimated at once; a narrower one is counted, within the bound.
+    const unknown: CountsAnswer = { counts: null, total: null, exact: false, capped: false, estimated: false, cap };
+    const planned = await estimateMatches(clause, includeReplay);
+    if (planned === null) return unknown;
+    if (planned.estimate > cap * ESTIMATE_ABOVE_CAP_TIMES) return estimatedCounts(planned.estimate, planned.all, cap);
+    const counted = await withTimeout(COUNTS_TIMEOUT_MS, countQuery);
+    if (counted === TIMED_OUT) return estimatedCounts(planned.estimate, planned.all, cap);
+    rows = counted;
+  } else {
+    rows = await countQuery;
+  }
+  const counts = zero();
+  for (const r of rows) counts[r.status] = Number(r.n);
+  const seen = Object.values(counts).reduce((a, b) => a + b, 0);
+  const capped = seen > cap;
+  return { counts, total: capped ? cap : seen, exact: !capped, capped, estimated: false, cap };
+}

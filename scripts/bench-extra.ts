@@ -1,0 +1,125 @@
+/**
+ * The benchmark's rows that are not replay scenarios (scripts/bench.ts runs them after the replay):
+ * - the JSON API door: status updates through `next start` with a token, 100 in flight, against the naive five-step
+ *   locked transaction written with plain `pg` (lib/replay/baseline.ts rawUpdateStatus) on the same database, their
+ *   batches alternating so both meet the same machine;
+ * - 1,000 uncontended corrections under the configured correction strategy, counting the row locks they took (as
+ *   their statements reported them).
+ */
+import { join } from 'node:path';
+import { freePort } from '../lib/db/embedded';
+import { ensureBuild, root, startNext } from './next-server';
+
+type Say = (line: string) => void;
+
+/** Runs `work` for every item, `inFlight` at a time; answers the items per second. */
+async function throughput<T>(items: T[], inFlight: number, work: (item: T) => Promise<boolean>): Promise<{ perSec: number; failed: number }> {
+  let next = 0;
+  let failed = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: Math.min(inFlight, items.length) }, async () => {
+      while (next < items.length) {
+        const item = items[next++];
+        if (!(await work(item).catch(() => false))) failed++;
+      }
+    }),
+  );
+  return { perSec: items.length / ((performance.now() - started) / 1000), failed };
+}
+
+async function freshIntents(n: number, status: 'RECEIVED' | 'PROCESSED'): Promise<string[]> {
+  const { db } = await import('../lib/db/client');
+  const rows = await db().$queryRaw<{ id: string }[]>`
+    INSERT INTO intents (id, status, payload, source, is_replay)
+    SELECT gen_random_uuid(), ${status}::"IntentStatus", jsonb_build_object('bench', g), 'bench', true FROM generate_series(1, ${n}) g
+    RETURNING id::text AS id`;
+  return rows.map((r) => r.id);
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+export type ApiRow = {
+  apiPerSec: number;
+  baselinePerSec: number;
+  ratio: number;
+  apiFailed: number;
+  baselineFailed: number;
+  rounds: string[];
+  /** The same server's own floor, same concurrency: GET /api/health (one SELECT 1) and an unknown /api path (no database). */
+  healthPerSec: number;
+  unknownPerSec: number;
+};
+
+export async function measureApiDoor(databaseUrl: string, say: Say, options: { rounds: number; requests: number; inFlight: number }): Promise<ApiRow> {
+  const { bootstrapAuth } = await import('../lib/auth/bootstrap');
+  const { generateApiToken } = await import('../lib/auth/tokens');
+  const { createBaselinePool, rawUpdateStatus } = await import('../lib/replay/baseline');
+  const { concurrencySettings } = await import('../lib/env');
+  ensureBuild(say, process.env.BENCH_SKIP_BUILD === '1');
+  const token = generateApiToken();
+  await bootstrapAuth({ bootstrapToken: token });
+  const settings = concurrencySettings();
+  const server = await startNext({ port: await freePort(), databaseUrl, logFile: join(root, 'test-results', 'bench-next-server.log'), env: { BRIDGE_ENV: 'development' } });
+  const pool = createBaselinePool(databaseUrl, settings.poolSize);
+  say(`JSON API row: next start at ${server.url}, ${options.requests} status updates per side and round, ${options.inFlight} in flight`);
+  const api = (id: string) =>
+    fetch(`${server.url}/api/intents/${id}/status`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ status: 'NORMALIZED' }),
+    }).then(async (res) => (await res.arrayBuffer(), res.status === 200));
+  const raw = (id: string) => rawUpdateStatus(pool, id, 'NORMALIZED', 'bench:baseline', settings.lockTimeoutMs, settings.preparedStatements).then(() => true);
+  try {
+    // Warm both sides (compilation, connections, prepared statements) before anything is timed.
+    await throughput(await freshIntents(200, 'RECEIVED'), options.inFlight, api);
+    await throughput(await freshIntents(200, 'RECEIVED'), options.inFlight, raw);
+    const ours: { perSec: number; failed: number }[] = [];
+    const theirs: { perSec: number; failed: number }[] = [];
+    for (let r = 0; r < options.rounds; r++) {
+      const [a, b] = [await freshIntents(options.requests, 'RECEIVED'), await freshIntents(options.requests, 'RECEIVED')];
+      if (r % 2 === 0) {
+        ours.push(await throughput(a, options.inFlight, api));
+        theirs.push(await throughput(b, options.inFlight, raw));
+      } else {
+        theirs.push(await throughput(b, options.inFlight, raw));
+        ours.push(await throughput(a, options.inFlight, api));
+      }
+      say(`JSON API round ${r + 1}: ${Math.round(ours[r].perSec)} /s vs baseline ${Math.round(theirs[r].perSec)} /s`);
+    }
+    const ratios = ours.map((o, i) => o.perSec / theirs[i].perSec);
+    const floor = (path: string) => throughput(Array.from({ length: options.requests }, () => path), options.inFlight, (p) => fetch(`${server.url}${p}`).then(async (res) => (await res.arrayBuffer(), true)));
+    const health = await floor('/api/health');
+    const unknown = await floor('/api/no-such-endpoint');
+    return {
+      healthPerSec: health.perSec,
+      unknownPerSec: unknown.perSec,
+      apiPerSec: median(ours.map((o) => o.perSec)),
+      baselinePerSec: median(theirs.map((o) => o.perSec)),
+      ratio: median(ratios),
+      apiFailed: ours.reduce((n, o) => n + o.failed, 0),
+      baselineFailed: theirs.reduce((n, o) => n + o.failed, 0),
+      rounds: ours.map((o, i) => `${Math.round(o.perSec)} vs ${Math.round(theirs[i].perSec)}`),
+    };
+  } finally {
+    await pool.end().catch(() => undefined);
+    await server.stop();
+  }
+}
+
+export type UncontendedRow = { corrections: number; succeeded: number; rowLocks: number; strategy: string; perSec: number };
+
+/** 1,000 corrections, each of its own intent, 10 at a time, under the configured strategy: how many took the row lock. */
+export async function countUncontendedRowLocks(n = 1000): Promise<UncontendedRow> {
+  const { reevaluateIntent, rowLocksTaken } = await import('../lib/intents/commands');
+  const { concurrencySettings } = await import('../lib/env');
+  const ids = await freshIntents(n, 'PROCESSED');
+  const before = rowLocksTaken.reevaluate ?? 0;
+  let succeeded = 0;
+  const { perSec } = await throughput(ids, 10, async (id) => {
+    await reevaluateIntent({ id, diff: { corrected: true }, source: 'bench', reason: 'uncontended' }, { name: 'bench:uncontended' });
+    succeeded++;
+    return true;
+  });
+  return { corrections: n, succeeded, rowLocks: (rowLocksTaken.reevaluate ?? 0) - before, strategy: concurrencySettings().strategies.reevaluate, perSec };
+}

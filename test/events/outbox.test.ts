@@ -1,0 +1,117 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { db } from '@/lib/db/client';
+import { emitEvent } from '@/lib/events/emit';
+import { EVENT_SCHEMAS } from '@/lib/events/payloads';
+import { purgePublishedEvents } from '@/lib/events/relay';
+import { SUBJECTS, type Subject } from '@/lib/events/subjects';
+import { bulkUpdateStatus, createIntent, reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
+import { makeIntent, resetDatabase, tester } from '../helpers';
+
+/**
+ * The transactional outbox: every change other services care about writes its event in the same transaction,
+ * whichever code path made it (the triggers sit on the tables of record), with the versioned payload of
+ * lib/events/payloads.ts.
+ */
+type Row = { id: bigint; subject: Subject; orderingKey: string; partition: number; payload: Record<string, unknown> };
+
+async function outbox(): Promise<Row[]> {
+  return db().$queryRaw<Row[]>`SELECT id, subject, ordering_key AS "orderingKey", partition, payload FROM outbox_events ORDER BY id`;
+}
+
+function expectValid(row: Row) {
+  const parsed = EVENT_SCHEMAS[row.subject].safeParse({ ...row.payload, id: String(row.id) });
+  expect(parsed.success, `${row.subject}: ${parsed.error?.message}\n${JSON.stringify(row.payload)}`).toBe(true);
+}
+
+beforeEach(resetDatabase);
+
+describe('the outbox, fed by triggers', () => {
+  it('writes created, status_changed, corrected and conflict events with the versioned payload', async () => {
+    const intent = await createIntent({ payload: { order: 'O-1', amount: 5 }, source: 'checkout' }, tester);
+    await updateIntentStatus({ id: intent.id, status: 'NORMALIZED' }, tester);
+    await updateIntentStatus({ id: intent.id, status: 'PROCESSED', idempotencyKey: 'k-1' }, tester);
+    await reevaluateIntent({ id: intent.id, diff: { amount: 4 }, source: 'desk', reason: 'discount' }, tester);
+    await expect(updateIntentStatus({ id: intent.id, status: 'COMPLETED', expectedVersion: 1 }, tester)).rejects.toMatchObject({ code: 'version_conflict' });
+
+    const rows = await outbox();
+    expect(rows.map((r) => [r.subject, r.payload.version])).toEqual([
+      [SUBJECTS.intentCreated, 0],
+      [SUBJECTS.statusChanged, 1],
+      [SUBJECTS.statusChanged, 2],
+      [SUBJECTS.corrected, 3],
+      [SUBJECTS.conflict, 3],
+    ]);
+    rows.forEach(expectValid);
+    expect(new Set(rows.map((r) => r.orderingKey))).toEqual(new Set([intent.id]));
+    expect(new Set(rows.map((r) => r.partition)).size).toBe(1);
+    expect(rows[1].payload).toMatchObject({ specVersion: 1, intentId: intent.id, actor: tester.name, data: { from: 'RECEIVED', to: 'NORMALIZED', versionBefore: 0 } });
+    expect(rows[3].payload.data).toMatchObject({ diff: { amount: 4 }, reason: 'discount', source: 'desk', from: 'PROCESSED', to: 'CORRECTED' });
+    expect(rows[4].payload.data).toMatchObject({ expectedVersion: 1, currentVersion: 3 });
+  });
+
+  it('writes one event per intent of a bulk update, and none for a refused or already-applied change', async () => {
+    const a = await makeIntent('NORMALIZED');
+    const b = await makeIntent('NORMALIZED');
+    await resetOutbox();
+    await bulkUpdateStatus({ ids: [a.id, b.id], status: 'PROCESSED' }, tester);
+    await updateIntentStatus({ id: a.id, status: 'PROCESSED' }, tester); // already applied
+    await expect(updateIntentStatus({ id: a.id, status: 'RECEIVED' }, tester)).rejects.toMatchObject({ code: 'invalid_transition' });
+    const rows = await outbox();
+    expect(rows.map((r) => r.subject)).toEqual([SUBJECTS.statusChanged, SUBJECTS.statusChanged]);
+    expect(rows.map((r) => r.payload.intentId).sort()).toEqual([a.id, b.id].sort());
+    expect(rows.every((r) => (r.payload.data as { action: string }).action === 'bulk_status_change')).toBe(true);
+  });
+
+  it('is written in the transaction of the change: rolled back with it', async () => {
+    const intent = await makeIntent('RECEIVED');
+    await resetOutbox();
+    await expect(
+      db().$transaction(async (tx) => {
+        await tx.$executeRaw`UPDATE intents SET status = 'NORMALIZED', version = version + 1 WHERE id = ${intent.id}::uuid`;
+        await tx.$executeRaw`INSERT INTO audit_events (intent_id, action, actor, from_status, to_status, version_before, version_after)
+                             VALUES (${intent.id}::uuid, 'status_change', 'psql', 'RECEIVED', 'NORMALIZED', 0, 1)`;
+        expect((await tx.$queryRaw<unknown[]>`SELECT 1 FROM outbox_events`).length).toBe(1);
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    expect(await outbox()).toEqual([]);
+  });
+
+  it('leaves the contention replay’s synthetic intents out', async () => {
+    await db().$executeRaw`
+      WITH i AS (INSERT INTO intents (id, status, payload, source, is_replay) VALUES (gen_random_uuid(), 'RECEIVED', '{}', 'replay', true) RETURNING id)
+      INSERT INTO audit_events (intent_id, action, actor, to_status, version_after) SELECT id, 'created', 'replay', 'RECEIVED', 0 FROM i`;
+    expect(await outbox()).toEqual([]);
+  });
+
+  it('takes events from other writers through bridge_outbox_emit, in their transaction', async () => {
+    const id = await db().$transaction((tx) =>
+      emitEvent(tx, {
+        subject: SUBJECTS.lockAcquired,
+        orderingKey: 'intent:42',
+        actor: 'reviewer-1',
+        data: { resourceId: 'intent:42', ownerId: 'reviewer-1', expiresAt: '2026-11-24T10:00:00.000Z', fencingToken: 7 },
+        version: 7,
+      }),
+    );
+    const [row] = await outbox();
+    expect(row.id).toBe(id);
+    expect(row.payload).toMatchObject({ type: 'evt.lock.acquired', intentId: null, version: 7, data: { resourceId: 'intent:42' } });
+    expectValid(row);
+  });
+});
+
+describe('retention', () => {
+  it('purges published rows older than the retention period, never unpublished ones', async () => {
+    await makeIntent('PROCESSED'); // three events
+    await db().$executeRaw`UPDATE outbox_events SET published_at = now() - interval '73 hours', created_at = now() - interval '73 hours' WHERE id = 1`;
+    await db().$executeRaw`UPDATE outbox_events SET published_at = now() - interval '1 hour' WHERE id = 2`;
+    await db().$executeRaw`UPDATE outbox_events SET created_at = now() - interval '100 hours' WHERE id = 3`;
+    expect(await purgePublishedEvents(72)).toBe(1);
+    expect((await outbox()).map((r) => Number(r.id))).toEqual([2, 3]);
+  });
+});
+
+async function resetOutbox() {
+  await db().$executeRaw`TRUNCATE outbox_events`;
+}

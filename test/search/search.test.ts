@@ -1,0 +1,96 @@
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type pg from 'pg';
+import { db } from '@/lib/db/client';
+import { createIntent, updateIntentStatus } from '@/lib/intents/commands';
+import { ValidationError } from '@/lib/intents/errors';
+import { listIntents } from '@/lib/intents/queries';
+import { countsUnder, estimatedCounts, resolveSearch, SearchTooSlowError } from '@/lib/search/intents';
+import type { Intent } from '@/lib/intents/types';
+import { rawClient, resetDatabase, tester } from '../helpers';
+
+/** Search as people paste it, against real rows: ids, sources, displayed payload text, raw JSON, time ranges. */
+const held: pg.Client[] = [];
+afterEach(async () => {
+  for (const c of held.splice(0)) await c.end().catch(() => undefined);
+});
+
+let osaka: Intent;
+let kyoto: Intent;
+let refund: Intent;
+
+beforeAll(async () => {
+  await resetDatabase();
+  osaka = await createIntent({ payload: { kind: 'payment', amount: 629.13, customer: { id: 'C8919', city: 'Osaka' } }, source: 'checkout-service' }, tester);
+  kyoto = await createIntent({ payload: { kind: 'payment', amount: 12.5, customer: { id: 'C1000', city: 'Kyoto' } }, source: 'billing-sync' }, tester);
+  refund = await createIntent({ payload: { kind: 'refund', amount: 629.1, note: 'Osaka branch' }, source: 'billing-sync' }, tester);
+  await updateIntentStatus({ id: kyoto.id, status: 'FAILED' }, tester);
+});
+
+const ids = async (input: Parameters<typeof listIntents>[0]) => (await listIntents(input)).items.map((i) => i.id).sort();
+
+describe('search', () => {
+  it('finds an intent by its whole id and by its short id, and says to open it', async () => {
+    expect(await ids({ q: osaka.id })).toEqual([osaka.id]);
+    expect(await ids({ q: osaka.id.toUpperCase() })).toEqual([osaka.id]);
+    expect(await ids({ q: osaka.id.slice(0, 8) })).toEqual([osaka.id]);
+    expect((await resolveSearch(osaka.id.slice(0, 8))).jumpTo).toBe(osaka.id);
+  });
+
+  it('takes a source, by name or as source:name', async () => {
+    expect(await ids({ q: 'billing-sync' })).toEqual([kyoto.id, refund.id].sort());
+    expect(await ids({ q: 'source: checkout-service' })).toEqual([osaka.id]);
+    expect(await ids({ source: 'billing-sync', status: 'FAILED' })).toEqual([kyoto.id]);
+  });
+
+  it('takes payload text as the table displays it', async () => {
+    expect(await ids({ q: 'city: Osaka' })).toEqual([osaka.id]);
+    expect(await ids({ q: 'customer.city: osaka' })).toEqual([osaka.id]);
+    expect(await ids({ q: 'amount: 629.13' })).toEqual([osaka.id]);
+    expect(await ids({ q: 'kind: payment · amount: 12.5' })).toEqual([kyoto.id]);
+    expect(await ids({ q: 'Osaka' })).toEqual([osaka.id, refund.id].sort());
+  });
+
+  it('takes raw JSON fragments in any spacing', async () => {
+    expect(await ids({ q: '{"city":"Osaka"}' })).toEqual([osaka.id]);
+    expect(await ids({ q: '"city" :  "Kyoto"' })).toEqual([kyoto.id]);
+    expect(await ids({ q: '{ "customer": { "city": "Osaka", "id": "C8919" } }' })).toEqual([osaka.id]);
+    expect(await ids({ q: '"amount":629.1' })).toEqual([osaka.id, refund.id].sort());
+  });
+
+  it('filters by a time range of the last update, and refuses one that ends before it starts', async () => {
+    const [{ at }] = await db().$queryRaw<{ at: Date }[]>`SELECT updated_at AS at FROM intents WHERE id = ${kyoto.id}::uuid`;
+    expect(await ids({ from: at.toISOString(), to: new Date(at.getTime() + 1).toISOString() })).toEqual([kyoto.id]);
+    expect(await ids({ from: new Date(at.getTime() + 1).toISOString() })).not.toContain(kyoto.id);
+    await expect(listIntents({ from: '2026-02-01T00:00:00Z', to: '2026-01-01T00:00:00Z' })).rejects.toMatchObject({ issues: [{ field: 'to' }] });
+    await expect(listIntents({ from: 'yesterday' })).rejects.toBeInstanceOf(ValidationError);
+  });
+
+  it('refuses payload terms too short for the index, naming the field', async () => {
+    await expect(listIntents({ q: 'ab' })).rejects.toMatchObject({ issues: [{ field: 'q' }] });
+  });
+
+  it('counts under a search exactly up to the cap, then as at least the cap', async () => {
+    expect(await countsUnder({ q: 'Osaka' })).toMatchObject({ exact: true, capped: false, estimated: false, total: 2, counts: { RECEIVED: 2, FAILED: 0 } });
+    expect(await countsUnder({ source: 'billing-sync' })).toMatchObject({ exact: true, total: 2, counts: { RECEIVED: 1, FAILED: 1 } });
+    const capped = await countsUnder({ q: 'kind' }, { cap: 2 });
+    expect(capped).toMatchObject({ exact: false, capped: true, total: 2, cap: 2 });
+    expect(await countsUnder({})).toMatchObject({ exact: true, total: 3, counts: { RECEIVED: 2, FAILED: 1 } });
+  });
+
+  it('answers a payload search that cannot finish in time with 422 instead of waiting, and counts as unknown', async () => {
+    // A lock held on the table stands in for a scan too long to wait for: the statement timeout ends both.
+    const client = await rawClient();
+    held.push(client);
+    await client.query('BEGIN');
+    await client.query('LOCK TABLE intents IN ACCESS EXCLUSIVE MODE');
+    await expect(listIntents({ q: 'city: Osaka' })).rejects.toBeInstanceOf(SearchTooSlowError);
+    expect(await countsUnder({ q: 'city: Osaka' })).toMatchObject({ counts: null, total: null, exact: false, estimated: false });
+    await client.query('ROLLBACK');
+    expect(new SearchTooSlowError('list').httpStatus).toBe(422);
+  });
+
+  it('estimates counts it cannot afford to count, spread over the statuses and said to be estimates', async () => {
+    const answer = estimatedCounts(3000, { RECEIVED: 2, NORMALIZED: 0, PROCESSED: 0, CORRECTED: 0, COMPLETED: 0, FAILED: 1 }, 10_000);
+    expect(answer).toMatchObject({ estimated: true, exact: false, capped: false, total: 3000, counts: { RECEIVED: 2000, FAILED: 1000, COMPLETED: 0 } });
+  });
+});
