@@ -133,7 +133,7 @@ test('the shell: skip link, keyboard search, and a dark theme that stays chosen'
   // "/" focuses the search from anywhere on the page.
   await page.keyboard.press('/');
   await expect(page.getByRole('searchbox', { name: 'Search payload' })).toBeFocused();
-  await expect(page.getByRole('navigation', { name: 'Main' }).getByText('Workers')).toHaveAttribute('aria-disabled', 'true');
+  await expect(page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Workers' })).toHaveAttribute('href', '/workers');
 
   const themes = page.getByRole('radiogroup', { name: 'Colour theme' });
   await themes.getByRole('radio', { name: 'Dark' }).click();

@@ -68,6 +68,30 @@ export const envSchema = z.object({
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'must start with redis:// or rediss://').optional(),
   /** How often each console instance looks for leases that expired without anyone asking for them again. */
   LEASE_SWEEP_INTERVAL_MS: intFrom(5000, 100, 3_600_000),
+  // ── Pipeline and workers (lib/pipeline, lib/workers) ──
+  /** The BridgeSet, in order: names from the bridge registry (lib/pipeline/bridges.ts). */
+  PIPELINE_BRIDGES: z.string().default('input,normalize,feedback,output').transform((v) => v.split(',').map((b) => b.trim()).filter(Boolean)),
+  /** Modules a worker imports at start to register a deployment's own bridges (comma-separated paths). */
+  PIPELINE_BRIDGE_MODULES: z.string().default('').transform((v) => v.split(',').map((m) => m.trim()).filter(Boolean)),
+  /** Connections that hold pipeline execution locks (one per running pipeline), apart from the engine's pool. */
+  PIPELINE_LOCK_POOL_SIZE: intFrom(10, 1, 200),
+  /** A pipeline run longer than this loses its execution lock (its transaction is ended). */
+  PIPELINE_MAX_RUN_MS: intFrom(600_000, 1000, 86_400_000),
+  /** `npm start` runs one worker beside the console in development unless WORKERS=0. */
+  WORKERS: intFrom(1, 0, 16),
+  WORKER_CONCURRENCY: intFrom(4, 1, 100),
+  WORKER_BATCH_SIZE: intFrom(10, 1, 1000),
+  WORKER_POLL_MS: intFrom(250, 10, 60_000),
+  /** A claim not heartbeated for this long is stale and rescued (by the database's clock). */
+  WORKER_LEASE_MS: intFrom(30_000, 100, 3_600_000),
+  WORKER_HEARTBEAT_MS: intFrom(5_000, 20, 600_000),
+  WORKER_RESCUE_MS: intFrom(5_000, 20, 600_000),
+  WORKER_MAX_ATTEMPTS: intFrom(5, 1, 100),
+  WORKER_RETRY_BASE_MS: intFrom(1_000, 0, 3_600_000),
+  WORKER_RETRY_JITTER_MS: intFrom(500, 0, 3_600_000),
+  WORKER_RETRY_MAX_MS: intFrom(300_000, 0, 86_400_000),
+  /** On SIGTERM: how long in-flight runs get to reach the end of their current bridge before their claims are released. */
+  WORKER_SHUTDOWN_GRACE_MS: intFrom(10_000, 0, 600_000),
   // ── Events out (lib/events) ──
   /** NATS server(s) with JetStream for the outbox relay (e.g. nats://127.0.0.1:4222); unset: no relay runs, events wait in the outbox. */
   NATS_URL: z.string().trim().min(1).optional(),

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --rounds 3] [--json <file>] [--check] [--scenario <name> …] [--no-compare-strategies] [--no-api] [--no-leases]`
+ * `npm run bench [-- --rounds 3] [--json <file>] [--check] [--scenario <name> …] [--no-compare-strategies] [--no-api] [--no-leases] [--no-workers]`
  *
  * The project's benchmark (brief §7): every replay scenario at full size against a throw-away embedded PostgreSQL
  * it starts itself (or BENCH_DATABASE_URL / DATABASE_URL when given), with the raw-SQL baseline (plain pg, the
@@ -15,6 +15,7 @@
 import { writeFileSync } from 'node:fs';
 import { loadavg, userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
+import { benchWorkers, formatWorkersBench, type WorkersBenchResult } from './bench-workers';
 import { LOCK_STRATEGIES } from '../lib/env';
 import { countUncontendedRowLocks, measureApiDoor, type ApiRow, type UncontendedRow } from './bench-extra';
 import { scriptDatabase } from './replay-db';
@@ -116,6 +117,7 @@ async function main(): Promise<number> {
       check: { type: 'boolean', default: false },
       scenario: { type: 'string', multiple: true },
       'compare-strategies': { type: 'boolean', default: true },
+      workers: { type: 'boolean', default: true },
       api: { type: 'boolean', default: true },
       leases: { type: 'boolean', default: true },
     },
@@ -181,7 +183,14 @@ async function main(): Promise<number> {
       console.log(`Run ${k + 2}, a correction strategy not configured (reevaluate ${strategyOf(c)}):`);
       console.log(formatRun(c));
     }
-    if (values.json) writeFileSync(values.json, JSON.stringify({ run, strategyComparison: compared, uncontended, api }, null, 2) + '\n');
+    // The workers' row (scripts/bench-workers.ts): 4 worker processes over 10,000 intents beside the bare claim/finish SQL.
+    let workers: WorkersBenchResult | null = null;
+    if (values.workers) {
+      workers = await benchWorkers(url, say);
+      console.log('');
+      for (const line of formatWorkersBench(workers)) console.log(line);
+    }
+    if (values.json) writeFileSync(values.json, JSON.stringify({ run, strategyComparison: compared, uncontended, api, workers }, null, 2) + '\n');
     if (run.status !== 'finished') return 2;
     const missed = run.verdict !== 'pass' || [...extraRows(uncontended, api), ...leaseRows].some((r) => r.pass === false);
     return values.check && missed ? 1 : 0;

@@ -71,12 +71,20 @@ async function main() {
   process.env.DATABASE_URL = databaseUrl;
 
   let server: ChildProcess | undefined;
+  // Workers beside the console (development only; WORKERS=0 for none): lib/workers, README "Pipeline and workers".
+  const workers: ChildProcess[] = [];
   let relay: { stop: () => Promise<void> } | null = null;
   let stopping = false;
   const stop = async (code: number) => {
     if (stopping) return;
     stopping = true;
     say('stopping…');
+    await Promise.all(
+      workers.filter((w) => w.exitCode === null).map((w) => {
+        w.kill('SIGTERM');
+        return new Promise((r) => w.once('exit', r));
+      }),
+    );
     if (server && server.exitCode === null) {
       server.kill('SIGTERM');
       await new Promise((r) => server!.once('exit', r));
@@ -135,6 +143,18 @@ async function main() {
       }
     });
     await waitForHealth(url, server);
+    if (config.BRIDGE_ENV === 'development') {
+      for (let i = 0; i < config.WORKERS; i++) {
+        // Node with tsx as a loader (not the tsx CLI): the SIGTERM we send reaches the worker itself.
+        const worker = spawn(process.execPath, ['--import', 'tsx', join(root, 'scripts', 'worker.ts')], {
+          cwd: root,
+          stdio: ['ignore', 'inherit', 'inherit'],
+          env: { ...process.env, DATABASE_URL: databaseUrl },
+        });
+        workers.push(worker);
+      }
+      if (config.WORKERS) say(`${config.WORKERS} worker(s) started beside the console (WORKERS=0 for none; \`npm run worker\` starts more)`);
+    }
     // The outbox relay runs here, beside the server: events leave for NATS JetStream when NATS_URL is set.
     const { startRelayFromEnv } = await import('../lib/events/runner');
     relay = startRelayFromEnv('bridge-console', (line) => say(`relay: ${line}`));

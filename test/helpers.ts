@@ -10,6 +10,9 @@ export const tester: Actor = { name: 'test-runner' };
 export async function resetDatabase(): Promise<void> {
   await db().$executeRaw`TRUNCATE intents, corrections, audit_events, conflict_events, idempotency_records, deadlock_events, outcome_counts, lock_wait_buckets, intent_contention, outbox_events, bulk_batches RESTART IDENTITY CASCADE`;
   await db().$executeRaw`TRUNCATE leases, lease_events, lease_fences, dedup_keys RESTART IDENTITY`;
+  // Pipeline and workers: runs, steps and the work queue go with intents (CASCADE); the registry and stats do not.
+  await db().$executeRaw`TRUNCATE workers, worker_stats`;
+  await db().$executeRaw`UPDATE worker_control SET paused = false, changed_by = NULL, changed_at = NULL`;
 }
 
 const PATH_TO: Record<IntentStatus, IntentStatus[]> = {

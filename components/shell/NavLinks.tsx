@@ -25,7 +25,7 @@ function Icon({ name }: { name: keyof typeof ICONS }) {
   );
 }
 
-/** The console's sections. Workers arrives with the pipeline issue (brief §8): shown, but not a link yet. */
+/** The console's sections. An item marked `coming` is shown but not yet a link. */
 export const NAV_ITEMS: NavItem[] = [
   { href: '/intents', label: 'Intents', icon: 'list' },
   { href: '/locks', label: 'Locks', icon: 'lock' },
@@ -33,7 +33,7 @@ export const NAV_ITEMS: NavItem[] = [
   { href: '/replay', label: 'Replay', icon: 'replay' },
   { href: '/events', label: 'Events', icon: 'events' },
   { href: '/audit', label: 'Audit', icon: 'audit' },
-  { href: '/workers', label: 'Workers', icon: 'workers', coming: true },
+  { href: '/workers', label: 'Workers', icon: 'workers' },
 ];
 
 export function NavLinks() {

@@ -3,6 +3,7 @@ import { db } from '@/lib/db/client';
 import { LOCK_WAIT_BOUNDS_MS } from '@/lib/intents/outcomes';
 import { leaseEventTotals } from '@/lib/leases/events';
 import { openStreamCount } from '@/lib/live/stream';
+import { readWorkerMetrics, registerWorkerMetrics, type WorkerMetrics } from '@/lib/workers/metrics';
 import { selectActiveLocks, selectDeadlockTotals, selectLockWaitTotals, selectOutcomeTotals, type LockWaitTotal, type OutcomeTotal } from './queries';
 
 /**
@@ -44,6 +45,8 @@ export type PersistedMetrics = {
   deadlocks: { detections: number; retries: number };
   activeLocks: { lockType: string; n: number }[];
   leaseEvents?: { backend: string; event: string; n: number }[];
+  /** Claims, completions, failures, rescues and queue depth of the workers (lib/workers/metrics.ts). */
+  workers?: WorkerMetrics;
 };
 
 /** One consistent read of everything, under short timeouts: a struggling database must not pile up scrapes. */
@@ -57,6 +60,7 @@ export async function readPersistedMetrics(): Promise<PersistedMetrics> {
         deadlocks: await selectDeadlockTotals(tx),
         activeLocks: await selectActiveLocks(tx),
         leaseEvents: await leaseEventTotals(tx),
+        workers: await readWorkerMetrics(tx),
       };
     },
     { isolationLevel: 'RepeatableRead', maxWait: 3000, timeout: 10_000 },
@@ -123,6 +127,7 @@ export function persistedRegistry(data: PersistedMetrics): Registry {
 
   const leases = new Counter({ name: 'bridge_lease_events_total', help: 'Lease events by backend and kind (acquired, denied, refreshed, released, expired), from the lease event log (kept 7 days)', labelNames: ['backend', 'event'], registers });
   for (const e of data.leaseEvents ?? []) leases.inc({ backend: e.backend, event: e.event }, e.n);
+  if (data.workers) registerWorkerMetrics(registry, data.workers);
 
   new Gauge({ name: 'bridge_metrics_database_up', help: '1 when the persisted metrics could be read from Postgres on this scrape', registers }).set(1);
   return registry;

@@ -4,6 +4,7 @@ import { GET as auditRoute } from '@/app/api/intents/[id]/audit/route';
 import { POST as statusRoute } from '@/app/api/intents/[id]/status/route';
 import { POST as reevalRoute } from '@/app/api/intents/[id]/reeval/route';
 import { POST as bulkRoute } from '@/app/api/intents/bulk-status/route';
+import { GET as pipelineRunsRoute, POST as pipelineRoute } from '@/app/api/intents/[id]/pipeline/route';
 import { GET as healthRoute } from '@/app/api/health/route';
 import { apiRequest, resetAuth, userWithToken } from '../auth-helpers';
 
@@ -52,6 +53,8 @@ export const api = {
   status: (id: string, body: unknown) => send(statusRoute, `/api/intents/${encodeURIComponent(id)}/status`, 'POST', body, id),
   reeval: (id: string, body: unknown) => send(reevalRoute, `/api/intents/${encodeURIComponent(id)}/reeval`, 'POST', body, id),
   bulk: (body: unknown) => send(bulkRoute, '/api/intents/bulk-status', 'POST', body),
+  pipeline: (id: string, body?: unknown) => send(pipelineRoute, `/api/intents/${encodeURIComponent(id)}/pipeline`, 'POST', body, id),
+  pipelineRuns: (id: string) => send(pipelineRunsRoute, `/api/intents/${encodeURIComponent(id)}/pipeline`, 'GET', undefined, id),
   health: async (): Promise<ApiResponse> => {
     const response = await healthRoute();
     return { status: response.status, body: await response.json(), headers: response.headers };

@@ -13,7 +13,7 @@ import { DOORS } from './routes';
 const READS = ['intents.read', 'locks.read', 'contention.read', 'replay.read', 'audit.read'];
 const MAY: Record<Role, (permission: string) => boolean> = {
   viewer: (p) => READS.includes(p),
-  operator: (p) => [...READS, 'intents.create', 'intents.status', 'intents.bulk', 'leases.use'].includes(p),
+  operator: (p) => [...READS, 'intents.create', 'intents.status', 'intents.bulk', 'pipeline.run', 'leases.use'].includes(p),
   reviewer: (p) => [...READS, 'intents.correct', 'leases.use'].includes(p),
   oncall: (p) => [...READS, 'leases.use'].includes(p),
   admin: (p) => [...READS, 'leases.use'].includes(p),

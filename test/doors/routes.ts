@@ -18,6 +18,8 @@ import { GET as getConflicts } from '@/app/api/console/intents/[id]/conflicts/ro
 import { GET as getReplayRuns } from '@/app/api/console/replay/runs/route';
 import { GET as getLeases } from '@/app/api/leases/route';
 import { POST as postAcquire } from '@/app/api/leases/[resource]/acquire/route';
+import { GET as getPipelineRuns, POST as postPipeline } from '@/app/api/intents/[id]/pipeline/route';
+import { GET as getWorkers } from '@/app/api/workers/route';
 import type { Permission } from '@/lib/auth/permissions';
 
 export type Door = {
@@ -96,4 +98,14 @@ export const DOORS: Door[] = [
     fuzz: false,
   },
   { name: 'GET /api/console/replay/runs', method: 'GET', permission: 'replay.read', path: () => '/api/console/replay/runs', call: (r) => getReplayRuns(r, undefined as never), fuzz: false },
+  {
+    name: 'POST /api/intents/:id/pipeline',
+    method: 'POST',
+    permission: 'pipeline.run',
+    path: (id) => `/api/intents/${id}/pipeline`,
+    call: (r, id) => postPipeline(r, params(id)),
+    validBody: () => ({ mode: 'FAILFAST' }),
+  },
+  { name: 'GET /api/intents/:id/pipeline', method: 'GET', permission: 'intents.read', path: (id) => `/api/intents/${id}/pipeline`, call: (r, id) => getPipelineRuns(r, params(id)) },
+  { name: 'GET /api/workers', method: 'GET', permission: 'intents.read', path: () => '/api/workers', call: (r) => getWorkers(r, undefined as never), fuzz: false },
 ];

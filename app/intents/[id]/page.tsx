@@ -5,6 +5,7 @@ import { IntentDetail } from '@/components/intents/IntentDetail';
 import { AuditServerPanel, ConflictsServerPanel } from '@/components/intents/IntentDetailPanels';
 import { LiveSince } from '@/components/live/LiveProvider';
 import { Skeleton } from '@/components/ui/Skeleton';
+import { PipelineRunsPanel } from '@/components/workers/PipelineRunsPanel';
 import { can } from '@/lib/auth/permissions';
 import { requirePageUser } from '@/lib/auth/server';
 import { livePositionForPage } from '@/lib/console/live-position';
@@ -53,6 +54,7 @@ export default async function IntentPage({ params }: { params: Promise<{ id: str
           lockTimeoutMs={concurrencySettings().lockTimeoutMs}
           aside={
             <>
+              <PipelineRunsPanel id={id} canRun={can(user, 'pipeline.run')} />
               <Suspense fallback={<Skeleton label="Loading the audit timeline" lines={6} />}>
                 <AuditServerPanel id={id} />
               </Suspense>

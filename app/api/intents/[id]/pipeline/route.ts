@@ -1,0 +1,23 @@
+import { NextResponse } from 'next/server';
+import { requestActor } from '@/lib/http/actor';
+import { handler, otherMethods, readJsonBody } from '@/lib/http/respond';
+import { parseInput } from '@/lib/intents/schemas';
+import { listPipelineRuns, runPipeline, runPipelineSchema } from '@/lib/pipeline/run';
+
+export const dynamic = 'force-dynamic';
+
+/** Runs the BridgeSet on the intent: 200 `{ intent, run }`, 423 `lock_timeout` while another execution holds it. */
+export const POST = handler(async (request, { params }: { params: Promise<{ id: string }> }) => {
+  const actor = await requestActor(request, 'pipeline.run');
+  const body = parseInput(runPipelineSchema, await readJsonBody(request));
+  const result = await runPipeline({ ...body, id: (await params).id }, actor, { door: 'api' });
+  return NextResponse.json(result);
+});
+
+/** The intent's latest pipeline runs with their steps, newest first. */
+export const GET = handler(async (request, { params }: { params: Promise<{ id: string }> }) => {
+  await requestActor(request, 'intents.read');
+  return NextResponse.json({ runs: await listPipelineRuns((await params).id) });
+});
+
+export const { PUT, PATCH, DELETE } = otherMethods('GET', 'POST');

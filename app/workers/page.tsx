@@ -1,0 +1,24 @@
+import { Forbidden } from '@/components/auth/Forbidden';
+import { WorkersView } from '@/components/workers/WorkersView';
+import { can } from '@/lib/auth/permissions';
+import { requirePageUser } from '@/lib/auth/server';
+import { env } from '@/lib/env';
+import { registeredBridges } from '@/lib/pipeline/bridges';
+
+export const dynamic = 'force-dynamic';
+export const metadata = { title: 'Workers · Bridge Console' };
+
+export default async function WorkersPage() {
+  const me = await requirePageUser('/workers');
+  if (!can(me, 'intents.read')) return <Forbidden permission="intents.read" />;
+  const e = env();
+  const configured = new Set(e.PIPELINE_BRIDGES);
+  return (
+    <WorkersView
+      canControl={can(me, 'pipeline.run')}
+      bridgeSet={e.PIPELINE_BRIDGES}
+      bridges={registeredBridges().filter((b) => configured.has(b.name)).map((b) => ({ name: b.name, description: b.description, accepts: [...b.accepts] }))}
+      settings={{ leaseMs: e.WORKER_LEASE_MS, maxAttempts: e.WORKER_MAX_ATTEMPTS, retryBaseMs: e.WORKER_RETRY_BASE_MS, retryMaxMs: e.WORKER_RETRY_MAX_MS }}
+    />
+  );
+}

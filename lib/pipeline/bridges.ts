@@ -1,0 +1,130 @@
+import { env } from '@/lib/env';
+import { isPlainObject, type JsonObject, type JsonValue } from '@/lib/intents/json';
+import { BridgeError, UnknownBridgeError } from './errors';
+import type { Bridge } from './types';
+
+/**
+ * The bridge registry and the four built-in bridges of the BridgeSet (Input → Normalize → Feedback → Output).
+ * Each built-in bridge is deterministic: the same intent gives the same engine calls, so a step redone after a
+ * crash either finds its work done (the intent's status has moved past what the bridge accepts: skipped) or repeats
+ * a correction whose id is derived from its diff (the engine answers "already applied").
+ */
+
+/** Strings with their surrounding whitespace removed, at every depth: the canonical payload. */
+export function canonicalPayload(value: JsonValue): JsonValue {
+  if (typeof value === 'string') return value.trim();
+  if (Array.isArray(value)) return value.map(canonicalPayload);
+  if (isPlainObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, canonicalPayload(v)]));
+  return value;
+}
+
+/**
+ * The smallest diff that turns `from` into `to` under the engine's deep merge (objects merge, anything else
+ * replaces), for objects with the same keys. Empty when nothing changes.
+ */
+export function mergeDiff(from: JsonObject, to: JsonObject): JsonObject {
+  const diff: JsonObject = {};
+  for (const [key, next] of Object.entries(to)) {
+    const prev = from[key];
+    if (isPlainObject(prev) && isPlainObject(next)) {
+      const inner = mergeDiff(prev, next);
+      if (Object.keys(inner).length) diff[key] = inner;
+    } else if (JSON.stringify(prev) !== JSON.stringify(next)) {
+      diff[key] = next;
+    }
+  }
+  return diff;
+}
+
+/** Input: RECEIVED → NORMALIZED once the payload is a non-empty object whose keys are not blank. */
+export const inputBridge: Bridge = {
+  name: 'input',
+  description: 'Validates the payload (a non-empty object, no blank keys) and moves RECEIVED to NORMALIZED.',
+  accepts: ['RECEIVED'],
+  async run(ctx) {
+    const keys = Object.keys(ctx.intent.payload);
+    if (keys.length === 0) throw new BridgeError('The payload is empty: there is nothing to process.', { field: 'payload' });
+    const blank = keys.filter((k) => k.trim() === '');
+    if (blank.length) throw new BridgeError('The payload has a blank key.', { field: 'payload', keys: blank });
+    await ctx.moveTo('NORMALIZED');
+    return { keys: keys.length };
+  },
+};
+
+/** Normalize: writes the canonical payload (trimmed strings) as a correction when it differs, then NORMALIZED → PROCESSED. */
+export const normalizeBridge: Bridge = {
+  name: 'normalize',
+  description: 'Writes the canonical payload (strings trimmed) as a correction when it differs, and moves NORMALIZED to PROCESSED.',
+  accepts: ['NORMALIZED'],
+  async run(ctx) {
+    const diff = mergeDiff(ctx.intent.payload, canonicalPayload(ctx.intent.payload) as JsonObject);
+    const changed = Object.keys(diff);
+    if (changed.length) await ctx.correct(diff, 'pipeline normalize: canonical payload (surrounding whitespace trimmed)');
+    await ctx.moveTo('PROCESSED');
+    return { changed };
+  },
+};
+
+/**
+ * Feedback: a payload may carry `feedback`, an object of adjustments sent along by an upstream service or a
+ * reviewer; it is applied as a correction (PROCESSED → CORRECTED). Without it the intent stays PROCESSED.
+ */
+export const feedbackBridge: Bridge = {
+  name: 'feedback',
+  description: 'Applies the payload’s `feedback` object as a correction (PROCESSED → CORRECTED); without one the intent stays PROCESSED.',
+  accepts: ['PROCESSED'],
+  async run(ctx): Promise<JsonObject> {
+    const feedback = ctx.intent.payload.feedback;
+    if (!isPlainObject(feedback) || Object.keys(feedback).length === 0) return { corrected: false };
+    const after = await ctx.correct(feedback, 'pipeline feedback');
+    return { corrected: true, status: after.status };
+  },
+};
+
+/** Output: PROCESSED or CORRECTED → COMPLETED. */
+export const outputBridge: Bridge = {
+  name: 'output',
+  description: 'Moves PROCESSED or CORRECTED to COMPLETED.',
+  accepts: ['PROCESSED', 'CORRECTED'],
+  async run(ctx) {
+    const done = await ctx.moveTo('COMPLETED');
+    return { completedAtVersion: done.version };
+  },
+};
+
+const registry = globalThis as unknown as { bridgeRegistry?: Map<string, Bridge> };
+
+function bridges(): Map<string, Bridge> {
+  if (!registry.bridgeRegistry) {
+    registry.bridgeRegistry = new Map();
+    for (const b of [inputBridge, normalizeBridge, feedbackBridge, outputBridge]) registry.bridgeRegistry.set(b.name, b);
+  }
+  return registry.bridgeRegistry;
+}
+
+const BRIDGE_NAME = /^[a-z][a-z0-9_-]{0,63}$/;
+
+/** Adds a bridge (a deployment's own, or a test's). A name in use is refused unless `replace` says so. */
+export function registerBridge(bridge: Bridge, options: { replace?: boolean } = {}): void {
+  if (!BRIDGE_NAME.test(bridge.name)) throw new Error(`Bridge name "${bridge.name}" must be lower-case letters, digits, - or _ (up to 64).`);
+  if (bridges().has(bridge.name) && !options.replace) throw new Error(`A bridge named "${bridge.name}" is already registered.`);
+  bridges().set(bridge.name, bridge);
+}
+
+export function unregisterBridge(name: string): void {
+  bridges().delete(name);
+}
+
+export function registeredBridges(): Bridge[] {
+  return [...bridges().values()];
+}
+
+/** The BridgeSet to run: the names given, or PIPELINE_BRIDGES; an unknown name is refused before anything runs. */
+export function resolveBridgeSet(names: readonly string[] = env().PIPELINE_BRIDGES): Bridge[] {
+  const unknown = names.filter((n) => !bridges().has(n));
+  if (unknown.length) {
+    throw new UnknownBridgeError(`No bridge is registered as ${unknown.map((n) => `"${n}"`).join(', ')}; registered: ${[...bridges().keys()].join(', ')}.`, { unknown });
+  }
+  if (new Set(names).size !== names.length) throw new UnknownBridgeError('A bridge appears twice in the BridgeSet.', { bridges: names });
+  return names.map((n) => bridges().get(n)!);
+}

@@ -1,0 +1,21 @@
+import { DomainError } from '@/lib/intents/errors';
+
+/** A bridge's own refusal (a payload it cannot take, say): recorded as the step's error. */
+export class BridgeError extends DomainError {
+  readonly code = 'bridge_failed';
+  readonly httpStatus = 422;
+}
+
+export class UnknownBridgeError extends DomainError {
+  readonly code = 'unknown_bridge';
+  readonly httpStatus = 400;
+}
+
+/**
+ * A worker's claim is no longer its own (rescued after its lease ran out, or released): the database refused a
+ * write conditional on the claim token, and the run stops without writing anything else.
+ */
+export class LostClaimError extends DomainError {
+  readonly code = 'lost_claim';
+  readonly httpStatus = 409;
+}

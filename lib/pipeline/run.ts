@@ -1,0 +1,204 @@
+import { z } from 'zod';
+import { db } from '@/lib/db/client';
+import { reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
+import { DomainError, InvalidTransitionError, NotFoundError } from '@/lib/intents/errors';
+import type { JsonObject, JsonValue } from '@/lib/intents/json';
+import { getIntent } from '@/lib/intents/queries';
+import { intentIdSchema, parseInput } from '@/lib/intents/schemas';
+import type { Actor } from '@/lib/intents/types';
+import { announceCommitted } from '@/lib/live/announce';
+import { resolveBridgeSet } from './bridges';
+import { LostClaimError } from './errors';
+import { withPipelineLock } from './lock';
+import { finishRun, finishStep, selectRuns, startRun, startStep } from './repository';
+import { PIPELINE_MODES, type BridgeContext, type PipelineDoor, type PipelineIntent, type PipelineMode, type PipelineResult, type PipelineRun, type PipelineStep, type RunStatus } from './types';
+
+/**
+ * Executes the BridgeSet on one intent under its execution lock (lock.ts: NOWAIT, a second execution gets 423
+ * `lock_timeout`). Every step's start and end is recorded and audited; a step the intent's round has already
+ * completed is replayed from its record instead of run again, so a run after a crash redoes nothing that finished.
+ *
+ * FAILFAST: the first failing bridge fails the intent (through the engine) and the run stops. CONTINUE: the failure
+ * is recorded and the next bridge runs. A worker's run that has attempts left stops at the first failure without
+ * failing the intent (the worker schedules the retry): `failIntentOnFailure: false`.
+ */
+export const runPipelineSchema = z.strictObject({
+  mode: z.enum(PIPELINE_MODES, { error: `must be one of ${PIPELINE_MODES.join(', ')}` }).optional(),
+});
+export type RunPipelineInput = z.infer<typeof runPipelineSchema> & { id: string };
+
+export type RunPipelineOptions = {
+  door?: PipelineDoor;
+  /** Bridge names (default: PIPELINE_BRIDGES). */
+  bridges?: readonly string[];
+  /** A worker's claim: every write of the run is conditional on it. */
+  claimToken?: string;
+  /** FAILFAST marks the intent FAILED at the first failing bridge (default true). */
+  failIntentOnFailure?: boolean;
+  /** Checked between bridges: an aborted run stops as `interrupted` without starting the next bridge. */
+  signal?: AbortSignal;
+};
+
+/** An audit reason the engine accepts (at most 500 UTF-16 units), cut between characters, never inside one. */
+export function auditReason(text: string): string {
+  return Array.from(text).slice(0, 240).join('');
+}
+
+function errorText(err: unknown): string {
+  if (err instanceof DomainError) return `${err.code}: ${err.message}`;
+  return err instanceof Error ? err.message : String(err);
+}
+
+export async function runPipeline(input: RunPipelineInput, actor: Actor, options: RunPipelineOptions = {}): Promise<PipelineResult> {
+  const id = parseInput(intentIdSchema, input.id, 'id').toLowerCase();
+  const mode: PipelineMode = parseInput(runPipelineSchema, { mode: input.mode }).mode ?? 'FAILFAST';
+  const bridges = resolveBridgeSet(options.bridges);
+  const door = options.door ?? 'api';
+  const token = options.claimToken ?? null;
+  const failIntent = options.failIntentOnFailure ?? true;
+  const signal = options.signal ?? new AbortController().signal;
+
+  return withPipelineLock(id, async () => {
+    const started = await startRun(db(), { intentId: id, mode, door, actor: actor.name, claimToken: token });
+    if (!started.claimHeld) throw new LostClaimError(`The claim on intent ${id} is no longer held; the run did not start.`, { intentId: id });
+    if (started.intentStatus === null) throw new NotFoundError(`Intent ${id}`, { id });
+    if (!started.runId) {
+      throw new InvalidTransitionError(
+        `Intent ${id} is ${started.intentStatus} and cannot enter the pipeline.${started.intentStatus === 'FAILED' ? ' Retry it first (FAILED → RECEIVED).' : ' COMPLETED is terminal.'}`,
+        { intentId: id, from: started.intentStatus },
+      );
+    }
+    const runId = started.runId;
+    const round = started.round!;
+    const steps: PipelineStep[] = [];
+    const failures: string[] = [];
+    let status: Exclude<RunStatus, 'running' | 'abandoned'> = 'succeeded';
+
+    for (const [position, bridge] of bridges.entries()) {
+      if (signal.aborted) {
+        status = 'interrupted';
+        break;
+      }
+      const step = await startStep(db(), {
+        intentId: id,
+        runId,
+        round,
+        position,
+        bridge: bridge.name,
+        accepts: bridge.accepts,
+        replayed: started.recorded[bridge.name],
+        actor: actor.name,
+        claimToken: token,
+      });
+      if (step.stepId === null) throw new LostClaimError(`The claim on intent ${id} was lost before bridge ${bridge.name}.`, { intentId: id, bridge: bridge.name });
+      announceCommitted();
+      const at = (d: Date | null) => d?.toISOString() ?? null;
+      if (step.stepStatus !== 'running') {
+        steps.push({ bridge: bridge.name, status: step.stepStatus!, startedAt: at(step.startedAt), finishedAt: at(step.finishedAt), ...(step.stepStatus === 'replayed' ? { result: started.recorded[bridge.name] } : {}) });
+        continue;
+      }
+
+      let current: PipelineIntent = { id, status: step.status, version: step.version, payload: step.payload };
+      const ctx: BridgeContext = {
+        get intent() {
+          return current;
+        },
+        actor,
+        runId,
+        mode,
+        signal,
+        async moveTo(to) {
+          const { intent } = await updateIntentStatus({ id, status: to, expectedVersion: current.version }, actor);
+          current = { id, status: intent.status, version: intent.version, payload: intent.payload };
+          return current;
+        },
+        async correct(diff, reason) {
+          const r = await reevaluateIntent({ id, diff, reason, source: `pipeline:${bridge.name}`, expectedVersion: current.version }, actor);
+          current = { ...current, status: r.status, version: r.version };
+          return current;
+        },
+      };
+
+      let result: JsonValue | null = null;
+      let error: string | null = null;
+      try {
+        result = ((await bridge.run(ctx)) ?? null) as JsonObject | null;
+      } catch (err) {
+        error = errorText(err);
+      }
+      const finishedAt = await finishStep(db(), {
+        intentId: id,
+        runId,
+        stepId: step.stepId,
+        bridge: bridge.name,
+        status: error === null ? 'completed' : 'failed',
+        result,
+        error,
+        actor: actor.name,
+        claimToken: token,
+      });
+      if (!finishedAt) throw new LostClaimError(`The claim on intent ${id} was lost during bridge ${bridge.name}; its result was not recorded.`, { intentId: id, bridge: bridge.name });
+      announceCommitted();
+      steps.push({ bridge: bridge.name, status: error === null ? 'completed' : 'failed', startedAt: at(step.startedAt), finishedAt: at(finishedAt), ...(result !== null ? { result } : {}), ...(error ? { error } : {}) });
+
+      if (error !== null) {
+        failures.push(`${bridge.name}: ${error}`);
+        if (mode === 'FAILFAST') {
+          status = 'failed';
+          if (failIntent) {
+            try {
+              await updateIntentStatus({ id, status: 'FAILED', reason: auditReason(`pipeline: ${bridge.name} failed: ${error}`) }, actor);
+            } catch (err) {
+              failures.push(`marking the intent FAILED: ${errorText(err)}`);
+            }
+          }
+          break;
+        }
+        status = 'finished_with_errors';
+      }
+    }
+
+    const runError = failures.length ? failures.join('; ') : null;
+    const finished = await finishRun(db(), { intentId: id, runId, status, error: runError, actor: actor.name, claimToken: token });
+    if (!finished) throw new LostClaimError(`The claim on intent ${id} was lost before its run could be closed.`, { intentId: id });
+    announceCommitted();
+    const run: PipelineRun = {
+      id: runId,
+      intentId: id,
+      round,
+      mode,
+      status,
+      door,
+      actor: actor.name,
+      startedAt: started.startedAt!.toISOString(),
+      finishedAt: finished.finishedAt.toISOString(),
+      ...(runError ? { error: runError } : {}),
+      steps,
+    };
+    return { intent: finished.intent, run };
+  });
+}
+
+/** An intent's pipeline runs, newest first, with their steps. */
+export async function listPipelineRuns(idInput: string, limit = 20): Promise<PipelineRun[]> {
+  const id = parseInput(intentIdSchema, idInput, 'id').toLowerCase();
+  const runs = await selectRuns(db(), id, limit);
+  // No runs: say whether the intent exists at all (getIntent answers 404 when it does not).
+  if (runs.length === 0) await getIntent(id);
+  return runs;
+}
+
+/**
+ * An operator's retry of a FAILED intent: FAILED → RECEIVED through the engine (at `expectedVersion` when given,
+ * which starts the intent's next round), then the pipeline.
+ */
+export async function retryPipeline(input: RunPipelineInput & { expectedVersion?: number }, actor: Actor, options: RunPipelineOptions = {}): Promise<PipelineResult> {
+  const id = parseInput(intentIdSchema, input.id, 'id').toLowerCase();
+  const { mode } = parseInput(runPipelineSchema, { mode: input.mode });
+  const current = await getIntent(id);
+  if (current.status !== 'FAILED') {
+    throw new InvalidTransitionError(`Intent ${id} is ${current.status}: only a FAILED intent is retried.`, { intentId: id, from: current.status });
+  }
+  await updateIntentStatus({ id, status: 'RECEIVED', expectedVersion: input.expectedVersion ?? current.version }, actor);
+  return runPipeline({ id, mode }, actor, options);
+}

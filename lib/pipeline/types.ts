@@ -1,0 +1,69 @@
+import type { IntentStatus } from '@/lib/intents/state-machine';
+import type { JsonObject, JsonValue } from '@/lib/intents/json';
+import type { Actor, Intent } from '@/lib/intents/types';
+
+export const PIPELINE_MODES = ['FAILFAST', 'CONTINUE'] as const;
+/** FAILFAST: the first failing bridge fails the intent and stops the run. CONTINUE: record the failure, go on. */
+export type PipelineMode = (typeof PIPELINE_MODES)[number];
+
+/** Where a run came from: the JSON API, a console action, or a worker's claim. */
+export type PipelineDoor = 'api' | 'console' | 'worker';
+
+export type RunStatus = 'running' | 'succeeded' | 'failed' | 'finished_with_errors' | 'interrupted' | 'abandoned';
+export type StepStatus = 'running' | 'completed' | 'failed' | 'skipped' | 'replayed' | 'abandoned';
+
+/** What a bridge sees of the intent when its step starts. */
+export type PipelineIntent = Pick<Intent, 'id' | 'status' | 'version' | 'payload'>;
+
+export type BridgeContext = {
+  /** The intent as it was when this step started; kept current by moveTo and correct. */
+  readonly intent: PipelineIntent;
+  readonly actor: Actor;
+  readonly runId: string;
+  readonly mode: PipelineMode;
+  /** Aborted when the worker is stopping: a long bridge may stop early (it then fails and is retried). */
+  readonly signal: AbortSignal;
+  /** Moves the intent to `status` through the engine's status command, at the version this step has seen. */
+  moveTo(status: IntentStatus): Promise<PipelineIntent>;
+  /** Applies a correction through the engine's correction command, at the version this step has seen. */
+  correct(diff: JsonObject, reason: string): Promise<PipelineIntent>;
+};
+
+/**
+ * A bridge: one small deterministic step of the pipeline. It runs only when the intent's status is one it
+ * `accepts` (otherwise the step is recorded as skipped), changes the intent only through the context's engine
+ * commands, and returns a JSON result that is recorded and replayed (not re-run) by a later run of the same round.
+ * A failure is any thrown error; BridgeError is for refusals the bridge means (bad payload, say).
+ */
+export type Bridge = {
+  name: string;
+  /** Its contract in one sentence, shown in the console. */
+  description: string;
+  accepts: readonly IntentStatus[];
+  run(ctx: BridgeContext): Promise<JsonObject | void>;
+};
+
+export type PipelineStep = {
+  bridge: string;
+  status: StepStatus;
+  startedAt: string | null;
+  finishedAt: string | null;
+  result?: JsonValue;
+  error?: string;
+};
+
+export type PipelineRun = {
+  id: string;
+  intentId: string;
+  round: number;
+  mode: PipelineMode;
+  status: RunStatus;
+  door: PipelineDoor;
+  actor: string;
+  startedAt: string;
+  finishedAt: string | null;
+  error?: string;
+  steps: PipelineStep[];
+};
+
+export type PipelineResult = { intent: Intent; run: PipelineRun };

@@ -1,0 +1,139 @@
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { db } from '@/lib/db/client';
+import { createIntent } from '@/lib/intents/commands';
+import { LostClaimError } from '@/lib/pipeline/errors';
+import { disconnectLockDb } from '@/lib/pipeline/lock';
+import { runPipeline } from '@/lib/pipeline/run';
+import { startStep } from '@/lib/pipeline/repository';
+import { finishClaim, heartbeatClaims, releaseClaim, scheduleRetry } from '@/lib/workers/repository';
+import { resetEngine, session, waitForWaiters } from '../barriers';
+import { tester } from '../helpers';
+import { GATE_LOCK_KEY } from './bridges.fixture';
+import { spawnWorker, until, type WorkerProcess } from './spawn';
+
+/**
+ * Workers as separate processes (`tsx scripts/worker.ts`) against one database: K workers over M intents process
+ * each exactly once (checked from the step records), and a worker killed with SIGKILL mid-run has its claim
+ * rescued (time moved by SQL, not by sleeping) and finished by another, with no step done twice and the dead
+ * worker's token refused.
+ */
+const running = new Set<WorkerProcess>();
+const start = (env: Record<string, string> = {}) => {
+  const w = spawnWorker(env);
+  running.add(w);
+  void w.exited.then(() => running.delete(w));
+  return w;
+};
+
+beforeEach(resetEngine);
+afterEach(async () => {
+  const left = [...running];
+  for (const w of left) w.child.kill('SIGKILL');
+  await Promise.all(left.map((w) => w.exited));
+});
+afterAll(disconnectLockDb);
+
+const workRows = () =>
+  db().$queryRaw<{ intentId: string; state: string; attempt: number; claimToken: string | null; claimedBy: string | null; lastError: string | null }[]>`
+    SELECT intent_id::text AS "intentId", state, attempt, claim_token::text AS "claimToken", claimed_by AS "claimedBy", last_error AS "lastError" FROM intent_work ORDER BY intent_id`;
+
+describe('K workers × M intents (separate processes)', () => {
+  it('3 workers, 40 intents: every intent processed exactly once, no double claim, no step run twice', async () => {
+    const M = 40;
+    const ids: string[] = [];
+    for (let i = 0; i < M; i++) ids.push((await createIntent({ payload: { order: `K-${i}`, amount: i }, source: 'test' }, tester)).id);
+    const workers = [0, 1, 2].map(() => start({ WORKER_CONCURRENCY: '4', WORKER_BATCH_SIZE: '5' }));
+    await until('all intents completed', async () => {
+      const rows = await workRows();
+      return rows.length === M && rows.every((r) => r.state === 'completed');
+    }, 200_000);
+
+    const runs = await db().$queryRaw<{ intentId: string; n: bigint; statuses: string[] }[]>`
+      SELECT intent_id::text AS "intentId", count(*) AS n, array_agg(status) AS statuses FROM pipeline_runs GROUP BY intent_id`;
+    expect(runs).toHaveLength(M);
+    for (const r of runs) expect({ id: r.intentId, n: Number(r.n), statuses: r.statuses }).toEqual({ id: r.intentId, n: 1, statuses: ['succeeded'] });
+    const steps = await db().$queryRaw<{ bridge: string; status: string; n: bigint }[]>`
+      SELECT bridge, status, count(*) AS n FROM pipeline_steps GROUP BY bridge, status ORDER BY bridge`;
+    expect(steps.map((s) => `${s.bridge}:${s.status}:${s.n}`)).toEqual(['feedback:completed:40', 'input:completed:40', 'normalize:completed:40', 'output:completed:40']);
+    const intents = await db().$queryRaw<{ status: string; version: number }[]>`SELECT status::text AS status, version FROM intents`;
+    expect(intents.every((i) => i.status === 'COMPLETED' && i.version === 3)).toBe(true);
+    // One claim per intent: the first attempt did it, and tokens are distinct.
+    const rows = await workRows();
+    expect(rows.every((r) => r.attempt === 1)).toBe(true);
+    expect(new Set(rows.map((r) => r.claimToken)).size).toBe(M);
+
+    for (const w of workers) w.child.kill('SIGTERM');
+    expect(await Promise.all(workers.map((w) => w.exited))).toEqual([0, 0, 0]);
+    const registry = await db().$queryRaw<{ state: string }[]>`SELECT state FROM workers`;
+    expect(registry.map((r) => r.state)).toEqual(['stopped', 'stopped', 'stopped']);
+  }, 240_000); // three processes starting and working on a shared 2-core machine
+});
+
+describe('a worker killed mid-run', () => {
+  it('SIGKILL: the claim is rescued after its lease (moved by SQL), another worker finishes it, no step twice, the old token is refused', async () => {
+    const gate = await session('bridge-test:gate');
+    await gate.query('SELECT pg_advisory_lock($1::bigint)', [GATE_LOCK_KEY]);
+    const intent = await createIntent({ payload: { order: 'KILL-1', amount: 1 }, source: 'test' }, tester);
+    const env = { PIPELINE_BRIDGES: 'input,test-gate,normalize,feedback,output', WORKER_LEASE_MS: '60000' };
+
+    const a = start(env);
+    await waitForWaiters(1, {}, 90_000); // worker A (once started) is inside test-gate, holding its claim and the execution lock
+    const [claimA] = await workRows();
+    expect(claimA).toMatchObject({ state: 'running', attempt: 1 });
+    a.child.kill('SIGKILL');
+    await a.exited;
+    await gate.query('SELECT pg_advisory_unlock($1::bigint)', [GATE_LOCK_KEY]); // the gate is open from now on
+
+    // Nobody rescues it early: the lease has a minute to run.
+    expect((await workRows())[0]).toMatchObject({ state: 'running', claimToken: claimA.claimToken });
+    // Time moves by SQL: the lease ran out a second ago by the database's clock.
+    await db().$executeRaw`UPDATE intent_work SET lease_until = now() - interval '1 second', heartbeat_at = now() - interval '61 seconds' WHERE intent_id = ${intent.id}::uuid`;
+
+    const b = start(env);
+    const done = await until('the intent completed by worker B', async () => {
+      const [row] = await workRows();
+      return row.state === 'completed' ? row : undefined;
+    });
+    expect(done.attempt).toBe(2);
+    expect(done.claimToken).not.toBe(claimA.claimToken);
+    expect(done.claimedBy).not.toBe(claimA.claimedBy);
+
+    const steps = await db().$queryRaw<{ bridge: string; status: string; run: string }[]>`
+      SELECT s.bridge, s.status, r.status AS run FROM pipeline_steps s JOIN pipeline_runs r ON r.id = s.run_id ORDER BY s.id`;
+    expect(steps.map((s) => `${s.run}/${s.bridge}:${s.status}`)).toEqual([
+      'abandoned/input:completed',
+      'abandoned/test-gate:abandoned',
+      'succeeded/input:replayed',
+      'succeeded/test-gate:completed',
+      'succeeded/normalize:completed',
+      'succeeded/feedback:completed',
+      'succeeded/output:completed',
+    ]);
+    const [row] = await db().$queryRaw<{ status: string; version: number }[]>`SELECT status::text AS status, version FROM intents WHERE id = ${intent.id}::uuid`;
+    expect(row).toEqual({ status: 'COMPLETED', version: 3 }); // NORMALIZED, PROCESSED, COMPLETED: once each
+    const audit = await db().$queryRaw<{ action: string }[]>`SELECT action FROM audit_events WHERE intent_id = ${intent.id}::uuid AND action = 'claim_rescued'`;
+    expect(audit).toHaveLength(1);
+
+    // The killed worker's late writes, with its old claim token: every one refused, nothing changed.
+    const old = { intentId: intent.id, claimToken: claimA.claimToken! };
+    expect(await heartbeatClaims(db(), { claimTokens: [old.claimToken], leaseMs: 60_000 })).toEqual([]);
+    expect(await finishClaim(db(), { ...old, state: 'failed', error: 'late' })).toBe(false);
+    expect(await scheduleRetry(db(), { ...old, delayMs: 0, error: 'late' })).toBeNull();
+    expect(await releaseClaim(db(), { ...old, delayMs: 0, reason: 'late' })).toBe(false);
+    const lateStep = await startStep(db(), { intentId: intent.id, runId: '00000000-0000-4000-8000-000000000000', round: 1, position: 9, bridge: 'input', accepts: ['RECEIVED'], replayed: undefined, actor: 'late', claimToken: old.claimToken });
+    expect(lateStep.stepId).toBeNull();
+    expect(await runPipeline({ id: intent.id }, tester, { claimToken: old.claimToken }).catch((e) => e)).toBeInstanceOf(Error);
+    expect((await workRows())[0]).toMatchObject({ state: 'completed', claimToken: done.claimToken });
+
+    b.child.kill('SIGTERM');
+    expect(await b.exited).toBe(0);
+    await gate.end();
+  }, 240_000);
+
+  it('a run with a lost claim stops without writing', async () => {
+    const intent = await createIntent({ payload: { order: 'LOST-1' }, source: 'test' }, tester);
+    const err = await runPipeline({ id: intent.id }, tester, { claimToken: '999999' }).catch((e) => e);
+    expect(err).toBeInstanceOf(LostClaimError);
+    expect(Number((await db().$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM pipeline_runs`)[0].n)).toBe(0);
+  });
+});

@@ -1,0 +1,19 @@
+import { Prisma } from '@/generated/prisma/client';
+import type { Tx } from '@/lib/db/client';
+import type { Session } from '../barriers';
+
+/**
+ * Runs the workers' named statements on a plain session instead of the pool, so a test can hold that session's
+ * transaction open between statements (BEGIN … statement … COMMIT at the points it chooses), as Postgres' own
+ * isolation tests do. Only $queryRaw and $executeRaw are offered: that is all the statements use.
+ */
+export function onSession(session: Session): Tx {
+  const run = async (strings: TemplateStringsArray, values: unknown[]) => {
+    const query = Prisma.sql(strings, ...values);
+    return session.query(query.text, query.values as unknown[]);
+  };
+  return {
+    $queryRaw: async (strings: TemplateStringsArray, ...values: unknown[]) => (await run(strings, values)).rows,
+    $executeRaw: async (strings: TemplateStringsArray, ...values: unknown[]) => (await run(strings, values)).rowCount ?? 0,
+  } as unknown as Tx;
+}
