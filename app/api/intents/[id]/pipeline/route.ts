@@ -20,4 +20,4 @@ export const GET = handler(async (request, { params }: { params: Promise<{ id: s
   return NextResponse.json({ runs: await listPipelineRuns((await params).id) });
 });
 
-export const { PUT, PATCH, DELETE } = otherMethods('GET', 'POST');
+export const { PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET', 'POST');
