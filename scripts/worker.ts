@@ -29,11 +29,15 @@ async function main() {
   const config = workerConfig();
   resolveBridgeSet(config.bridges); // an unknown bridge stops the start, not the first run
   const worker = new Worker(config, say);
+  // The outbox relay runs in every worker process too (when NATS_URL is set): relays share the outbox through Postgres.
+  const { startRelayFromEnv } = await import('../lib/events/runner');
+  const relay = startRelayFromEnv(`bridge-worker@${process.pid}`, (line) => say(`relay: ${line}`));
   let stopping: Promise<void> | undefined;
   const stop = (signal: string) => {
     stopping ??= (async () => {
       say(`${signal}: stopping gracefully`);
       await worker.stop();
+      await relay?.stop().catch(() => undefined);
       const { flushOutcomes } = await import('../lib/intents/outcomes');
       const { disconnectLockDb } = await import('../lib/pipeline/lock');
       const { disconnectDb } = await import('../lib/db/client');

@@ -11,7 +11,8 @@ export function startRelayFromEnv(name: string, log: (line: string) => void = (l
     log('NATS_URL is not set: the outbox relay is off (events wait in the outbox until a relay runs)');
     return null;
   }
-  const databaseUrl = process.env.DATABASE_URL;
+  // The relay LISTENs and holds its partitions with session advisory locks: a direct connection, not a pooler.
+  const databaseUrl = process.env.DATABASE_DIRECT_URL || process.env.DATABASE_URL;
   if (!databaseUrl) throw new Error('DATABASE_URL is not set');
   log(`publishing the outbox to ${config.NATS_URL}`);
   return new OutboxRelay({
