@@ -47,9 +47,13 @@ export async function findRowLockHolders(intentIds: string[]): Promise<RowLockHo
   return withSnapshotTransaction((tx) => readRowLockHolders(tx, intentIds)).catch(() => []);
 }
 
+const UUID = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}';
+
 export const holdersQuerySchema = z.strictObject({
   ids: z
     .string({ error: 'must be a comma-separated list of intent ids' })
+    // Said as a pattern too, so the API document tells callers (and the contract test's generator) the shape.
+    .regex(new RegExp(`^\\s*${UUID}\\s*(,\\s*${UUID}\\s*){0,199}$`), { error: 'must be a comma-separated list of at most 200 intent ids (UUIDs)' })
     .transform((v) => [...new Set(v.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean))])
     .pipe(z.array(z.uuid({ error: 'must list intent ids (UUIDs)' })).min(1, { error: 'must name at least one intent' }).max(200, { error: 'must name at most 200 intents' })),
 });
