@@ -5,10 +5,10 @@ import { can, PERMISSION_ACTIONS, permissionDeniedMessage, PERMISSIONS, permissi
 const READS: Permission[] = ['intents.read', 'locks.read', 'contention.read', 'replay.read', 'audit.read', 'tokens.own'];
 const EXPECTED: Record<Role, Permission[]> = {
   viewer: READS,
-  operator: [...READS, 'intents.create', 'intents.status', 'intents.bulk', 'pipeline.run'],
-  reviewer: [...READS, 'intents.correct'],
-  oncall: [...READS, 'locks.cancel', 'locks.terminate'],
-  admin: [...READS, 'users.manage', 'tokens.manage', 'replay.run'],
+  operator: [...READS, 'intents.create', 'intents.status', 'intents.bulk', 'pipeline.run', 'leases.use'],
+  reviewer: [...READS, 'intents.correct', 'leases.use'],
+  oncall: [...READS, 'locks.cancel', 'locks.terminate', 'leases.use'],
+  admin: [...READS, 'users.manage', 'tokens.manage', 'replay.run', 'leases.use'],
 };
 
 describe('permission table', () => {
