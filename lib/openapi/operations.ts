@@ -85,7 +85,7 @@ const LEASE_OPERATIONS: ApiOperation[] = [
     permission: 'locks.read',
     query: listLeasesSchema,
     success: { status: 200, description: 'Live leases (soonest expiry first) and recent events.', schema: leasesListSchema },
-    errors: { 503: ['lease_backend_unavailable'] },
+    errors: { 400: ['invalid_request'], 503: ['lease_backend_unavailable'] },
   },
   {
     operationId: 'acquireLease',
@@ -156,7 +156,7 @@ const CONSOLE_AND_WORKER_OPERATIONS: ApiOperation[] = [
     permission: 'intents.read',
     pathParams: intentIdParams,
     success: { status: 200, description: 'Runs, newest first.', schema: z.object({ runs: z.array(z.looseObject({ id: z.string(), status: z.string() })) }).meta({ id: 'PipelineRuns' }) },
-    errors: { 404: ['not_found'] },
+    errors: { 400: ['invalid_request'], 404: ['not_found'] },
   },
   {
     operationId: 'getWorkers',
