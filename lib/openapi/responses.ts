@@ -133,7 +133,8 @@ export const locksSnapshotSchema = z
     tookMs: z.number(),
     limit: z.int(),
     locks: z.array(
-      z.object({
+      // Loose: the Locks page adds columns for incidents (client, user, wait event, state age) as it needs them.
+      z.looseObject({
         pid: z.int(),
         lockType: z.string(),
         mode: z.string(),

@@ -49,7 +49,10 @@ describe.each(BACKENDS)('lease contract: $name', ({ make, skip }) => {
     const first = await leases.acquire('contract:deny', 'alice', 60_000);
     expect(first).toMatchObject({ acquired: true, token: 1 });
     const second = await leases.acquire('contract:deny', 'bob', 60_000);
-    expect(second).toEqual({ acquired: false, owner: 'alice', expiresAt: first.acquired ? first.expiresAt : '' });
+    expect(second).toMatchObject({ acquired: false, owner: 'alice' });
+    // Redis answers the holder's expiry from its remaining PTTL, so it may differ from the grant's by a millisecond.
+    const expiry = (r: { expiresAt?: string }) => Date.parse(r.expiresAt ?? '');
+    expect(Math.abs(expiry(second) - expiry(first))).toBeLessThanOrEqual(2);
     const events = await leaseHistory('contract:deny');
     expect(events.map((e) => [e.event, e.owner, e.holder])).toEqual([
       ['acquired', 'alice', null],
