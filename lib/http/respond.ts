@@ -6,7 +6,7 @@ import { isPlainObject } from '@/lib/shared/json';
 import { parseInput } from '@/lib/shared/validation';
 import { MAX_BODY_BYTES } from './gate';
 
-/** The API's error envelope (brief §5): `{ error: { code, message, details? } }`. */
+/** The API's error envelope: `{ error: { code, message, details? } }`. */
 export function errorJson(status: number, body: ErrorBody, headers?: HeadersInit): NextResponse {
   return NextResponse.json({ error: body }, { status, headers });
 }

@@ -8,7 +8,7 @@ import { isStoredOutcome, type KeyRef, type StoredOutcome } from './statements';
 import { sleep } from '@/lib/shared/backoff';
 
 /**
- * Idempotency keys (brief §4): a repeat with the same key and body gets the first result — conflicts included —
+ * Idempotency keys: a repeat with the same key and body gets the first result — conflicts included —
  * without the work being done again, even when repeats arrive concurrently; the same key with another body is
  * refused. Keys belong to their caller (the signed-in user or the token's owner): another caller's identical key is
  * another key, so no one reads someone else's answer. The first request claims the key (a row in Postgres, so every

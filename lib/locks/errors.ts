@@ -22,7 +22,7 @@ export class DatabaseUnderPressureError extends DomainError {
   }
 }
 
-/** Cancel first, terminate only after (brief §6): a terminate that did not follow a cancel of the same backend. */
+/** Cancel first, terminate only after: a terminate that did not follow a cancel of the same backend. */
 export class CancelFirstError extends DomainError {
   readonly code = 'cancel_first';
   readonly httpStatus = 409;

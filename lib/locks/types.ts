@@ -101,7 +101,7 @@ export type LocksSnapshot = {
   treeHidden: number;
 };
 
-/** What the page shows before anyone presses cancel or terminate (brief §6). */
+/** What the page shows before anyone presses cancel or terminate. */
 export type UnblockImpact = {
   pid: number;
   backendStart: string | null;

@@ -13,7 +13,7 @@ import { impactOf, isIdleInTransaction, waitersIndex, waitingBehind } from './tr
 import type { UnblockImpact } from './types';
 
 /**
- * Guarded unblocking (brief §6). Before anything is signalled the impact is computed from a fresh snapshot: how
+ * Guarded unblocking. Before anything is signalled the impact is computed from a fresh snapshot: how
  * many sessions wait behind the backend, how old its transaction is, which intents it is about. Where a cancel can
  * help (the backend runs a query) it comes first: terminate is refused unless a cancel of that same backend (pid
  * and start time, so a reused pid does not count) was tried within CANCEL_BEFORE_TERMINATE_MS and it still blocks

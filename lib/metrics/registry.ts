@@ -7,7 +7,7 @@ import { readWorkerMetrics, registerWorkerMetrics, type WorkerMetrics } from '@/
 import { selectActiveLocks, selectDeadlockTotals, selectLockWaitTotals, selectOutcomeTotals, type LockWaitTotal, type OutcomeTotal } from './queries';
 
 /**
- * The Prometheus exposition (seed 000 §9.1). The bridge_* metrics are built at scrape time from what is persisted
+ * The Prometheus exposition. The bridge_* metrics are built at scrape time from what is persisted
  * in Postgres, not from this process's memory, so every console instance behind a load balancer exports the same
  * totals (a per-process counter would restart at zero with each instance and double-count across them). Process
  * metrics (collectDefaultMetrics) are this instance's own, as they should be.

@@ -3,7 +3,7 @@ import { updateStatusStatement } from '@/lib/intents/statements';
 import { canTransition, INTENT_STATUSES, type IntentStatus } from '@/lib/intents/state-machine';
 
 /**
- * The raw-SQL baselines of the benchmark (brief §7), written against plain `pg` with nothing around them — no Prisma,
+ * The raw-SQL baselines of the benchmark, written against plain `pg` with nothing around them — no Prisma,
  * no validation, no idempotency, no outcome counting, no deadlock wrapper:
  * - rawUpdateStatusInOneStatement runs the engine's own status-update statement (the very same SQL text), so the
  *   in-process ratio is the price of everything the engine adds in this process;

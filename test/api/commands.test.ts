@@ -10,7 +10,7 @@ import { apiRequest, userWithToken } from '../auth-helpers';
 import { api, signInApiCaller } from './route-client';
 
 /**
- * The JSON API's commands (brief §5): status, re-evaluation and bulk status through their route handlers, with the
+ * The JSON API's commands: status, re-evaluation and bulk status through their route handlers, with the
  * status codes and error codes the table lists — 404, 409 invalid_transition / version_conflict, 422
  * idempotency_key_reused, 423 lock_timeout — and idempotency keys repeated one after another and concurrently.
  */

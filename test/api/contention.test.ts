@@ -17,7 +17,7 @@ import { intentRow, makeIntent, tester } from '../helpers';
 import { api, signInApiCaller } from './route-client';
 
 /**
- * The API under contention (brief §4, §5): lock waits that run out are 423 lock_timeout (status, bulk, corrections); a deadlock between a bulk update and a foreign transaction is retried inside the
+ * The API under contention: lock waits that run out are 423 lock_timeout (status, bulk, corrections); a deadlock between a bulk update and a foreign transaction is retried inside the
  * request and answered 200, with the deadlock recorded; a stale expectedVersion is a conflict even when the intent
  * has meanwhile reached a state that would refuse the command anyway.
  */

@@ -5,7 +5,7 @@ import { makeIntent, tester } from '../helpers';
 import { api, signInApiCaller } from './route-client';
 
 /**
- * The read side and creation of the JSON API (brief §5): status codes, the shapes of the bodies, the envelope of
+ * The read side and creation of the JSON API: status codes, the shapes of the bodies, the envelope of
  * errors, and keyset pagination that neither skips nor repeats.
  */
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';

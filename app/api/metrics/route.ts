@@ -5,7 +5,7 @@ import { metricsText } from '@/lib/metrics/registry';
 export const dynamic = 'force-dynamic';
 export const runtime = 'nodejs';
 
-/** Prometheus scrape target (seed 000 §9.1): open, or Bearer METRICS_TOKEN when that is set. */
+/** Prometheus scrape target: open, or Bearer METRICS_TOKEN when that is set. */
 export const GET = handler(async (request: Request) => {
   requireMetricsAccess(request);
   const { body, contentType } = await metricsText();
