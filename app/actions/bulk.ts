@@ -3,22 +3,13 @@
 import { requireActionActor } from '@/lib/auth/server';
 import type { ActionResult } from '@/lib/console/action-result';
 import { cancelBatch, getBatch, previewBatch, startBatch, type BatchPreview, type BatchView } from '@/lib/bulk/batches';
-import { asDomainError } from '@/lib/http/respond';
+import { runAction } from '@/lib/http/action-run';
 
 /**
  * The Intents page's doors into bulk batches (lib/bulk/batches.ts): preview, start, follow and cancel. The domain
  * checks the permission, the input and the reason again; these pass the signed-in actor and return results.
  */
-async function run<T>(what: string, fn: () => Promise<T>): Promise<ActionResult<T>> {
-  try {
-    return { ok: true, data: await fn() };
-  } catch (err) {
-    const known = asDomainError(err);
-    if (known) return { ok: false, error: known.toBody() };
-    console.error(`[actions] ${what} failed unexpectedly:`, err);
-    return { ok: false, error: { code: 'internal_error', message: 'The server failed to handle this request; nothing was started by it. Try again.' } };
-  }
-}
+const run = <T>(what: string, fn: () => Promise<T>) => runAction(what, fn, 'The server failed to handle this request; nothing was started by it. Try again.');
 
 export async function previewBatchAction(input: unknown): Promise<ActionResult<BatchPreview>> {
   return run('bulk preview', async () => {

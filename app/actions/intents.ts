@@ -2,7 +2,7 @@
 
 import { actionActor } from '@/lib/http/action-actor';
 import { actionInput } from '@/lib/http/action-input';
-import { asDomainError } from '@/lib/http/respond';
+import { runAction } from '@/lib/http/action-run';
 import type { ActionResult } from '@/lib/console/action-result';
 import { getChangesSince } from '@/lib/intents/changes-since';
 import { bulkUpdateStatus, reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
@@ -27,16 +27,8 @@ function checkReason(input: unknown): void {
   if (problem) throw new ValidationError([{ field: 'reason', message: problem }]);
 }
 
-async function run<T>(what: string, fn: () => Promise<T>): Promise<ActionResult<T>> {
-  try {
-    return { ok: true, data: await fn() };
-  } catch (err) {
-    const known = asDomainError(err);
-    if (known) return { ok: false, error: known.toBody() };
-    console.error(`[actions] ${what} failed unexpectedly:`, err);
-    return { ok: false, error: { code: 'internal_error', message: 'The server failed to handle this request; nothing was applied by it. Try again, and report it if it persists.' } };
-  }
-}
+const run = <T>(what: string, fn: () => Promise<T>) =>
+  runAction(what, fn, 'The server failed to handle this request; nothing was applied by it. Try again, and report it if it persists.');
 
 /** One intent to a new status, at the version the operator was looking at. */
 export async function changeIntentStatusAction(input: unknown): Promise<ActionResult<UpdateStatusResult>> {

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { actionActor } from '@/lib/http/action-actor';
 import type { ActionResult } from '@/lib/console/action-result';
-import { asDomainError } from '@/lib/http/respond';
+import { runAction } from '@/lib/http/action-run';
 import { currentEditLease, releaseEditLease, renewEditLease, takeEditLease, type EditLease } from '@/lib/leases/edit';
 
 /**
@@ -16,16 +16,7 @@ const envelope = (input: unknown) => {
   return parsed.success ? parsed.data : {};
 };
 
-async function run<T>(what: string, fn: () => Promise<T>): Promise<ActionResult<T>> {
-  try {
-    return { ok: true, data: await fn() };
-  } catch (err) {
-    const known = asDomainError(err);
-    if (known) return { ok: false, error: known.toBody() };
-    console.error(`[actions] ${what} failed unexpectedly:`, err);
-    return { ok: false, error: { code: 'internal_error', message: 'The server failed to handle this request. Try again, and report it if it persists.' } };
-  }
-}
+const run = <T>(what: string, fn: () => Promise<T>) => runAction(what, fn);
 
 export async function takeEditLeaseAction(input: unknown): Promise<ActionResult<EditLease>> {
   return run('taking an edit lease', async () => {

@@ -3,7 +3,7 @@
 import type { ActionResult } from '@/lib/console/action-result';
 import { actionActor } from '@/lib/http/action-actor';
 import { actionInput } from '@/lib/http/action-input';
-import { asDomainError } from '@/lib/http/respond';
+import { runAction } from '@/lib/http/action-run';
 import { cancelReplay, startReplayInBackground, startReplaySchema } from '@/lib/replay/runner';
 import { summarizeRun, type RunSummary } from '@/lib/replay/summary';
 
@@ -15,16 +15,7 @@ import { summarizeRun, type RunSummary } from '@/lib/replay/summary';
 /** What the page may choose: scenarios, size and strategies (sizes and targets are the CLI's). */
 const pageChoices = startReplaySchema.pick({ scenarios: true, size: true, strategies: true });
 
-async function run<T>(what: string, fn: () => Promise<T>): Promise<ActionResult<T>> {
-  try {
-    return { ok: true, data: await fn() };
-  } catch (err) {
-    const known = asDomainError(err);
-    if (known) return { ok: false, error: known.toBody() };
-    console.error(`[replay] ${what} failed unexpectedly:`, err);
-    return { ok: false, error: { code: 'internal_error', message: 'The server failed to handle this request. Try again, and report it if it persists.' } };
-  }
-}
+const run = <T>(what: string, fn: () => Promise<T>) => runAction(what, fn, undefined, 'replay');
 
 /** Starts a run of the chosen scenarios (`all` by default) at `full` or `small` size, with the configured strategies or its own. */
 export async function startReplayAction(input: unknown): Promise<ActionResult<RunSummary>> {
