@@ -1,4 +1,4 @@
-// Security headers for every response (issue 5). Next's App Router inlines small bootstrap scripts, so without
+// Security headers for every response (docs/AUTH.md). Next's App Router inlines small bootstrap scripts, so without
 // per-request nonces (which would force every page to render dynamically) script-src needs 'unsafe-inline';
 // everything else is locked to this origin. Development adds 'unsafe-eval' and websockets for Fast Refresh.
 const isDev = process.env.NODE_ENV === 'development';

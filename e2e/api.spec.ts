@@ -3,7 +3,7 @@ import { apiTokenFor } from './auth';
 
 /**
  * The JSON API's edges, through the real server's routing: every answer under /api is the error envelope of the
- * brief's §5 — a path that names no endpoint, and a method an endpoint does not take, included.
+ * API's error format — a path that names no endpoint, and a method an endpoint does not take, included.
  */
 test('unknown API paths and unsupported methods answer in the API error format', async ({ request }) => {
   const { authorization } = await apiTokenFor(['viewer']);

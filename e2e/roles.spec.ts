@@ -4,7 +4,7 @@ import { useSessionOf } from './auth';
 import { seedIntent, short, uniqueMarker } from './intents-fixtures';
 
 /**
- * Issue 5: each role signs in and sees only what it may do. Operators change statuses (one and in bulk),
+ * Roles (docs/AUTH.md): each role signs in and sees only what it may do. Operators change statuses (one and in bulk),
  * reviewers correct, admins manage users and run the replay; everyone reads everything. The server refuses the
  * same things again (test/doors/*.test.ts); here the page must not even offer them.
  */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * All configuration, read and validated once. Defaults are the brief's §4 numbers. The lock strategy per
+ * All configuration, read and validated once. Defaults are the numbers in docs/LOCKING.md. The lock strategy per
  * operation and the retry/timeout numbers are the rollout's feature flags: the console shows the values in force
  * and every replay run records them.
  */
@@ -35,7 +35,7 @@ export const envSchema = z.object({
   RETRY_MAX_DELAY_MS: intFrom(2000, 0, 600_000),
   DEADLOCK_MAX_ATTEMPTS: intFrom(3, 1, 20),
   IDEMPOTENCY_TTL_HOURS: intFrom(24, 24, 24 * 90),
-  /** Contention replay: JSON object overriding the §7 targets runs are judged against (lib/replay/targets.ts). */
+  /** Contention replay: JSON object overriding the default targets runs are judged against (lib/replay/targets.ts). */
   REPLAY_TARGETS: z.string().optional(),
   // ── Sign-in and API access (see lib/auth and docs/AUTH.md) ──
   /** First run on an empty user table: the admin's name and password (else `admin` with a printed one-time password). */

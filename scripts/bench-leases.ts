@@ -1,5 +1,5 @@
 /**
- * Lease acquire/release pairs per second on each backend (brief §7: "reported; zero double grants"), for
+ * Lease acquire/release pairs per second on each backend (reported, with zero double grants), for
  * `npm run bench`. Each backend is measured beside a bare baseline doing the least the same backend can do for a
  * lease — Postgres: one upsert to take and one update to give back on a plain table, no events, no fence; Redis:
  * SET NX PX and a compare-and-delete script, no events — in alternating rounds, so the ratio holds on a busy

@@ -4,7 +4,7 @@
  * The project's benchmark: every replay scenario at full size against a throw-away embedded PostgreSQL
  * it starts itself (or BENCH_DATABASE_URL / DATABASE_URL when given), with the raw-SQL baseline (plain pg, the
  * same status-update transaction, same pool size and concurrency) run side by side in alternating rounds. Prints
- * the §7 figures with their targets and the throughput as a share of the baseline. `--check` exits 1 when a target
+ * the figures with their targets (docs/REPLAY.md) and the throughput as a share of the baseline. `--check` exits 1 when a target
  * is missed (in the first run, which uses the configuration as it is, or in the two rows below). The run is recorded in replay_runs like any
  * other (door "bench"); so are the next ones, which measure 50 concurrent corrections under each correction
  * strategy that is not configured. Then two rows of their own (scripts/bench-extra.ts): the row locks 1,000 uncontended
@@ -105,7 +105,7 @@ function extraRows(uncontended: UncontendedRow | null, api: ApiRow | null): Row[
 function table(rows: Row[]): string {
   const w = [Math.max(...rows.map((r) => r.measure.length)), Math.max(...rows.map((r) => r.measured.length)), Math.max(...rows.map((r) => r.target.length))];
   const line = (a: string, b: string, c: string, d: string) => `${a.padEnd(w[0])}  ${b.padEnd(w[1])}  ${c.padEnd(w[2])}  ${d}`;
-  return [line('§7 measure', 'measured', 'target (ours)', 'verdict'), line('-'.repeat(w[0]), '-'.repeat(w[1]), '-'.repeat(w[2]), '-------'), ...rows.map((r) => line(r.measure, r.measured, r.target, r.pass === null ? '' : r.pass ? 'pass' : 'MISS'))].join('\n');
+  return [line('measure', 'measured', 'target (ours)', 'verdict'), line('-'.repeat(w[0]), '-'.repeat(w[1]), '-'.repeat(w[2]), '-------'), ...rows.map((r) => line(r.measure, r.measured, r.target, r.pass === null ? '' : r.pass ? 'pass' : 'MISS'))].join('\n');
 }
 
 async function main(): Promise<number> {

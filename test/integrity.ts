@@ -3,7 +3,7 @@ import { db } from '@/lib/db/client';
 import { flushOutcomes } from '@/lib/intents/outcomes';
 
 /**
- * Shared checks for the engine and API tests: history integrity (brief §3: every committed change is one version,
+ * Shared checks for the engine and API tests: history integrity (every committed change is one version,
  * one audit event; corrections without gaps or duplicates), database snapshots for "nothing changed", and an
  * in-process barrier for ordering two async paths.
  */

@@ -3,7 +3,7 @@ import { SQLSTATE, sqlState } from './sqlstate';
 
 /**
  * Prisma's pg adapter keeps a deadlock's SQLSTATE but drops Postgres' DETAIL ("Process 1 waits for ShareLock on
- * transaction 2; blocked by process 3 …"), which the brief wants recorded with each deadlock. The pool's clients
+ * transaction 2; blocked by process 3 …"), which an on-call engineer needs recorded with each deadlock. The pool's clients
  * append a deadlock's DETAIL to its message — the one text the adapter carries through, as `originalMessage` — and
  * withPgErrorCapture reads it back from the very error the operation failed with.
  *

@@ -10,7 +10,7 @@ import {
 } from './state-machine';
 
 /**
- * Brief §3, copied by hand (not derived from TRANSITIONS): every pair (from, to) not listed is invalid.
+ * The documented state machine (docs/LOCKING.md), copied by hand (not derived from TRANSITIONS): every pair (from, to) not listed is invalid.
  *   RECEIVED   → NORMALIZED, FAILED
  *   NORMALIZED → PROCESSED, FAILED
  *   PROCESSED  → CORRECTED, COMPLETED, FAILED
@@ -33,7 +33,7 @@ const ALLOWED = new Set([
 const ALL: IntentStatus[] = ['RECEIVED', 'NORMALIZED', 'PROCESSED', 'CORRECTED', 'COMPLETED', 'FAILED'];
 const PAIRS = ALL.flatMap((from) => ALL.map((to) => [from, to, ALLOWED.has(`${from}>${to}`)] as const));
 
-describe('state machine (brief §3)', () => {
+describe('state machine (as documented)', () => {
   it('knows exactly the six statuses', () => {
     expect([...INTENT_STATUSES].sort()).toEqual([...ALL].sort());
   });

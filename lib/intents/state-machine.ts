@@ -4,7 +4,7 @@ export type { IntentStatus };
 
 export const INTENT_STATUSES = ['RECEIVED', 'NORMALIZED', 'PROCESSED', 'CORRECTED', 'COMPLETED', 'FAILED'] as const satisfies readonly IntentStatus[];
 
-/** Brief §3. Anything not listed is an invalid transition; COMPLETED is terminal. */
+/** The intent state machine (docs/LOCKING.md). Anything not listed is an invalid transition; COMPLETED is terminal. */
 export const TRANSITIONS: Readonly<Record<IntentStatus, readonly IntentStatus[]>> = {
   RECEIVED: ['NORMALIZED', 'FAILED'],
   NORMALIZED: ['PROCESSED', 'FAILED'],

@@ -16,7 +16,7 @@ import { selectActiveLocks, selectDeadlockTotals, selectLockWaitTotals, selectOu
  * pipeline_execute, …): each operation takes one kind of lock, and the operation is what an on-call engineer acts on.
  */
 
-/** A lock acquisition slower than the uncontended target (§7: p95 < 5 ms) had to wait for someone: a contention. */
+/** A lock acquisition slower than the uncontended target (target: p95 < 5 ms, docs/REPLAY.md) had to wait for someone: a contention. */
 export const CONTENTION_THRESHOLD_MS = 5;
 
 const globalForMetrics = globalThis as unknown as { bridgeProcessRegistry?: Registry };

@@ -27,7 +27,7 @@ export const startReplaySchema = z.object({
   size: z.enum(['full', 'small'], { error: 'must be full or small' }).default('full'),
   /** Per-size overrides (e.g. the bench's three throughput rounds). */
   sizes: sizesSchema.optional(),
-  /** Target overrides on top of REPLAY_TARGETS and the §7 defaults. */
+  /** Target overrides on top of REPLAY_TARGETS and the default targets. */
   targets: z.record(z.string(), z.unknown()).optional(),
   /**
    * Lock strategies for this run's own calls instead of the configured ones, to compare strategies run against run

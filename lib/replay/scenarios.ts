@@ -22,7 +22,7 @@ const STRATEGY_NOTES: Record<LockStrategy, string> = {
 };
 
 /**
- * The scenario engine: the concurrency scenarios of seed 000 §6.2 and seed 003, run against the real engine on
+ * The scenario engine: the documented concurrency scenarios (docs/REPLAY.md), run against the real engine on
  * intents each scenario creates (tagged as replay data, so operators never see them unless they ask). One module,
  * three doors: the Replay page's background runs, `npm run replay`, and `npm run bench`.
  */
@@ -114,7 +114,7 @@ async function createReplayIntents(ctx: ScenarioContext, scenario: ScenarioName,
 const statusRace: Scenario = {
   name: 'status-race',
   title: 'Concurrent status updates on one intent',
-  source: 'seed 000 §6.2.1 (pessimistic status updates)',
+  source: 'concurrent status updates under row locks',
   description: 'Two different status updates race on each intent (RECEIVED → NORMALIZED and → PROCESSED): at least one wins, and status, version and history agree with the ones that succeeded.',
   async run(ctx, tally) {
     const intents = await createReplayIntents(ctx, this.name, ctx.sizes.statusRaceIntents, 'RECEIVED');
@@ -200,7 +200,7 @@ function corrections(name: 'corrections-3' | 'corrections-50', count: (s: Sizes)
 const identicalTransitions: Scenario = {
   name: 'identical-transitions',
   title: 'Identical concurrent transitions',
-  source: 'seed 003 (already-applied detection)',
+  source: 'already-applied detection',
   description:
     'Many identical requests (RECEIVED → NORMALIZED) race on each intent: all succeed, exactly one increments the version, the others are answered "already applied" instead of an invalid transition.',
   async run(ctx, tally) {
@@ -232,7 +232,7 @@ const identicalTransitions: Scenario = {
 const nowaitExecutions: Scenario = {
   name: 'nowait-executions',
   title: 'Two concurrent NOWAIT executions',
-  source: 'seed 000 §6.2.1 (pipeline executions), brief §4',
+  source: 'pipeline executions under NOWAIT',
   description:
     'A second execution of an intent starts while the first holds its NOWAIT lock and works: exactly one runs, the other fails at once with a lock error instead of queueing.',
   async run(ctx, tally) {
@@ -267,7 +267,7 @@ const nowaitExecutions: Scenario = {
 const crossingDeadlock: Scenario = {
   name: 'crossing-deadlock',
   title: 'Crossing-order deadlock, detected and retried',
-  source: 'seed 000 §6.2.2',
+  source: 'crossing lock orders (deadlocks)',
   description:
     'Two transactions lock two intents in opposite order and meet: Postgres detects the deadlock (after deadlock_timeout), aborts one, and the engine retries it with backoff. Measured from the moment both wait to the victim’s retry committing.',
   async run(ctx, tally) {
@@ -319,7 +319,7 @@ const crossingDeadlock: Scenario = {
 const sortedBulk: Scenario = {
   name: 'sorted-bulk',
   title: 'Sorted bulk updates, concurrent over the same intents',
-  source: 'seed 000 §6.2.2 (sorted lock order)',
+  source: 'bulk updates in sorted lock order',
   description:
     'Concurrent all-or-nothing bulk status updates over the same intents, each given the ids in a random order: the engine locks them in id order, so none deadlocks and none times out.',
   async run(ctx, tally) {
@@ -362,7 +362,7 @@ const sortedBulk: Scenario = {
 const throughput: Scenario = {
   name: 'throughput',
   title: 'Status-update throughput, with the raw-SQL baseline',
-  source: 'seed 000 §6.2.3, brief §7',
+  source: 'version-checked corrections under contention',
   description:
     'Fresh intents moved RECEIVED → NORMALIZED, 100 at a time, by the engine and by the same transaction written against plain pg with a pool of the same size — side by side: their batches alternate (engine first, then baseline first), so both meet the same machine. Reports both throughputs, their ratio, and the client CPU each update cost.',
   async run(ctx, tally) {
@@ -440,7 +440,7 @@ const throughput: Scenario = {
 const lockLatency: Scenario = {
   name: 'lock-latency',
   title: 'Uncontended lock acquisition',
-  source: 'seed 000 §6.2.3',
+  source: 'uncontended lock latency',
   description:
     'Intents locked one after another with nobody else around: open a transaction, SELECT … FOR UPDATE (labelled, with the lock timeout set, as the engine does), commit. The take-and-release time is judged; the lock statement alone is shown too.',
   async run(ctx, tally) {
@@ -459,8 +459,8 @@ const lockLatency: Scenario = {
 
 export const SCENARIOS: Record<ScenarioName, Scenario> = {
   'status-race': statusRace,
-  'corrections-3': corrections('corrections-3', () => 3, 'seed 000 §6.2.1 (concurrent re-evaluations)'),
-  'corrections-50': corrections('corrections-50', (s) => s.manyCorrections, 'seed 000 §6.2.3, brief §7'),
+  'corrections-3': corrections('corrections-3', () => 3, 'concurrent corrections'),
+  'corrections-50': corrections('corrections-50', (s) => s.manyCorrections, 'version-checked corrections under contention'),
   'identical-transitions': identicalTransitions,
   'nowait-executions': nowaitExecutions,
   'crossing-deadlock': crossingDeadlock,

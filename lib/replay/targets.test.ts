@@ -3,7 +3,7 @@ import { ValidationError } from '@/lib/intents/errors';
 import { DEFAULT_TARGETS, resolveTargets } from './targets';
 
 describe('replay targets', () => {
-  it('defaults to the brief’s §7 numbers', () => {
+  it('defaults to the documented target numbers', () => {
     expect(DEFAULT_TARGETS).toMatchObject({
       throughputMinPerSec: 2000,
       baselineMinRatio: 0.6,

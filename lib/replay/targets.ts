@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ValidationError } from '@/lib/intents/errors';
 
 /**
- * The thresholds a replay run is judged against: brief §7 ("ours") by default. They are configuration, so a team
+ * The thresholds a replay run is judged against: the documented targets ("ours", docs/REPLAY.md) by default. They are configuration, so a team
  * can tighten them or relax one while it investigates: `REPLAY_TARGETS` (a JSON object of overrides) for every
  * door, `--targets <file.json>` for the CLI. Every run records the targets it was judged against.
  */
@@ -30,7 +30,7 @@ export type TargetOverrides = z.input<typeof targetsSchema>;
 
 export const DEFAULT_TARGETS: Targets = targetsSchema.parse({});
 
-/** Overrides from REPLAY_TARGETS (JSON text), then explicit ones (CLI file), over the §7 defaults. */
+/** Overrides from REPLAY_TARGETS (JSON text), then explicit ones (CLI file), over the defaults. */
 export function resolveTargets(envJson: string | undefined, overrides: unknown = {}): Targets {
   let fromEnv: unknown = {};
   if (envJson && envJson.trim()) {

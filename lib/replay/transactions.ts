@@ -11,9 +11,9 @@ import type { Actor } from '@/lib/intents/types';
 /**
  * The transactions the replay needs that the engine has no command for (yet), built from the engine's own
  * repository functions and deadlock handling so they lock, label and record exactly as the engine does:
- * - a pipeline execution under NOWAIT (brief §4; the BridgeSet pipeline itself arrives with §8 — when it does,
+ * - a pipeline execution under NOWAIT (the BridgeSet pipeline's own lock mode; when the pipeline runs,
  *   the nowait-executions scenario should call it instead);
- * - the crossing-order transaction of seed 000 §6.2.2, which the engine's commands avoid by design (bulk updates
+ * - the crossing-order transaction, which the engine's commands avoid by design (bulk updates
  *   lock in id order), to measure deadlock detection and recovery;
  * - a bare take-and-release of a row lock, the seed's lock-acquisition measurement.
  */

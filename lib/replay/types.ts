@@ -25,7 +25,7 @@ export function isScenarioName(value: string): value is ScenarioName {
   return (SCENARIO_NAMES as readonly string[]).includes(value);
 }
 
-/** How big each scenario is. `full` is the brief's; `small` keeps tests fast while exercising the same code. */
+/** How big each scenario is. `full` is the documented size (docs/REPLAY.md); `small` keeps tests fast while exercising the same code. */
 export type Sizes = {
   /** status-race: intents, each raced by two different status updates. */
   statusRaceIntents: number;

@@ -23,7 +23,7 @@ function atLeast(id: string, label: string, actual: number, min: number, show: (
   return { id, label, target: `≥ ${show(min)}`, actual: show(actual), pass: Number.isFinite(actual) && actual >= min };
 }
 
-/** The checks of one scenario: what §7 (and the seeds' tests) demand of it. */
+/** The checks of one scenario: what the targets (and the concurrency tests) demand of it. */
 export function checksFor(name: ScenarioName, m: Measures, t: Targets): Check[] {
   switch (name) {
     case 'status-race':

@@ -1,7 +1,7 @@
 import { db } from '@/lib/db/client';
 
 /**
- * A large, consistent data set for measuring the console at scale (brief §7: the Intents page at 100,000 intents).
+ * A large, consistent data set for measuring the console at scale (docs/SCALE.md: the Intents page at 100,000 and 1,000,000 intents).
  * Set-based (`INSERT … SELECT generate_series`) rather than through the engine, which would take minutes: one
  * transaction writes the intents, their audit trail (created, each status step, the correction), and a correction
  * row for every CORRECTED intent, with versions, statuses and correction ids exactly as the engine would leave them

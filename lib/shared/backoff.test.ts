@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { RetryPolicy } from '@/lib/env';
 import { backoffDelayMs, sleep } from './backoff';
 
-/** Brief §4: base 100 ms, ×2, ±50 ms jitter, at most 2 s. */
+/** The documented retry policy (docs/LOCKING.md): base 100 ms, ×2, ±50 ms jitter, at most 2 s. */
 const BRIEF: RetryPolicy = { maxAttempts: 3, baseMs: 100, factor: 2, jitterMs: 50, maxDelayMs: 2000 };
 // random() = 0.5 → no jitter; 0 → −jitter; just below 1 → +jitter.
 const MID = () => 0.5;

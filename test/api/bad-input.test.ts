@@ -5,7 +5,7 @@ import { api, namedFields, type ApiResponse } from './route-client';
 import { signInApiCaller } from './route-client';
 
 /**
- * Brief §5: "Bad input never reaches the database: it gets a 400 naming the field, and nothing changes."
+ * The API's promise: "Bad input never reaches the database: it gets a 400 naming the field, and nothing changes."
  * Every endpoint, every kind of bad input: a 400 with code invalid_request, the field in
  * `error.details.fields[].field` and in the message, and the database exactly as it was (row counts of every engine
  * table and a digest of every intent's status, version, payload and updated_at).

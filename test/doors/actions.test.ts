@@ -4,7 +4,7 @@ import { resetAuth, userWithSession } from '../auth-helpers';
 import { makeIntent, resetDatabase } from '../helpers';
 
 /**
- * The authorization matrix of issue 5 for the server actions: every action × every role × signed out. Actions read
+ * The authorization matrix (docs/AUTH.md) for the server actions: every action × every role × signed out. Actions read
  * the session through Next's `cookies()`, which only exists inside a Next request; here it is answered from the
  * cookie of the user the case signs in as, and everything behind it (sessions, roles, the domain) is real.
  */

@@ -8,7 +8,7 @@ import { makeIntent, resetDatabase } from '../helpers';
 import { DOORS, type Door } from './routes';
 
 /**
- * Issue 5's fuzz test: well over 1,000 generated malformed or hostile bodies, headers, query strings and ids
+ * The doors' fuzz test: well over 1,000 generated malformed or hostile bodies, headers, query strings and ids
  * against every door of the JSON API, by a caller holding every role. Each must get a 4xx — never a 5xx — and the
  * database must be exactly as before. Inputs a schema would accept are filtered out (they are not malformed);
  * everything else is fair game: wrong types, unknown fields, NUL characters and lone surrogates, deep nesting,

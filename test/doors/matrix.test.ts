@@ -5,7 +5,7 @@ import { makeIntent, resetDatabase } from '../helpers';
 import { DOORS } from './routes';
 
 /**
- * The authorization matrix of issue 5 for the JSON API: every door × every role × signed out, by API token and by
+ * The authorization matrix (docs/AUTH.md) for the JSON API: every door × every role × signed out, by API token and by
  * session cookie. The expectation is written from the issue's role list, not read from the permission table:
  * viewer reads everything; operator changes statuses (single, bulk) and creates; reviewer corrects. Leases (issue
  * 11): operator and above take them — reviewers too, for their edit leases.

@@ -7,7 +7,7 @@ import type { IntentStatus } from '@/lib/intents/state-machine';
 import { intentRow, makeIntent, rawClient, resetDatabase, tester, waitForLockWaiters } from '../helpers';
 import { auditOf, expectCompleteHistory, snapshot } from '../integrity';
 
-/** Bulk status updates: locked in id order (no deadlocks between them, seed 000 §6.2.2), all-or-nothing. */
+/** Bulk status updates: locked in id order (no deadlocks between them), all-or-nothing. */
 
 const held: pg.Client[] = [];
 beforeEach(resetDatabase);

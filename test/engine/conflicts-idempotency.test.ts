@@ -7,7 +7,7 @@ import { getIntentConflicts } from '@/lib/intents/queries';
 import { intentRow, makeIntent, rawClient, resetDatabase, tester, waitForLockWaiters } from '../helpers';
 import { auditOf, clearOutcomes, correctionsOf, expectCompleteHistory, persistedOutcomes, settle, snapshot } from '../integrity';
 
-/** Brief §4: expectedVersion conflicts (refused, recorded, nothing applied) and idempotency keys (work done once). */
+/** expectedVersion conflicts (refused, recorded, nothing applied) and idempotency keys (work done once). */
 
 const held: pg.Client[] = [];
 beforeEach(resetDatabase);

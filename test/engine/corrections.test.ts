@@ -91,7 +91,7 @@ describe('a single correction', () => {
   });
 });
 
-describe('concurrent corrections (seed 000 §6.2.1, §6.2.3)', () => {
+describe('concurrent corrections', () => {
   it('3 concurrent distinct corrections all succeed with a complete history', async () => {
     const intent = await makeIntent('PROCESSED');
     const results = await Promise.all(['field_a', 'field_b', 'field_c'].map((k, i) => reevaluateIntent(correct(intent.id, { [k]: `value${i}` }, { reason: `Correction ${i}` }), tester)));

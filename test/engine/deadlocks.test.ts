@@ -7,7 +7,7 @@ import { DeadlockError } from '@/lib/intents/errors';
 import { makeIntent, rawClient, resetDatabase, waitForLockWaiters } from '../helpers';
 import { barrier, clearOutcomes, persistedOutcomes } from '../integrity';
 
-/** Seed 000 §6.2.2: crossing lock order deadlocks, detected by Postgres (deadlock_timeout 100 ms) and retried. */
+/** Crossing lock order deadlocks, detected by Postgres (deadlock_timeout 100 ms) and retried. */
 
 type DeadlockRow = { operation: string; intentIds: string[]; detail: string; attempt: number; retried: boolean };
 const deadlockEvents = () =>

@@ -9,13 +9,13 @@ import { dbFingerprint, holdRowLocks, persistedOutcomes, resetEngine, session, s
 import { intentRow, makeIntent, tester } from '../helpers';
 
 /**
- * Status updates (pessimistic: SELECT … FOR UPDATE, validate, update, audit). Seed 000 §6.2.1 and §6.2.4 adapted:
+ * Status updates (pessimistic: SELECT … FOR UPDATE, validate, update, audit). Cases:
  * the whole transition table through the engine, concurrent updates ordered by a held row lock, N identical
- * concurrent transitions (seed 003), NOWAIT and lock timeouts naming the holder.
+ * concurrent transitions, NOWAIT and lock timeouts naming the holder.
  */
 beforeEach(resetEngine);
 
-// Brief §3, written out again here rather than imported: the engine must agree with the brief, not with itself.
+// The documented state machine, written out again here rather than imported: the engine must agree with the documentation, not with itself.
 const ALLOWED: Record<IntentStatus, IntentStatus[]> = {
   RECEIVED: ['NORMALIZED', 'FAILED'],
   NORMALIZED: ['PROCESSED', 'FAILED'],
@@ -64,7 +64,7 @@ describe('the whole transition table through the engine (36 pairs)', () => {
 });
 
 describe.each(STRATEGIES)('status updates under the %s strategy', (strategy) => {
-  it('walks the happy path RECEIVED → NORMALIZED → PROCESSED → COMPLETED, one version per step (seed §6.2.4)', async () => {
+  it('walks the happy path RECEIVED → NORMALIZED → PROCESSED → COMPLETED, one version per step', async () => {
     const intent = await makeIntent('RECEIVED');
     for (const [i, status] of (['NORMALIZED', 'PROCESSED', 'COMPLETED'] as const).entries()) {
       const { intent: updated } = await updateIntentStatus({ id: intent.id, status }, tester, { strategy });
@@ -79,7 +79,7 @@ describe.each(STRATEGIES)('status updates under the %s strategy', (strategy) => 
     expect((await updateIntentStatus({ id: intent.id, status: 'NORMALIZED' }, tester, { strategy })).intent).toMatchObject({ status: 'NORMALIZED', version: 3 });
   });
 
-  it('COMPLETED refuses every other status (seed §6.2.4) and stays at its version', async () => {
+  it('COMPLETED refuses every other status and stays at its version', async () => {
     const intent = await makeIntent('COMPLETED');
     for (const status of ['RECEIVED', 'NORMALIZED', 'PROCESSED', 'CORRECTED', 'FAILED'] as const) {
       const err = await updateIntentStatus({ id: intent.id, status }, tester, { strategy }).catch((e) => e);
@@ -104,7 +104,7 @@ describe.each(STRATEGIES)('status updates under the %s strategy', (strategy) => 
   });
 });
 
-describe('concurrent status updates (seed §6.2.1)', () => {
+describe('concurrent status updates', () => {
   it('two different updates queued behind a lock: the first in line applies, the second is judged on the new state', async () => {
     const intent = await makeIntent('RECEIVED');
     const holder = await holdRowLocks([intent.id]);
@@ -144,7 +144,7 @@ describe('concurrent status updates (seed §6.2.1)', () => {
   });
 });
 
-describe('N identical concurrent transitions (seed 003): all succeed, exactly one version increment', () => {
+describe('N identical concurrent transitions: all succeed, exactly one version increment', () => {
   const N = 20;
 
   it.each(STRATEGIES)('%s strategy, forced to collide behind a held lock', async (strategy) => {
@@ -224,7 +224,7 @@ describe('NOWAIT and lock timeouts', () => {
     await holder.release();
   });
 
-  it('two concurrent NOWAIT executions of one intent: the one that holds the lock commits, the other fails fast (seed §6.2.1)', async () => {
+  it('two concurrent NOWAIT executions of one intent: the one that holds the lock commits, the other fails fast', async () => {
     const intent = await makeIntent('NORMALIZED');
     // Hold the first execution inside its transaction, after it took the row lock: its audit insert waits for
     // this table lock, which conflicts with nothing else the second execution needs before its NOWAIT.

@@ -5,7 +5,7 @@ import { rawClient, resetDatabase } from '../helpers';
 
 /**
  * The live feed's positions on a real PostgreSQL, with the interleavings forced by holding transactions open on
- * separate connections: the watermark lesson of seed 004 (a lower id can commit after a higher one) must never
+ * separate connections: the watermark lesson (a lower id can commit after a higher one) must never
  * lose an event, and the hub's rounds must deliver each committed event exactly once.
  */
 let clients: pg.Client[] = [];

@@ -59,7 +59,7 @@ describe('Prometheus alert rules', () => {
     exported = parseExposition(await res.text());
   });
 
-  it('keeps the four alerts of seed 000 §9.2 with their thresholds', () => {
+  it('keeps the four documented alerts with their thresholds', () => {
     const byName = new Map(rules.map((r) => [r.alert, r]));
     expect(byName.get('HighLockContention')?.expr).toMatch(/rate\(bridge_lock_contentions_total\[5m\]\)\)? > 10$/);
     expect(byName.get('FrequentDeadlocks')?.expr).toBe('rate(bridge_deadlock_detections_total[5m]) > 1');

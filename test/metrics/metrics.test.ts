@@ -25,7 +25,7 @@ describe('GET /api/metrics', () => {
     await db().$executeRaw`TRUNCATE replay_runs`;
   });
 
-  it('exports the §9.1 metrics from what is persisted, plus the process defaults', async () => {
+  it('exports the documented metrics from what is persisted, plus the process defaults', async () => {
     // Real traffic: status updates (lock waits), crossing-order deadlocks, NOWAIT refusals, contended corrections —
     // the replay's transactions, but run as live work (a replay run's own figures are kept out, checked below).
     const intent = await makeIntent('RECEIVED');

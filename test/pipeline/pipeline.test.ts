@@ -13,8 +13,8 @@ import { intentRow, makeIntent, tester } from '../helpers';
 import { api, signInApiCaller } from '../api/route-client';
 
 /**
- * The BridgeSet pipeline: each built-in bridge's contract, FAILFAST and CONTINUE with a failing bridge (seed 000
- * §6.2.5, on this state machine: the failing bridge takes Feedback's place, since NORMALIZED → COMPLETED is not a
+ * The BridgeSet pipeline: each built-in bridge's contract, FAILFAST and CONTINUE with a failing bridge (on
+ * this state machine: the failing bridge takes Feedback's place, since NORMALIZED → COMPLETED is not a
  * transition), the NOWAIT execution lock under two concurrent executions, audit of every step, replay of recorded
  * steps, and the HTTP door.
  */
@@ -76,7 +76,7 @@ afterEach(() => {
 const stepsOf = async (intentId: string) =>
   db().$queryRaw<{ bridge: string; status: string }[]>`SELECT bridge, status FROM pipeline_steps WHERE intent_id = ${intentId}::uuid ORDER BY id`;
 
-describe('each bridge on its own (seed 000 §6.2.5, cases 1–4)', () => {
+describe('each bridge on its own (cases 1–4)', () => {
   it('Input: RECEIVED → NORMALIZED', async () => {
     const intent = await makeIntent('RECEIVED');
     const { intent: after, run } = await runPipeline({ id: intent.id }, tester, { bridges: ['input'] });
@@ -136,7 +136,7 @@ describe('each bridge on its own (seed 000 §6.2.5, cases 1–4)', () => {
   });
 });
 
-describe('FAILFAST and CONTINUE (seed 000 §6.2.5, cases 5–6)', () => {
+describe('FAILFAST and CONTINUE (cases 5–6)', () => {
   const set = ['input', 'normalize', 'test-failing', 'output'];
 
   it('FAILFAST: the failing bridge fails the intent and the bridges after it do not run', async () => {

@@ -88,7 +88,7 @@ describe('contention replay', () => {
     expect(withReplay.items.every((i) => i.isReplay)).toBe(true);
   });
 
-  it('judges against the configured thresholds: the same figures fail the §7 defaults', async () => {
+  it('judges against the configured thresholds: the same figures fail the default targets', async () => {
     const run = await runReplay({ scenarios: ['lock-latency'], size: 'small', targets: { lockAcquisitionP95MaxMs: 0.001 } }, 'cli', releaseEngineer, { environment: 'staging' });
     expect(run.verdict).toBe('fail');
     expect(run.results[0].checks[0]).toMatchObject({ id: 'p95', pass: false, target: '< 0 ms' });

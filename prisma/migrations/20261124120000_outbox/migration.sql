@@ -111,7 +111,7 @@ END $$;
 CREATE TRIGGER "corrections_outbox" AFTER INSERT ON "corrections"
 REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION "bridge_outbox_from_corrections"();
 
--- Refused commands: the caller's expectedVersion no longer matched (the conflict event the brief persists).
+-- Refused commands: the caller's expectedVersion no longer matched (the persisted conflict event).
 CREATE FUNCTION "bridge_outbox_from_conflicts"() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
