@@ -40,13 +40,27 @@ export const eventData = {
     reason: z.string(),
   }),
   [SUBJECTS.pipelineFinished]: z.looseObject({
-    outcome: z.string().meta({ description: 'How the run ended (e.g. completed, failed).' }),
+    outcome: z.string().meta({ description: 'How the run ended: succeeded, failed, finished_with_errors (CONTINUE) or interrupted.' }),
     runId: z.string().optional(),
+    error: z.string().optional().meta({ description: 'Why the run failed, when it did.' }),
+    status: z.string().optional().meta({ description: 'The intent status the run left.' }),
   }),
-  [SUBJECTS.lockAcquired]: z.looseObject({ resourceId: z.string(), ownerId: z.string(), expiresAt: z.string(), fencingToken: z.union([z.string(), z.number()]).optional() }),
-  [SUBJECTS.lockDenied]: z.looseObject({ resourceId: z.string(), requestedBy: z.string(), currentOwner: z.string().nullable(), reason: z.string() }),
-  [SUBJECTS.lockReleased]: z.looseObject({ resourceId: z.string(), ownerId: z.string() }),
-  [SUBJECTS.lockExpired]: z.looseObject({ resourceId: z.string(), ownerId: z.string().optional() }),
+  [SUBJECTS.lockAcquired]: z.looseObject({
+    resourceId: z.string(),
+    ownerId: z.string(),
+    expiresAt: z.string(),
+    fencingToken: z.union([z.string(), z.number()]).optional(),
+    backend: z.string().optional().meta({ description: 'Which lease backend granted it: postgres or redis.' }),
+  }),
+  [SUBJECTS.lockDenied]: z.looseObject({
+    resourceId: z.string(),
+    requestedBy: z.string(),
+    currentOwner: z.string().nullable(),
+    reason: z.string(),
+    heldUntil: z.string().nullable().optional().meta({ description: 'When the current holder’s lease runs out.' }),
+  }),
+  [SUBJECTS.lockReleased]: z.looseObject({ resourceId: z.string(), ownerId: z.string(), fencingToken: z.union([z.string(), z.number()]).optional() }),
+  [SUBJECTS.lockExpired]: z.looseObject({ resourceId: z.string(), ownerId: z.string().optional(), fencingToken: z.union([z.string(), z.number()]).optional() }),
 } satisfies Record<Subject, z.ZodType>;
 
 export type EventData<S extends Subject> = z.infer<(typeof eventData)[S]>;

@@ -5,6 +5,8 @@ import { EVENT_SCHEMAS } from '@/lib/events/payloads';
 import { purgePublishedEvents } from '@/lib/events/relay';
 import { SUBJECTS, type Subject } from '@/lib/events/subjects';
 import { bulkUpdateStatus, createIntent, reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
+import { PostgresLeases } from '@/lib/leases/postgres';
+import { runPipeline } from '@/lib/pipeline/run';
 import { makeIntent, resetDatabase, tester } from '../helpers';
 
 /**
@@ -98,6 +100,49 @@ describe('the outbox, fed by triggers', () => {
     expect(row.id).toBe(id);
     expect(row.payload).toMatchObject({ type: 'evt.lock.acquired', intentId: null, version: 7, data: { resourceId: 'intent:42' } });
     expectValid(row);
+  });
+});
+
+describe('lease and pipeline events', () => {
+  it('writes evt.lock.acquired, denied, released and expired from the lease log, keyed by the resource; refreshes stay out', async () => {
+    const leases = new PostgresLeases();
+    const a = await leases.acquire('orders/A-17', 'billing-1', 60_000);
+    if (!a.acquired) throw new Error('expected a grant');
+    expect((await leases.acquire('orders/A-17', 'billing-2', 60_000)).acquired).toBe(false);
+    await leases.refresh('orders/A-17', 'billing-1', a.token, 60_000);
+    expect(await leases.release('orders/A-17', 'billing-1', a.token)).toBe(true);
+    const b = await leases.acquire('orders/A-17', 'billing-2', 60_000);
+    if (!b.acquired) throw new Error('expected a grant');
+    // Its lease runs out by the database's clock; the next acquire notices and records the expiry.
+    await db().$executeRaw`UPDATE leases SET expires_at = clock_timestamp() - interval '1 second' WHERE resource = 'orders/A-17'`;
+    const c = await leases.acquire('orders/A-17', 'billing-3', 60_000);
+    if (!c.acquired) throw new Error('expected a grant');
+
+    const rows = await outbox();
+    expect(rows.map((r) => r.subject)).toEqual([
+      SUBJECTS.lockAcquired, SUBJECTS.lockDenied, SUBJECTS.lockReleased, SUBJECTS.lockAcquired, SUBJECTS.lockExpired, SUBJECTS.lockAcquired,
+    ]);
+    rows.forEach(expectValid);
+    expect(new Set(rows.map((r) => r.orderingKey))).toEqual(new Set(['orders/A-17']));
+    expect(rows[0].payload).toMatchObject({ intentId: null, version: a.token, actor: 'billing-1', data: { resourceId: 'orders/A-17', ownerId: 'billing-1', fencingToken: a.token, backend: 'postgres' } });
+    expect(rows[1].payload.data).toMatchObject({ requestedBy: 'billing-2', currentOwner: 'billing-1', reason: 'held' });
+    expect(rows[2].payload.data).toMatchObject({ ownerId: 'billing-1', fencingToken: a.token });
+    expect(rows[4].payload.data).toMatchObject({ ownerId: 'billing-2', fencingToken: b.token });
+    expect(rows[5].payload.data).toMatchObject({ ownerId: 'billing-3', fencingToken: c.token });
+  });
+
+  it('writes evt.intent.pipeline_finished when a run ends, after the status changes it made', async () => {
+    const intent = await makeIntent('RECEIVED');
+    await resetOutbox();
+    const { run } = await runPipeline({ id: intent.id }, tester);
+    const rows = await outbox();
+    rows.forEach(expectValid);
+    const last = rows.at(-1)!;
+    expect(last.subject).toBe(SUBJECTS.pipelineFinished);
+    expect(last.orderingKey).toBe(intent.id);
+    expect(last.payload).toMatchObject({ intentId: intent.id, data: { outcome: run.status, runId: run.id, status: 'COMPLETED' } });
+    expect(rows.slice(0, -1).every((r) => r.subject !== SUBJECTS.pipelineFinished)).toBe(true);
+    expect(rows.some((r) => r.subject === SUBJECTS.statusChanged)).toBe(true);
   });
 });
 
