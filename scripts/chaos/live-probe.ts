@@ -26,7 +26,7 @@ export class LiveProbe {
   readonly latenciesMs: number[] = [];
   /** Changes whose event never arrived (see above), with what the probe knew about each. */
   readonly misses: string[] = [];
-  /** Changes acknowledged while an instance was down or restarting, delivered once the stream was back. */
+  /** Changes acknowledged while the watcher was down or restarting, delivered once its stream was back. */
   deliveredAfterOutage = 0;
   private readonly waiters = new Set<Waiter>();
   /** Intents whose creation the stream has shown, with when (insertion order: the oldest go first). */
@@ -128,55 +128,65 @@ export class LiveProbe {
     }
   }
 
-  /** Creates an intent through the writer every `gapMs` until stop(), and waits for it on the watcher's stream. */
+  /**
+   * Creates an intent through the writer every `gapMs` until stop() — also while the watcher is down, so that its
+   * stream's resume has changes to deliver — and waits for each on the watcher's stream. Resolves once every change
+   * it made is seen or counted as a miss.
+   */
   async probe(gapMs: number): Promise<void> {
+    const waits: Promise<void>[] = [];
     for (;;) {
       await new Promise((r) => setTimeout(r, gapMs));
-      if (this.stopped) return;
-      if (!this.writer.up || !this.watcher.up) continue;
+      if (this.stopped) break;
+      if (!this.writer.up) continue;
       const answer = await call(this.writer, this.token, 'POST', '/api/intents', { payload: { probe: true, at: Date.now() }, source: 'chaos-probe' });
       const ackAt = performance.now();
       // Not created, or not known to be: nothing to wait for (an unanswered creation may have committed; its event
       // then simply has no waiter).
       if (answer.status !== 201) continue;
-      const intentId = (answer.body as { id: string }).id;
-      let waiter!: Waiter;
-      const seen = new Promise<number>((resolve) => {
-        waiter = { intentId, resolve };
-        const early = this.arrived.get(intentId);
-        if (early !== undefined) resolve(early);
-        else this.waiters.add(waiter);
-      });
-      // Interrupted: the watcher's stream was not live at the answer (it is reconnecting after a restart), or the
-      // watcher went down before the event came. The event is then owed by the stream's resume.
-      const liveAtAck = this.connected && this.connectedAt > this.lastOutageAt;
-      const interrupted = () => !liveAtAck || this.lastOutageAt >= ackAt;
-      const streamBack = () => this.connected && this.connectedAt > this.lastOutageAt;
-      let at: number | null = null;
-      for (;;) {
-        const deadline = interrupted() && streamBack() ? Math.max(ackAt, this.connectedAt) + MISS_AFTER_MS : ackAt + MISS_AFTER_MS;
-        const wait = deadline - performance.now();
-        if (wait > 0) at = await Promise.race([seen, new Promise<null>((r) => setTimeout(() => r(null), wait))]);
-        if (at !== null) break;
-        // Keep waiting while the stream is not back yet (bounded: a watcher that never comes back is a miss too).
-        if (interrupted() && !streamBack() && performance.now() < ackAt + OUTAGE_GRACE_MS) {
-          await new Promise((r) => setTimeout(r, 100));
-          continue;
-        }
-        if (interrupted() && performance.now() < Math.max(ackAt, this.connectedAt) + MISS_AFTER_MS) continue;
-        break;
-      }
-      this.waiters.delete(waiter);
-      if (at !== null) {
-        if (interrupted()) this.deliveredAfterOutage++;
-        else this.latenciesMs.push(Math.max(0, at - ackAt));
+      waits.push(this.awaitEvent((answer.body as { id: string }).id, ackAt));
+    }
+    await Promise.all(waits);
+  }
+
+  private async awaitEvent(intentId: string, ackAt: number): Promise<void> {
+    let waiter!: Waiter;
+    const seen = new Promise<number>((resolve) => {
+      waiter = { intentId, resolve };
+      const early = this.arrived.get(intentId);
+      if (early !== undefined) resolve(early);
+      else this.waiters.add(waiter);
+    });
+    // Interrupted: the watcher's stream was not live at the answer (the watcher is down, or its stream is
+    // reconnecting after a restart), or the watcher went down before the event came. The event is then owed by the
+    // stream's resume from its Last-Event-ID.
+    const liveAtAck = this.watcher.up && this.connected && this.connectedAt > this.lastOutageAt;
+    const interrupted = () => !liveAtAck || this.lastOutageAt >= ackAt;
+    const streamBack = () => this.watcher.up && this.connected && this.connectedAt > this.lastOutageAt;
+    let at: number | null = null;
+    for (;;) {
+      const deadline = interrupted() && streamBack() ? Math.max(ackAt, this.connectedAt) + MISS_AFTER_MS : ackAt + MISS_AFTER_MS;
+      const wait = deadline - performance.now();
+      if (wait > 0) at = await Promise.race([seen, new Promise<null>((r) => setTimeout(() => r(null), wait))]);
+      if (at !== null) break;
+      // Keep waiting while the stream is not back yet (bounded: a watcher that never comes back is a miss too).
+      if (interrupted() && !streamBack() && performance.now() < ackAt + OUTAGE_GRACE_MS) {
+        await new Promise((r) => setTimeout(r, 100));
         continue;
       }
-      this.misses.push(
-        `intent ${intentId} created through ${this.writer.name} (${new Date(Date.now() - (performance.now() - ackAt)).toISOString()}) not seen on ${this.watcher.name}'s stream` +
-          `${interrupted() ? ' even after it resumed from an outage' : ` within ${MISS_AFTER_MS} ms`}; stream: ${this.streamLog.join(' | ')}`,
-      );
+      if (interrupted() && performance.now() < Math.max(ackAt, this.connectedAt) + MISS_AFTER_MS) continue;
+      break;
     }
+    this.waiters.delete(waiter);
+    if (at !== null) {
+      if (interrupted()) this.deliveredAfterOutage++;
+      else this.latenciesMs.push(Math.max(0, at - ackAt));
+      return;
+    }
+    this.misses.push(
+      `intent ${intentId} created through ${this.writer.name} (${new Date(Date.now() - (performance.now() - ackAt)).toISOString()}) not seen on ${this.watcher.name}'s stream` +
+        `${interrupted() ? ' even after it resumed from an outage' : ` within ${MISS_AFTER_MS} ms`}; stream: ${this.streamLog.join(' | ')}`,
+    );
   }
 
   /** No more probes; the change in flight is still waited for (await probe() before close()). */
