@@ -87,15 +87,22 @@ export async function startNext(options: { port: number; databaseUrl: string; lo
   };
 
   const deadline = Date.now() + 90_000;
+  let last = 'no answer yet';
   while (Date.now() < deadline && server.exitCode === null) {
     try {
-      if ((await fetch(`${url}/api/health`)).ok) return { url, logFile: options.logFile, stop, kill };
-    } catch {
-      // not listening yet
+      // Each try is bounded: a request stuck on a loaded machine must not hold the wait past its deadline.
+      const res = await fetch(`${url}/api/health`, { signal: AbortSignal.timeout(5_000) });
+      if (res.ok) return { url, logFile: options.logFile, stop, kill };
+      last = `answered ${res.status}`;
+    } catch (err) {
+      last = (err as { cause?: { code?: string } }).cause?.code ?? (err instanceof Error ? err.message : String(err));
     }
     await new Promise((r) => setTimeout(r, 200));
   }
+  const exitCode = server.exitCode;
   await stop();
   const tail = existsSync(options.logFile) ? readFileSync(options.logFile, 'utf8').split('\n').slice(-40).join('\n') : '';
-  throw new Error(`the console server did not become healthy at ${url} (exit code ${server.exitCode}). Its last output:\n${tail}`);
+  throw new Error(
+    `the console server did not become healthy at ${url} (${exitCode === null ? `still running after 90 s; /api/health: ${last}` : `exit code ${exitCode}`}). Its last output:\n${tail}`,
+  );
 }

@@ -23,9 +23,11 @@ export async function withDeadlockRetry<T>(operation: string, intentIds: string[
       const last = captured.lastError();
       const detail = last?.code === SQLSTATE.deadlock ? [last.message, last.detail].filter(Boolean).join('\n') : 'deadlock detected';
       const retried = attempt < maxAttempts;
+      // The event first, then the counters: a counter never counts a deadlock whose event was not written
+      // (the invariant checker holds the counters to their events).
+      await db().$transaction((tx) => insertDeadlockEvent(tx, { operation, intentIds, detail, attempt, retried, isReplay: inReplayWork() }));
       recordOutcome(operation, 'deadlock_detected');
       recordOutcome(operation, retried ? 'deadlock_retried' : 'deadlock_exhausted');
-      await db().$transaction((tx) => insertDeadlockEvent(tx, { operation, intentIds, detail, attempt, retried, isReplay: inReplayWork() }));
       if (!retried) {
         throw new DeadlockError(`A deadlock on intents ${intentIds.join(', ')} persisted through ${maxAttempts} attempts; try again.`, {
           intentIds,

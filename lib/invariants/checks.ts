@@ -9,7 +9,8 @@ import { INTENT_STATUSES, TRANSITIONS, statusAfterCorrection } from '@/lib/inten
  * says so. The state machine comes from lib/intents/state-machine.ts, so the rule exists once.
  */
 export type Violation = { subject: string; detail: string };
-export type CheckOutcome = { checked: number; violations: Violation[]; violationCount: number };
+/** `note`: what else the check saw that is worth saying but breaks no promise (e.g. counters short after a crash). */
+export type CheckOutcome = { checked: number; violations: Violation[]; violationCount: number; note?: string };
 export type Check = {
   name: string;
   promise: string;
@@ -212,4 +213,178 @@ const idempotencyAnswersTrue: Check = {
     ),
 };
 
-export const CHECKS: Check[] = [historyComplete, transitionsAllowed, correctionsComplete, conflictsConsistent, idempotencyAnswersTrue];
+/**
+ * A bridge completes at most once per intent and round; a later run of the same round replays the recorded result
+ * (step status `replayed`) instead of running the bridge again. So after a bridge's completed step, the same intent
+ * and round may hold replayed or skipped steps of that bridge, never one that ran (running, completed, failed or
+ * abandoned). Step ids come from a sequence and an intent's runs are one at a time (its execution lock), so for one
+ * intent the ids are the order the steps started in.
+ */
+const pipelineStepsOnce: Check = {
+  name: 'pipeline_steps_once',
+  promise: 'no pipeline step run twice: a bridge that completed in a round is replayed, never run again, in that round',
+  requires: ['pipeline_steps'],
+  run: (tx) =>
+    violations(
+      tx,
+      Prisma.sql`
+        WITH done AS (
+          SELECT intent_id, round, bridge, min(id) AS first_id, count(*) AS n
+          FROM pipeline_steps WHERE status = 'completed' GROUP BY intent_id, round, bridge
+        )
+        SELECT intent_id::text AS subject, format('bridge %s completed %s times in round %s', bridge, n, round) AS detail
+        FROM done WHERE n > 1
+        UNION ALL
+        SELECT s.intent_id::text, format('bridge %s ran again in round %s (step %s, %s, run %s) after it had completed (step %s)',
+                                         s.bridge, s.round, s.id, s.status, s.run_id, d.first_id)
+        FROM pipeline_steps s JOIN done d ON d.intent_id = s.intent_id AND d.round = s.round AND d.bridge = s.bridge
+        WHERE s.id > d.first_id AND s.status IN ('running', 'completed', 'failed', 'abandoned')`,
+      Prisma.sql`SELECT count(*) AS n FROM pipeline_steps`,
+    ),
+};
+
+/**
+ * Fenced writes (a status change or correction carrying `fencing: { resource, token }`) record the lease log's
+ * position when the fence accepted them (bridge_fenced_write_record, prisma/functions/00_helpers.sql): every grant
+ * of the resource with an event id up to that position was made before the write. None of those may carry a higher
+ * token — the write would then come from a holder whose lease had already passed to someone else. Besides, the
+ * fence itself never went back: it holds at least every token written or granted for its resource, and one intent's
+ * fenced writes of one resource (in version order) never return to a lower token.
+ */
+const fencedWritesCurrent: Check = {
+  name: 'fenced_writes_current',
+  promise: 'no fenced write accepted with a stale token: no write after a higher token of its lease was granted',
+  requires: ['audit_events', 'lease_events', 'lease_fences'],
+  run: (tx) =>
+    violations(
+      tx,
+      Prisma.sql`
+        WITH writes AS (
+          SELECT a.id, a.intent_id, a.version_after, a.details->'fencing'->>'resource' AS resource,
+                 (a.details->'fencing'->>'token')::bigint AS token, (a.details->'fencing'->>'leaseLogPosition')::bigint AS position
+          FROM audit_events a
+          WHERE jsonb_typeof(a.details) = 'object' AND jsonb_typeof(a.details->'fencing') = 'object'
+        ), after_grant AS (
+          SELECT w.intent_id::text AS subject,
+                 format('version %s was written with token %s of %s, after token %s had been granted (lease event %s)',
+                        w.version_after, w.token, w.resource, g.token, g.id) AS detail
+          FROM writes w
+          CROSS JOIN LATERAL (
+            SELECT e.id, e.token FROM lease_events e
+            WHERE e.resource = w.resource AND e.event = 'acquired' AND e.token > w.token AND e.id <= w.position
+            ORDER BY e.id LIMIT 1
+          ) g
+        ), fence_behind AS (
+          SELECT x.resource AS subject, format('the fence holds %s, but %s %s was %s', coalesce(f.token::text, 'nothing'), x.what, x.token, x.how) AS detail
+          FROM (
+            SELECT resource, max(token) AS token, 'token' AS what, 'written' AS how FROM writes GROUP BY resource
+            UNION ALL
+            SELECT resource, max(token), 'token', 'granted' FROM lease_events WHERE event = 'acquired' GROUP BY resource
+          ) x LEFT JOIN lease_fences f ON f.resource = x.resource
+          WHERE f.token IS NULL OR f.token < x.token
+        ), went_back AS (
+          SELECT intent_id::text AS subject,
+                 format('version %s was written with token %s of %s after version %s had been written with token %s',
+                        version_after, token, resource, prev_version, prev_token) AS detail
+          FROM (
+            SELECT w.*, lag(w.token) OVER k AS prev_token, lag(w.version_after) OVER k AS prev_version
+            FROM writes w WINDOW k AS (PARTITION BY w.intent_id, w.resource ORDER BY w.version_after)
+          ) o
+          WHERE token < prev_token
+        )
+        SELECT subject, detail FROM after_grant
+        UNION ALL SELECT subject, detail FROM fence_behind
+        UNION ALL SELECT subject, detail FROM went_back`,
+      Prisma.sql`SELECT count(*) AS n FROM audit_events WHERE jsonb_typeof(details) = 'object' AND jsonb_typeof(details->'fencing') = 'object'`,
+    ),
+};
+
+/**
+ * The per-status counts the console shows (lib/counts: totals plus unfolded deltas, kept by triggers) against the
+ * intents table counted row by row, in the same snapshot: they must be equal, status by status.
+ */
+const statusCountsExact: Check = {
+  name: 'status_counts_exact',
+  promise: 'the status counts equal the intents behind them, status by status',
+  requires: ['intents', 'intent_status_totals', 'intent_status_deltas'],
+  run: (tx) =>
+    violations(
+      tx,
+      Prisma.sql`
+        WITH kept AS (
+          SELECT is_replay, status::text AS status, sum(n) AS n
+          FROM (SELECT is_replay, status, n FROM intent_status_totals UNION ALL SELECT is_replay, status, n FROM intent_status_deltas) c
+          GROUP BY 1, 2
+        ), actual AS (
+          SELECT is_replay, status::text AS status, count(*) AS n FROM intents GROUP BY 1, 2
+        )
+        SELECT coalesce(k.status, a.status) || CASE WHEN coalesce(k.is_replay, a.is_replay) THEN ' (replay intents)' ELSE '' END AS subject,
+               format('the counts say %s, the intents table has %s', coalesce(k.n, 0), coalesce(a.n, 0)) AS detail
+        FROM kept k FULL JOIN actual a ON a.is_replay = k.is_replay AND a.status = k.status
+        WHERE coalesce(k.n, 0) <> coalesce(a.n, 0)`,
+      Prisma.sql`SELECT count(*) AS n FROM intents`,
+    ),
+};
+
+/** Each counter beside the events that record the same occurrences, whoever wrote them (replay work included). */
+const counterPairs = Prisma.sql`
+  SELECT 'update_status' AS operation, 'success' AS outcome,
+         (SELECT coalesce(sum(count), 0) FROM outcome_counts WHERE operation = 'update_status' AND outcome = 'success') AS counted,
+         (SELECT count(*) FROM audit_events WHERE action = 'status_change' AND intent_id IS NOT NULL AND version_after > 0) AS events
+  UNION ALL
+  SELECT 'bulk_update_status', 'success',
+         (SELECT coalesce(sum(count), 0) FROM outcome_counts WHERE operation = 'bulk_update_status' AND outcome = 'success'),
+         (SELECT count(*) FROM audit_events WHERE action = 'bulk_status_change' AND intent_id IS NOT NULL)
+  UNION ALL
+  SELECT 'reevaluate', 'success',
+         (SELECT coalesce(sum(count), 0) FROM outcome_counts WHERE operation = 'reevaluate' AND outcome = 'success'),
+         (SELECT count(*) FROM corrections)
+  UNION ALL
+  SELECT o.op, 'stale_expected_version',
+         (SELECT coalesce(sum(count), 0) FROM outcome_counts WHERE operation = o.op AND outcome = 'stale_expected_version'),
+         (SELECT count(*) FROM conflict_events WHERE operation = o.op)
+  FROM (VALUES ('update_status'), ('reevaluate')) AS o(op)
+  UNION ALL
+  SELECT d.operation, 'deadlock_detected',
+         (SELECT coalesce(sum(count), 0) FROM outcome_counts WHERE operation = d.operation AND outcome = 'deadlock_detected'),
+         (SELECT count(*) FROM deadlock_events WHERE operation = d.operation)
+  FROM (SELECT DISTINCT operation FROM outcome_counts WHERE outcome = 'deadlock_detected') d`;
+
+/**
+ * The persisted outcome counters (outcome_counts: /api/metrics and the Contention page) against the events that
+ * record each occurrence on their own: applied status changes, bulk changes and corrections against their audit
+ * events and correction rows, refused stale versions against conflict events, detected deadlocks against deadlock
+ * events. A counter is recorded only after its event committed, and buffered for about a second before it is
+ * written (lib/intents/outcomes.ts), so a process killed before its flush leaves a counter short of its events;
+ * a counter above its events counted something that never happened, or counted it twice. The shortfall is reported.
+ */
+const countersWithinEvents: Check = {
+  name: 'counters_within_events',
+  promise: 'the outcome counters never exceed the events behind them (short only by what a killed process had not flushed)',
+  requires: ['outcome_counts', 'audit_events', 'corrections', 'conflict_events', 'deadlock_events'],
+  run: async (tx) => {
+    const outcome = await violations(
+      tx,
+      Prisma.sql`
+        WITH pairs AS (${counterPairs}
+        )
+        SELECT format('%s %s', operation, outcome) AS subject, format('counted %s, but only %s events record it', counted, events) AS detail
+        FROM pairs WHERE counted > events`,
+      Prisma.sql`SELECT coalesce(sum(counted), 0) AS n FROM (${counterPairs}) p`,
+    );
+    const [{ short }] = await tx.$queryRaw<{ short: bigint }[]>`SELECT coalesce(sum(greatest(events - counted, 0)), 0) AS short FROM (${counterPairs}) p`;
+    return { ...outcome, note: Number(short) ? `counters short of their events by ${short} in all` : 'counters equal their events' };
+  },
+};
+
+export const CHECKS: Check[] = [
+  historyComplete,
+  transitionsAllowed,
+  correctionsComplete,
+  conflictsConsistent,
+  idempotencyAnswersTrue,
+  pipelineStepsOnce,
+  fencedWritesCurrent,
+  statusCountsExact,
+  countersWithinEvents,
+];

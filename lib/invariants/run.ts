@@ -1,9 +1,23 @@
 import { Prisma } from '@/generated/prisma/client';
 import type { Db } from '@/lib/db/client';
 import { CHECKS, type Check, type CheckOutcome } from './checks';
+import { outboxComplete, outboxPublishedOnce } from './outbox';
 
 export type CheckReport = { name: string; promise: string } & ({ skipped: string } | CheckOutcome);
 export type InvariantReport = { checkedAt: string; checks: CheckReport[]; violationCount: number };
+
+/**
+ * Every check: the database's own records, the outbox against them (for the relays' retention period), and — given
+ * a NATS URL — the outbox against the stream. `outboxDrained`: the relays were given time to publish everything,
+ * so an unpublished event is lost rather than waiting.
+ */
+export function allChecks(options: { outboxRetentionHours?: number; natsUrl?: string; outboxDrained?: boolean } = {}): Check[] {
+  return [
+    ...CHECKS,
+    outboxComplete(options.outboxRetentionHours),
+    ...(options.natsUrl ? [outboxPublishedOnce(options.natsUrl, { drained: options.outboxDrained })] : []),
+  ];
+}
 
 /**
  * Runs every check in one read-only REPEATABLE READ transaction: all checks see the same instant of the database,
@@ -11,7 +25,7 @@ export type InvariantReport = { checkedAt: string; checks: CheckReport[]; violat
  * checker is safe to point at a production database (give it a read-only role there as well).
  */
 export async function checkInvariants(client: Db, options: { checks?: Check[]; timeoutMs?: number } = {}): Promise<InvariantReport> {
-  const checks = options.checks ?? CHECKS;
+  const checks = options.checks ?? allChecks();
   const timeoutMs = options.timeoutMs ?? 10 * 60_000;
   return client.$transaction(
     async (tx) => {
@@ -46,6 +60,7 @@ export function formatReport(report: InvariantReport): string[] {
     }
     const mark = r.violationCount ? '✗' : '✓';
     lines.push(`  ${mark} ${r.name}: ${r.promise} — ${r.checked} checked, ${r.violationCount} violation${r.violationCount === 1 ? '' : 's'}`);
+    if (r.note) lines.push(`      (${r.note})`);
     for (const v of r.violations) lines.push(`      ${v.subject}: ${v.detail}`);
     if (r.violationCount > r.violations.length) lines.push(`      … and ${r.violationCount - r.violations.length} more`);
   }

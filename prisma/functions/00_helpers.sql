@@ -44,3 +44,19 @@ LANGUAGE sql AS $$
       "response_status" = CASE p_body->>'outcome' WHEN 'applied' THEN 200 WHEN 'already_applied' THEN 200 WHEN 'not_found' THEN 404 ELSE 409 END
   WHERE "scope" = p_scope AND "key" = p_key AND "state" = 'in_progress';
 $$;
+
+-- What a fenced write records in its audit event: the lease resource and token it was accepted with, and how far the
+-- lease event log had got at that moment (the last id drawn from its sequence). The write holds its resource's
+-- fence row (bridge_fence_accept) when it reads that position, and every grant of the resource draws its event id
+-- while holding the same row, so the grants with ids up to the position are exactly those made before the write:
+-- the invariant checker (lib/invariants) proves from it, without trusting any clock, that no write was accepted
+-- after a higher token had been granted. Null when the write is not fenced.
+CREATE OR REPLACE FUNCTION "bridge_fenced_write_record"(p_resource text, p_token bigint) RETURNS jsonb
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+  IF p_resource IS NULL THEN
+    RETURN NULL;
+  END IF;
+  RETURN jsonb_build_object('resource', p_resource, 'token', p_token,
+                            'leaseLogPosition', coalesce(pg_sequence_last_value('"lease_events_id_seq"'::regclass), 0));
+END $$;

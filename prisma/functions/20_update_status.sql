@@ -78,7 +78,9 @@ BEGIN
       IF FOUND THEN
         INSERT INTO "audit_events" ("intent_id", "action", "actor", "from_status", "to_status", "version_before", "version_after", "details")
         VALUES (p_id, 'status_change', p_actor, cur."status", intent."status", cur."version", intent."version",
-                CASE WHEN p_reason IS NULL THEN 'null'::jsonb ELSE jsonb_build_object('reason', p_reason) END);
+                CASE WHEN p_reason IS NULL AND p_fence_resource IS NULL THEN 'null'::jsonb
+                     ELSE jsonb_strip_nulls(jsonb_build_object('reason', p_reason,
+                                                               'fencing', "bridge_fenced_write_record"(p_fence_resource, p_fence_token))) END);
         outcome := 'applied';
       ELSIF p_lock = 'adaptive' AND mode = 'none' THEN
         -- Contended: queue on the row now. The conflict is recorded once the row is ours (below), so callers

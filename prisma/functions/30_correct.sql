@@ -77,7 +77,8 @@ BEGIN
                 cur."version", intent."version", cur."status", intent."status");
         INSERT INTO "audit_events" ("intent_id", "action", "actor", "from_status", "to_status", "version_before", "version_after", "details")
         VALUES (p_id, 'correction', p_actor, cur."status", intent."status", cur."version", intent."version",
-                jsonb_build_object('correctionId', p_correction_id, 'reason', p_reason, 'source', p_source));
+                jsonb_strip_nulls(jsonb_build_object('correctionId', p_correction_id, 'reason', p_reason, 'source', p_source,
+                                                     'fencing', "bridge_fenced_write_record"(p_fence_resource, p_fence_token))));
         outcome := 'applied';
       ELSIF p_lock = 'adaptive' AND mode = 'none' THEN
         -- Contended: queue on the row now. The conflict is recorded once the row is ours (below), so callers

@@ -9,7 +9,10 @@ import type { Instance } from './api';
  * - hold: a row lock held by an outside session longer than the console's lock timeout;
  * - deadlock: an outside session and a console bulk update lock two intents in crossing order;
  * - pause: a client that sends half a request, stops, then sends the rest;
- * - extra kinds (a worker killed, NATS stopped) are plugged in by the runner when those parts run.
+ * - worker: one worker process SIGKILLed with its claims and pipeline runs in flight, and started again (the other
+ *   worker's rescuer takes the claims over once their leases run out; the relay in it dies too);
+ * - nats: the NATS server stopped while the relays publish, and started again a little later.
+ * The last two are there when the run has workers and NATS.
  * Each returns a short description of what it did, or null when there was nothing to do it to.
  */
 export type Fault = { kind: string; inject: () => Promise<string | null> };
@@ -22,6 +25,10 @@ export type FaultContext = {
   hotIds: () => string[];
   restartInstance: (index: number) => Promise<void>;
   killInstance: (index: number) => void;
+  /** Kills worker `index` (SIGKILL), starts it again, and says which process went (holding how many claims) and which came. */
+  restartWorker?: (index: number) => Promise<{ killed: number; held: number; started: number }>;
+  workerCount?: number;
+  nats?: { stop: () => Promise<void>; start: () => Promise<void> };
 };
 
 const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)];
@@ -72,15 +79,20 @@ export function standardFaults(ctx: FaultContext): Fault[] {
       }),
   };
 
-  let nextRestart = 0;
+  // The watcher of the live probe (the second instance) first: its restart is the one the stream must resume from.
+  let nextRestart = ctx.instances.length > 1 ? 1 : 0;
   const restart: Fault = {
     kind: 'instance killed and restarted',
     inject: async () => {
       const index = nextRestart++ % ctx.instances.length;
+      // Never the last one standing: an instance a failed restart left down comes back first.
+      const down = ctx.instances.flatMap((x, i) => (i !== index && !x.up ? [i] : []));
+      for (const i of down) await ctx.restartInstance(i);
       ctx.killInstance(index);
       const started = Date.now();
       await ctx.restartInstance(index);
-      return `${ctx.instances[index].name} SIGKILLed, back in ${Date.now() - started} ms`;
+      const revived = down.length ? ` (${down.map((i) => ctx.instances[i].name).join(', ')}, left down before, started first)` : '';
+      return `${ctx.instances[index].name} SIGKILLed, back in ${Date.now() - started} ms${revived}`;
     },
   };
 
@@ -172,5 +184,37 @@ export function standardFaults(ctx: FaultContext): Fault[] {
     },
   };
 
-  return [terminate, hold, deadlock, pause, restart];
+  let nextWorker = 0;
+  const worker: Fault | null = ctx.restartWorker
+    ? {
+        kind: 'worker killed and restarted',
+        inject: async () => {
+          const index = nextWorker++ % (ctx.workerCount ?? 1);
+          // Its claims stay `running` under its name until their leases run out and a rescuer takes them.
+          const { killed, held, started } = await ctx.restartWorker!(index);
+          return `worker ${index + 1} (pid ${killed}) SIGKILLed holding ${held} claim(s); pid ${started} started in its place`;
+        },
+      }
+    : null;
+
+  const nats = ctx.nats;
+  const natsOutage: Fault | null = nats
+    ? {
+        kind: 'NATS stopped and started',
+        inject: async () => {
+          await nats.stop();
+          // Long enough for the relays to fail publishes and back off while new events pile up in the outbox.
+          await new Promise((r) => setTimeout(r, 2_000));
+          const backlog = await admin(async (c) => {
+            const { rows } = await c.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox_events WHERE published_at IS NULL');
+            return String(rows[0].n);
+          });
+          await nats.start();
+          return `NATS down for 2000 ms; ${backlog} event(s) waiting in the outbox when it came back`;
+        },
+      }
+    : null;
+
+  // The instance restart last: it takes longest, and every other kind should have had its turn by then.
+  return [terminate, deadlock, ...(worker ? [worker] : []), ...(natsOutage ? [natsOutage] : []), hold, pause, restart];
 }

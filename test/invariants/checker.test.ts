@@ -4,8 +4,11 @@ import { db } from '@/lib/db/client';
 import { sqlState } from '@/lib/db/sqlstate';
 import { reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { VersionConflictError } from '@/lib/intents/errors';
+import { flushOutcomes } from '@/lib/intents/outcomes';
 import { CHECKS } from '@/lib/invariants/checks';
 import { checkInvariants, type CheckReport } from '@/lib/invariants/run';
+import { PostgresLeases } from '@/lib/leases/postgres';
+import { runPipeline } from '@/lib/pipeline/run';
 import { makeIntent, resetDatabase, tester } from '../helpers';
 
 /** The checker over a database the engine wrote, then over the same database broken on purpose, one promise at a time. */
@@ -15,6 +18,8 @@ function byName(reports: CheckReport[]) {
 }
 
 async function broken(): Promise<Record<string, number>> {
+  // The counts this process buffered are written first, so the counters the check reads are all of them.
+  await flushOutcomes();
   const report = await checkInvariants(db());
   return Object.fromEntries(Object.entries(byName(report.checks)).filter(([, n]) => n !== 0));
 }
@@ -31,16 +36,29 @@ async function history() {
   return { a, b };
 }
 
+function outcomeOf(report: Awaited<ReturnType<typeof checkInvariants>>, name: string) {
+  const found = report.checks.find((c) => c.name === name);
+  if (!found || !('checked' in found)) throw new Error(`${name} did not run`);
+  return found;
+}
+
 describe('invariant checker', () => {
-  beforeEach(resetDatabase);
+  beforeEach(async () => {
+    // Counts still buffered from the previous test must land before the reset, not in this test's tables.
+    await flushOutcomes();
+    await resetDatabase();
+  });
 
   it('finds nothing wrong in what the engine wrote', async () => {
     await history();
+    await flushOutcomes();
     const report = await checkInvariants(db());
     expect(report.violationCount).toBe(0);
     expect(report.checks.every((c) => 'checked' in c)).toBe(true);
-    const historyCheck = report.checks.find((c) => c.name === 'history_complete');
-    expect(historyCheck && 'checked' in historyCheck && historyCheck.checked).toBe(2);
+    expect(outcomeOf(report, 'history_complete').checked).toBe(2);
+    // Nothing was killed: every counter equals its events, and every change has its outbox event.
+    expect(outcomeOf(report, 'counters_within_events').note).toBe('counters equal their events');
+    expect(outcomeOf(report, 'outbox_complete').checked).toBeGreaterThan(5);
   });
 
   it('catches a version that moved without its audit event', async () => {
@@ -64,8 +82,9 @@ describe('invariant checker', () => {
     await db().$executeRaw`DELETE FROM corrections WHERE intent_id = ${a.id}::uuid`;
     const result = await broken();
     // The audit event names a correction that is gone; replayed as a plain status change PROCESSED → CORRECTED is
-    // still allowed, so only the completeness check fires.
-    expect(result).toEqual({ corrections_complete: 1 });
+    // still allowed, so the transition check holds. The correction's counter and its outbox event have lost the
+    // record behind them too.
+    expect(result).toEqual({ corrections_complete: 1, counters_within_events: 1, outbox_complete: 1 });
   });
 
   it('catches two idempotency keys claiming the same change', async () => {
@@ -93,6 +112,77 @@ describe('invariant checker', () => {
       INSERT INTO conflict_events (intent_id, operation, expected_version, current_version, reason, actor)
       VALUES (${b.id}::uuid, 'update_status', 0, 50, 'forged', 'intruder')`;
     expect(await broken()).toEqual({ conflicts_consistent: 1 });
+  });
+
+  it('catches a pipeline step that ran again after it had completed in the same round', async () => {
+    const intent = await makeIntent('RECEIVED');
+    const { run } = await runPipeline({ id: intent.id }, tester);
+    expect(run.status).toBe('succeeded');
+    expect(await broken()).toEqual({});
+    // A second run of the input bridge in the same round, as a run that ignored the recorded result would leave.
+    await db().$executeRaw`
+      INSERT INTO pipeline_steps (run_id, intent_id, round, position, bridge, status, finished_at, error)
+      VALUES (${run.id}::uuid, ${intent.id}::uuid, ${run.round}, 0, 'input', 'failed', now(), 'ran twice')`;
+    expect(await broken()).toEqual({ pipeline_steps_once: 1 });
+  });
+
+  it('catches a fenced write accepted after a higher token of its lease was granted', async () => {
+    const leases = new PostgresLeases();
+    const a = await makeIntent('RECEIVED');
+    const first = await leases.acquire('invariants-lease', 'holder-1', 60_000);
+    if (!first.acquired) throw new Error('not acquired');
+    await updateIntentStatus({ id: a.id, status: 'NORMALIZED', fencing: { resource: 'invariants-lease', token: first.token } }, tester);
+    await leases.release('invariants-lease', 'holder-1', first.token);
+    const second = await leases.acquire('invariants-lease', 'holder-2', 60_000);
+    if (!second.acquired) throw new Error('not acquired');
+    await updateIntentStatus({ id: a.id, status: 'PROCESSED', fencing: { resource: 'invariants-lease', token: second.token } }, tester);
+    expect(await broken()).toEqual({});
+    // The fence goes back (restored from an old backup, say): the first holder's late write now gets through.
+    await db().$executeRaw`UPDATE lease_fences SET token = ${first.token} WHERE resource = 'invariants-lease'`;
+    await updateIntentStatus({ id: a.id, status: 'COMPLETED', fencing: { resource: 'invariants-lease', token: first.token } }, tester);
+    const report = await checkInvariants(db());
+    const fenced = outcomeOf(report, 'fenced_writes_current');
+    // Written after the grant of the higher token; the fence below a granted and a written token; one intent's
+    // fenced writes going back to a lower token.
+    expect(fenced.violations.map((v) => v.detail).sort()).toEqual([
+      'the fence holds 1, but token 2 was granted',
+      'the fence holds 1, but token 2 was written',
+      'version 3 was written with token 1 of invariants-lease after version 2 had been written with token 2',
+      expect.stringMatching(/^version 3 was written with token 1 of invariants-lease, after token 2 had been granted \(lease event \d+\)$/),
+    ]);
+    expect(report.violationCount).toBe(4);
+  });
+
+  it('catches status counts that differ from the intents table', async () => {
+    await history();
+    await db().$executeRaw`INSERT INTO intent_status_deltas (is_replay, status, n) VALUES (false, 'RECEIVED', 1)`;
+    expect(await broken()).toEqual({ status_counts_exact: 1 });
+  });
+
+  it('catches an outcome counter above the events behind it, and only reports one below them', async () => {
+    await history();
+    await flushOutcomes();
+    await db().$executeRaw`DELETE FROM outcome_counts WHERE operation = 'update_status' AND outcome = 'success'`;
+    const short = await checkInvariants(db());
+    expect(short.violationCount).toBe(0);
+    expect(outcomeOf(short, 'counters_within_events').note).toBe('counters short of their events by 5 in all');
+    await db().$executeRaw`
+      INSERT INTO outcome_counts (minute, operation, transition, outcome, is_replay, count)
+      VALUES (date_trunc('minute', now()), 'reevaluate', '', 'success', false, 1)
+      ON CONFLICT (minute, operation, transition, outcome, is_replay) DO UPDATE SET count = outcome_counts.count + 1`;
+    expect(await broken()).toEqual({ counters_within_events: 1 });
+  });
+
+  it('catches an intent change without its outbox event, and one with two', async () => {
+    const { a } = await history();
+    await db().$executeRaw`DELETE FROM outbox_events WHERE id = (SELECT max(id) FROM outbox_events WHERE payload->>'intentId' = ${a.id})`;
+    expect(await broken()).toEqual({ outbox_complete: 1 });
+    await resetDatabase();
+    await history();
+    await db().$executeRaw`
+      INSERT INTO outbox_events (subject, ordering_key, partition, payload)
+      SELECT subject, ordering_key, partition, payload FROM outbox_events ORDER BY id LIMIT 1`;
+    expect(await broken()).toEqual({ outbox_complete: 1 });
   });
 
   it('lists a sample but counts every violation', async () => {
