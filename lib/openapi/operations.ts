@@ -197,7 +197,7 @@ const CONSOLE_AND_WORKER_OPERATIONS: ApiOperation[] = [
   },
 ];
 
-const CORRECTION_CONFLICTS = ['version_conflict', 'invalid_transition', 'idempotency_in_progress'] as const;
+const CORRECTION_CONFLICTS = ['version_conflict', 'invalid_transition', 'idempotency_in_progress', 'fencing_token_stale'] as const;
 
 export const OPERATIONS: ApiOperation[] = [
   {
@@ -250,7 +250,7 @@ export const OPERATIONS: ApiOperation[] = [
     path: '/api/intents/{id}/status',
     summary: 'Move an intent to another status',
     description:
-      'Pessimistic: takes the row lock (waits up to the lock timeout, or fails at once with `nowait`). With `expectedVersion` the change is refused (409 `version_conflict`, recorded as a conflict event) when the intent moved on. A repeat of a request that already won answers `alreadyApplied: true` and changes nothing.',
+      'Pessimistic: takes the row lock (waits up to the lock timeout, or fails at once with `nowait`). With `expectedVersion` the change is refused (409 `version_conflict`, recorded as a conflict event) when the intent moved on. A repeat of a request that already won answers `alreadyApplied: true` and changes nothing. With `fencing: { resource, token }` (a lease, see /api/leases) the change is refused with 409 `fencing_token_stale` once a higher token for the resource was seen.',
     tag: 'intents',
     auth: 'bearer',
     permission: 'intents.status',
@@ -259,7 +259,7 @@ export const OPERATIONS: ApiOperation[] = [
     success: { status: 200, description: 'The intent after the change.', schema: updateStatusResultSchema },
     errors: {
       404: ['not_found'],
-      409: ['invalid_transition', 'version_conflict', 'idempotency_in_progress'],
+      409: ['invalid_transition', 'version_conflict', 'idempotency_in_progress', 'fencing_token_stale'],
       422: ['idempotency_key_reused'],
       423: ['lock_timeout'],
       503: ['deadlock', 'cancelled'],
@@ -285,7 +285,7 @@ export const OPERATIONS: ApiOperation[] = [
     path: '/api/intents/{id}/reeval',
     summary: 'Apply a correction (re-evaluation)',
     description:
-      'Deep-merges `diff` into the payload; PROCESSED becomes CORRECTED. Optimistic with retries, then a locked attempt. Refused on COMPLETED and FAILED intents (409 `invalid_transition`). The correction id is derived from the intent and the canonical diff: the same correction twice answers `alreadyApplied: true`.',
+      'Deep-merges `diff` into the payload; PROCESSED becomes CORRECTED. Optimistic with retries, then a locked attempt. Refused on COMPLETED and FAILED intents (409 `invalid_transition`). The correction id is derived from the intent and the canonical diff: the same correction twice answers `alreadyApplied: true`. With `fencing: { resource, token }` the correction is refused with 409 `fencing_token_stale` once a higher token for the resource was seen.',
     tag: 'intents',
     auth: 'bearer',
     permission: 'intents.correct',
