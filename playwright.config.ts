@@ -3,7 +3,7 @@ import { defineConfig, devices } from '@playwright/test';
 
 /**
  * Browser tests against a production build. `e2e/global-setup.ts` starts everything they need — a throw-away
- * embedded PostgreSQL, the migrations, `next build` when the build is missing or stale, `next start` on a free port —
+ * embedded PostgreSQL, the migrations, `next build` when the build is missing or stale, the console's server (`scripts/serve.ts`, as `npm run serve`) on a free port —
  * and hands the server's URL and the database's URL to the test workers through the environment (Playwright
  * starts `webServer` *before* globalSetup, so a server that needs the database cannot be a `webServer`).
  *

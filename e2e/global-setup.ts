@@ -6,7 +6,7 @@ import { ensureBuild, root, startNext, type NextServer } from '../scripts/next-s
 
 /**
  * Everything the browser tests need, in order: a throw-away PostgreSQL, the migrations, a production build, and
- * `next start` on a free port with that database. The URLs go into this process's environment, which the test
+ * the console's server (`scripts/serve.ts`) on a free port with that database. The URLs go into this process's environment, which the test
  * workers inherit (seeding through the domain functions needs DATABASE_URL; `baseURL` comes from E2E_BASE_URL).
  * Returns the teardown: server first, then the database.
  */
@@ -46,7 +46,7 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
       logFile: join(root, 'test-results', 'next-server.log'),
       env: { BRIDGE_ENV: bridgeEnv },
     });
-    say(`next start is serving ${server.url} (server log: test-results/next-server.log)`);
+    say(`the console server is serving ${server.url} (server log: test-results/next-server.log)`);
 
     process.env.DATABASE_URL = database.url;
     process.env.E2E_BASE_URL = server.url;

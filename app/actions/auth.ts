@@ -3,7 +3,7 @@
 import { redirect } from 'next/navigation';
 import { recordAuthEvent } from '@/lib/auth/events';
 import { failure, field, type FormState } from '@/lib/auth/form-state';
-import { clearSessionCookie, currentUser, readSessionSecret, requestClientInfo, safeReturnPath, setSessionCookie } from '@/lib/auth/server';
+import { assertActionFromConsole, clearSessionCookie, currentUser, readSessionSecret, requestClientInfo, safeReturnPath, setSessionCookie } from '@/lib/auth/server';
 import { revokeSession, rotateSession } from '@/lib/auth/sessions';
 import { changeOwnPassword, signIn } from '@/lib/auth/users';
 import { ValidationError } from '@/lib/intents/errors';
@@ -36,6 +36,7 @@ export async function changePasswordAction(_prev: FormState, form: FormData): Pr
   const actor = await currentUser();
   if (!actor) redirect('/sign-in?next=/account/password');
   try {
+    await assertActionFromConsole();
     const newPassword = field(form, 'newPassword');
     if (newPassword !== field(form, 'confirmPassword')) throw new ValidationError([{ field: 'confirmPassword', message: 'does not match the new password' }]);
     await changeOwnPassword({ currentPassword: field(form, 'currentPassword'), newPassword }, actor);

@@ -3,6 +3,7 @@ import { redirect } from 'next/navigation';
 import { cache } from 'react';
 import { clientInfoFromHeaders } from './client-info';
 import { sessionCookieName, sessionCookieOptions } from './cookies';
+import { assertActionOrigin } from './csrf';
 import { UnauthenticatedError } from './errors';
 import type { Permission } from './permissions';
 import { authorize } from './request';
@@ -12,7 +13,8 @@ import type { AuthActor, ClientInfo } from './types';
 
 /**
  * The doors for pages, layouts and server actions, which read the session cookie through Next's `cookies()`.
- * Server actions need no CSRF token of ours: Next refuses an action whose Origin is not the page's host.
+ * Server actions need no CSRF token of ours: a cookie-authenticated action must come from the console's own origin
+ * (assertActionOrigin, the rule the route handlers apply too), whichever server runs the console.
  */
 
 /** The signed-in user, or null. Memoised per request, so a layout and its page validate the session once. */
@@ -22,8 +24,17 @@ export const currentUser = cache(async (): Promise<AuthActor | null> => {
   return valid?.actor ?? null;
 });
 
+/**
+ * For server actions acting with the session cookie: refuses (403 `csrf_rejected`) a call that did not come from the
+ * console's own pages. Next lets an action without an Origin through, and `next start` has no front door of ours.
+ */
+export async function assertActionFromConsole(): Promise<void> {
+  assertActionOrigin(await headers());
+}
+
 /** For server actions: the signed-in user if they hold `permission`; throws 401/403 domain errors otherwise. */
 export async function requireActionActor(permission: Permission): Promise<AuthActor> {
+  await assertActionFromConsole();
   const actor = await currentUser();
   if (!actor) throw new UnauthenticatedError('Your session has ended; sign in again.');
   return authorize(actor, permission);

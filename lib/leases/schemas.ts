@@ -14,6 +14,16 @@ const name = (max: number) =>
     .refine((v) => !CONTROL.test(v), { error: 'must not contain control characters or unpaired surrogates' });
 
 export const resourceSchema = name(255);
+
+/**
+ * The fences of workers' claims (a claim token fences the writes of its pipeline run, lib/pipeline/run.ts) live
+ * under this prefix. Nobody may take a lease on them: a lease grant advances its resource's fence, and would make
+ * the intent's next claims look stale.
+ */
+export const CLAIM_FENCE_PREFIX = 'worker-claim:';
+export const leaseResourceSchema = resourceSchema.refine((v) => !v.startsWith(CLAIM_FENCE_PREFIX), {
+  error: `must not start with "${CLAIM_FENCE_PREFIX}" (reserved for the workers' own fences)`,
+});
 export const ownerSchema = name(255);
 /** The longest lease: a holder that needs longer refreshes it. */
 export const MAX_TTL_MS = 24 * 60 * 60 * 1000;

@@ -4,7 +4,7 @@ import { LeaseDeniedError, LeaseNotHeldError } from './errors';
 import { recentLeaseEvents } from './events';
 import { PostgresLeases } from './postgres';
 import { RedisLeases } from './redis';
-import { acquireBodySchema, listLeasesSchema, refreshBodySchema, releaseBodySchema, resourceSchema } from './schemas';
+import { acquireBodySchema, leaseResourceSchema, listLeasesSchema, refreshBodySchema, releaseBodySchema } from './schemas';
 import type { LeaseBackend, LeaseEvent, LeaseGranted, LiveLease } from './types';
 
 /**
@@ -25,7 +25,7 @@ export function leaseBackend(): LeaseBackend {
 export type LeaseOptions = { backend?: LeaseBackend };
 
 export async function acquireLease(resource: unknown, input: unknown, options: LeaseOptions = {}): Promise<LeaseGranted> {
-  const r = parseInput(resourceSchema, resource, 'resource');
+  const r = parseInput(leaseResourceSchema, resource, 'resource');
   const { owner, ttlMs } = parseInput(acquireBodySchema, input);
   const result = await (options.backend ?? leaseBackend()).acquire(r, owner, ttlMs);
   if (!result.acquired) throw new LeaseDeniedError(r, result.owner, result.expiresAt);
@@ -33,7 +33,7 @@ export async function acquireLease(resource: unknown, input: unknown, options: L
 }
 
 export async function refreshLease(resource: unknown, input: unknown, options: LeaseOptions = {}): Promise<{ refreshed: true; token: number; expiresAt: string }> {
-  const r = parseInput(resourceSchema, resource, 'resource');
+  const r = parseInput(leaseResourceSchema, resource, 'resource');
   const { owner, token, ttlMs } = parseInput(refreshBodySchema, input);
   const result = await (options.backend ?? leaseBackend()).refresh(r, owner, token, ttlMs);
   if (!result.refreshed) throw new LeaseNotHeldError(r, owner, token);
@@ -41,7 +41,7 @@ export async function refreshLease(resource: unknown, input: unknown, options: L
 }
 
 export async function releaseLease(resource: unknown, input: unknown, options: LeaseOptions = {}): Promise<{ released: true }> {
-  const r = parseInput(resourceSchema, resource, 'resource');
+  const r = parseInput(leaseResourceSchema, resource, 'resource');
   const { owner, token } = parseInput(releaseBodySchema, input);
   if (!(await (options.backend ?? leaseBackend()).release(r, owner, token))) throw new LeaseNotHeldError(r, owner, token);
   return { released: true };

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Permission } from '@/lib/auth/permissions';
 import { contentionQuerySchema } from '@/lib/contention/queries';
 import { bulkStatusSchema, countIntentsQuerySchema, createIntentSchema, intentIdSchema, listIntentsSchema, reevaluateSchema, updateStatusSchema } from '@/lib/intents/schemas';
-import { acquireBodySchema, listLeasesSchema, refreshBodySchema, releaseBodySchema, resourceSchema } from '@/lib/leases/schemas';
+import { acquireBodySchema, leaseResourceSchema, listLeasesSchema, refreshBodySchema, releaseBodySchema } from '@/lib/leases/schemas';
 import { snapshotOptionsSchema } from '@/lib/locks/queries';
 import { holdersQuerySchema } from '@/lib/locks/holders';
 import { auditQuerySchema } from '@/lib/audit/log';
@@ -71,7 +71,7 @@ export const intentIdParams = z.object({
 });
 
 const leaseParams = z.object({
-  resource: resourceSchema.meta({ description: 'What the lease is for: any name the callers agree on (an intent id, a repository, a job).', example: 'report:2026-11' }),
+  resource: leaseResourceSchema.meta({ description: 'What the lease is for: any name the callers agree on (an intent id, a repository, a job), except names starting with `worker-claim:` (the workers’ own fences).', example: 'report:2026-11' }),
 });
 
 const LEASE_OPERATIONS: ApiOperation[] = [
@@ -137,14 +137,14 @@ const CONSOLE_AND_WORKER_OPERATIONS: ApiOperation[] = [
     path: '/api/intents/{id}/pipeline',
     summary: 'Run the BridgeSet pipeline on an intent',
     description:
-      'Input → Normalize → Feedback → Output under a NOWAIT execution lock: a second concurrent run is refused at once with 423 `lock_timeout` naming the holder. FAILFAST (the default) fails the intent at the first failing bridge; CONTINUE records the failure and goes on.',
+      'Input → Normalize → Feedback → Output under a NOWAIT execution lock: a second concurrent run is refused at once with 423 `lock_timeout` naming the holder. FAILFAST (the default) fails the intent at the first failing bridge; CONTINUE records the failure and goes on. With `fencing: { resource, token }` the run is refused at its start (409 `fencing_token_stale`, nothing recorded) once a higher token for the resource was seen, and every change its bridges make carries the same fence: a run whose lease passed to another holder mid-run stops with 409 `fencing_token_stale`.',
     tag: 'intents',
     auth: 'bearer',
     permission: 'pipeline.run',
     pathParams: intentIdParams,
     body: runPipelineSchema,
     success: { status: 200, description: 'The intent after the run, and the run with its steps.', schema: z.looseObject({ intent: z.looseObject({ id: z.string() }), run: z.looseObject({ id: z.string(), mode: z.string(), status: z.string(), steps: z.array(z.looseObject({ bridge: z.string(), status: z.string() })) }) }).meta({ id: 'PipelineResult' }) },
-    errors: { 404: ['not_found'], 409: ['invalid_transition', 'version_conflict'], 423: ['lock_timeout'], 503: ['deadlock', 'cancelled'] },
+    errors: { 404: ['not_found'], 409: ['invalid_transition', 'version_conflict', 'fencing_token_stale'], 423: ['lock_timeout'], 503: ['deadlock', 'cancelled'] },
   },
   {
     operationId: 'listPipelineRuns',
@@ -197,7 +197,7 @@ const CONSOLE_AND_WORKER_OPERATIONS: ApiOperation[] = [
   },
 ];
 
-const CORRECTION_CONFLICTS = ['version_conflict', 'invalid_transition', 'idempotency_in_progress'] as const;
+const CORRECTION_CONFLICTS = ['version_conflict', 'invalid_transition', 'idempotency_in_progress', 'fencing_token_stale'] as const;
 
 export const OPERATIONS: ApiOperation[] = [
   {
@@ -250,7 +250,7 @@ export const OPERATIONS: ApiOperation[] = [
     path: '/api/intents/{id}/status',
     summary: 'Move an intent to another status',
     description:
-      'Pessimistic: takes the row lock (waits up to the lock timeout, or fails at once with `nowait`). With `expectedVersion` the change is refused (409 `version_conflict`, recorded as a conflict event) when the intent moved on. A repeat of a request that already won answers `alreadyApplied: true` and changes nothing.',
+      'Pessimistic: takes the row lock (waits up to the lock timeout, or fails at once with `nowait`). With `expectedVersion` the change is refused (409 `version_conflict`, recorded as a conflict event) when the intent moved on. A repeat of a request that already won answers `alreadyApplied: true` and changes nothing. With `fencing: { resource, token }` (a lease, see /api/leases) the change is refused with 409 `fencing_token_stale` once a higher token for the resource was seen.',
     tag: 'intents',
     auth: 'bearer',
     permission: 'intents.status',
@@ -259,7 +259,7 @@ export const OPERATIONS: ApiOperation[] = [
     success: { status: 200, description: 'The intent after the change.', schema: updateStatusResultSchema },
     errors: {
       404: ['not_found'],
-      409: ['invalid_transition', 'version_conflict', 'idempotency_in_progress'],
+      409: ['invalid_transition', 'version_conflict', 'idempotency_in_progress', 'fencing_token_stale'],
       422: ['idempotency_key_reused'],
       423: ['lock_timeout'],
       503: ['deadlock', 'cancelled'],
@@ -285,7 +285,7 @@ export const OPERATIONS: ApiOperation[] = [
     path: '/api/intents/{id}/reeval',
     summary: 'Apply a correction (re-evaluation)',
     description:
-      'Deep-merges `diff` into the payload; PROCESSED becomes CORRECTED. Optimistic with retries, then a locked attempt. Refused on COMPLETED and FAILED intents (409 `invalid_transition`). The correction id is derived from the intent and the canonical diff: the same correction twice answers `alreadyApplied: true`.',
+      'Deep-merges `diff` into the payload; PROCESSED becomes CORRECTED. Optimistic with retries, then a locked attempt. Refused on COMPLETED and FAILED intents (409 `invalid_transition`). The correction id is derived from the intent and the canonical diff: the same correction twice answers `alreadyApplied: true`. With `fencing: { resource, token }` the correction is refused with 409 `fencing_token_stale` once a higher token for the resource was seen.',
     tag: 'intents',
     auth: 'bearer',
     permission: 'intents.correct',

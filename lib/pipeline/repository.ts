@@ -1,6 +1,8 @@
 import { Prisma } from '@/generated/prisma/client';
 import type { Tx } from '@/lib/db/client';
 import type { JsonObject, JsonValue } from '@/lib/intents/json';
+import { fenceCondition } from '@/lib/leases/fencing';
+import type { Fencing } from '@/lib/leases/schemas';
 import type { IntentStatus } from '@/lib/intents/state-machine';
 import type { Intent } from '@/lib/intents/types';
 import type { PipelineDoor, PipelineMode, PipelineRun, RunStatus, StepStatus } from './types';
@@ -37,11 +39,12 @@ export type StartedRun = {
 /**
  * Opens a run of a non-terminal intent (audited), in the intent's current round, and returns what the round has
  * already recorded. Runs of this intent still marked running are marked abandoned: the caller holds the execution
- * lock, so they died with their process.
+ * lock, so they died with their process. A fenced run's token is accepted (and the fence advanced to it) by the
+ * same statement; a stale one aborts it with SQLSTATE BF409 (lib/leases/fencing.ts), so nothing is recorded.
  */
 export async function startRun(
   client: Tx,
-  args: { intentId: string; mode: PipelineMode; door: PipelineDoor; actor: string; claimToken: string | null },
+  args: { intentId: string; mode: PipelineMode; door: PipelineDoor; actor: string; claimToken: string | null; fencing: Fencing | null },
 ): Promise<StartedRun> {
   const { intentId: id, claimToken: token } = args;
   const [row] = await client.$queryRaw<StartedRun[]>`
@@ -59,7 +62,7 @@ export async function startRun(
       INSERT INTO pipeline_runs (intent_id, round, mode, door, actor, claim_token)
       SELECT ${id}::uuid, COALESCE((SELECT round FROM work), 1), ${args.mode}, ${args.door}, ${args.actor}, ${token}::bigint
       FROM intent i, claim c
-      WHERE c.held AND i.status NOT IN ('COMPLETED', 'FAILED')
+      WHERE c.held AND i.status NOT IN ('COMPLETED', 'FAILED') ${fenceCondition(args.fencing)}
       RETURNING id, round, started_at
     ), audit AS (
       INSERT INTO audit_events (intent_id, action, actor, details)

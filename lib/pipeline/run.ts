@@ -6,6 +6,9 @@ import type { JsonObject, JsonValue } from '@/lib/intents/json';
 import { getIntent } from '@/lib/intents/queries';
 import { intentIdSchema, parseInput } from '@/lib/intents/schemas';
 import type { Actor } from '@/lib/intents/types';
+import { FencingTokenStaleError } from '@/lib/leases/errors';
+import { fencingError } from '@/lib/leases/fencing';
+import { CLAIM_FENCE_PREFIX, fencingSchema, type Fencing } from '@/lib/leases/schemas';
 import { announceCommitted } from '@/lib/live/announce';
 import { resolveBridgeSet } from './bridges';
 import { LostClaimError } from './errors';
@@ -21,11 +24,29 @@ import { PIPELINE_MODES, type BridgeContext, type PipelineDoor, type PipelineInt
  * FAILFAST: the first failing bridge fails the intent (through the engine) and the run stops. CONTINUE: the failure
  * is recorded and the next bridge runs. A worker's run that has attempts left stops at the first failure without
  * failing the intent (the worker schedules the retry): `failIntentOnFailure: false`.
+ *
+ * Fencing: a run may carry `fencing: { resource, token }` (a lease it holds, docs/LEASES.md). The run is refused at
+ * its start (409 `fencing_token_stale`, nothing recorded) when a higher token for the resource was seen, and every
+ * engine command its bridges issue carries the same fence, so a holder that lost its lease mid-run has its next
+ * write refused by the engine. A worker's run is fenced by its claim token (claimFence): a rescued worker's late
+ * bridge writes are refused by the engine once the intent's next claim has started its run, even when the intent's
+ * version did not move in between.
  */
 export const runPipelineSchema = z.strictObject({
   mode: z.enum(PIPELINE_MODES, { error: `must be one of ${PIPELINE_MODES.join(', ')}` }).optional(),
+  /** A run protected by a lease: refused (409 fencing_token_stale) once a higher token for the resource was seen. */
+  fencing: fencingSchema.optional(),
 });
-export type RunPipelineInput = z.infer<typeof runPipelineSchema> & { id: string };
+export const runPipelineInputSchema = runPipelineSchema.extend({ id: intentIdSchema });
+export type RunPipelineInput = z.input<typeof runPipelineInputSchema>;
+
+/**
+ * A worker's claim as a fence: claim tokens come from one sequence, so the intent's next claim always has a higher
+ * token than a rescued one. The resource is reserved for it (CLAIM_FENCE_PREFIX): nobody can take a lease on it.
+ */
+export function claimFence(intentId: string, claimToken: string): Fencing {
+  return { resource: `${CLAIM_FENCE_PREFIX}${intentId.toLowerCase()}`, token: Number(claimToken) };
+}
 
 export type RunPipelineOptions = {
   door?: PipelineDoor;
@@ -50,16 +71,27 @@ function errorText(err: unknown): string {
 }
 
 export async function runPipeline(input: RunPipelineInput, actor: Actor, options: RunPipelineOptions = {}): Promise<PipelineResult> {
-  const id = parseInput(intentIdSchema, input.id, 'id').toLowerCase();
-  const mode: PipelineMode = parseInput(runPipelineSchema, { mode: input.mode }).mode ?? 'FAILFAST';
+  const parsed = parseInput(runPipelineInputSchema, input);
+  const id = parsed.id.toLowerCase();
+  const mode: PipelineMode = parsed.mode ?? 'FAILFAST';
   const bridges = resolveBridgeSet(options.bridges);
   const door = options.door ?? 'api';
   const token = options.claimToken ?? null;
+  const fencing = token !== null ? claimFence(id, token) : (parsed.fencing ?? null);
+  // For a worker, a refused fence means a newer claim of the intent has started: the claim is lost.
+  const refused = (err: FencingTokenStaleError) =>
+    token !== null ? new LostClaimError(`The claim on intent ${id} was superseded by a newer claim (its fence refused the write).`, { intentId: id, claimToken: token }) : err;
   const failIntent = options.failIntentOnFailure ?? true;
   const signal = options.signal ?? new AbortController().signal;
 
   return withPipelineLock(id, async () => {
-    const started = await startRun(db(), { intentId: id, mode, door, actor: actor.name, claimToken: token });
+    let started;
+    try {
+      started = await startRun(db(), { intentId: id, mode, door, actor: actor.name, claimToken: token, fencing });
+    } catch (err) {
+      const stale = await fencingError(err, fencing);
+      throw stale ? refused(stale) : err;
+    }
     if (!started.claimHeld) throw new LostClaimError(`The claim on intent ${id} is no longer held; the run did not start.`, { intentId: id });
     if (started.intentStatus === null) throw new NotFoundError(`Intent ${id}`, { id });
     if (!started.runId) {
@@ -108,12 +140,12 @@ export async function runPipeline(input: RunPipelineInput, actor: Actor, options
         mode,
         signal,
         async moveTo(to) {
-          const { intent } = await updateIntentStatus({ id, status: to, expectedVersion: current.version }, actor);
+          const { intent } = await updateIntentStatus({ id, status: to, expectedVersion: current.version, ...(fencing ? { fencing } : {}) }, actor);
           current = { id, status: intent.status, version: intent.version, payload: intent.payload };
           return current;
         },
         async correct(diff, reason) {
-          const r = await reevaluateIntent({ id, diff, reason, source: `pipeline:${bridge.name}`, expectedVersion: current.version }, actor);
+          const r = await reevaluateIntent({ id, diff, reason, source: `pipeline:${bridge.name}`, expectedVersion: current.version, ...(fencing ? { fencing } : {}) }, actor);
           current = { ...current, status: r.status, version: r.version };
           return current;
         },
@@ -121,10 +153,12 @@ export async function runPipeline(input: RunPipelineInput, actor: Actor, options
 
       let result: JsonValue | null = null;
       let error: string | null = null;
+      let fenced: FencingTokenStaleError | null = null;
       try {
         result = ((await bridge.run(ctx)) ?? null) as JsonObject | null;
       } catch (err) {
         error = errorText(err);
+        if (err instanceof FencingTokenStaleError) fenced = err;
       }
       const finishedAt = await finishStep(db(), {
         intentId: id,
@@ -141,13 +175,22 @@ export async function runPipeline(input: RunPipelineInput, actor: Actor, options
       announceCommitted();
       steps.push({ bridge: bridge.name, status: error === null ? 'completed' : 'failed', startedAt: at(step.startedAt), finishedAt: at(finishedAt), ...(result !== null ? { result } : {}), ...(error ? { error } : {}) });
 
+      if (fenced) {
+        // The lease (or claim) this run was fenced by has passed to someone else: nothing more may be written for
+        // it, not even the FAILED mark. The run is closed as failed and the refusal is the answer.
+        failures.push(`${bridge.name}: ${error}`);
+        status = 'failed';
+        const closed = await finishRun(db(), { intentId: id, runId, status, error: failures.join('; '), actor: actor.name, claimToken: token });
+        if (closed) announceCommitted();
+        throw refused(fenced);
+      }
       if (error !== null) {
         failures.push(`${bridge.name}: ${error}`);
         if (mode === 'FAILFAST') {
           status = 'failed';
           if (failIntent) {
             try {
-              await updateIntentStatus({ id, status: 'FAILED', reason: auditReason(`pipeline: ${bridge.name} failed: ${error}`) }, actor);
+              await updateIntentStatus({ id, status: 'FAILED', reason: auditReason(`pipeline: ${bridge.name} failed: ${error}`), ...(fencing ? { fencing } : {}) }, actor);
             } catch (err) {
               failures.push(`marking the intent FAILED: ${errorText(err)}`);
             }
@@ -194,11 +237,11 @@ export async function listPipelineRuns(idInput: string, limit = 20): Promise<Pip
  */
 export async function retryPipeline(input: RunPipelineInput & { expectedVersion?: number }, actor: Actor, options: RunPipelineOptions = {}): Promise<PipelineResult> {
   const id = parseInput(intentIdSchema, input.id, 'id').toLowerCase();
-  const { mode } = parseInput(runPipelineSchema, { mode: input.mode });
+  const { mode, fencing } = parseInput(runPipelineSchema, { mode: input.mode, fencing: input.fencing });
   const current = await getIntent(id);
   if (current.status !== 'FAILED') {
     throw new InvalidTransitionError(`Intent ${id} is ${current.status}: only a FAILED intent is retried.`, { intentId: id, from: current.status });
   }
-  await updateIntentStatus({ id, status: 'RECEIVED', expectedVersion: input.expectedVersion ?? current.version }, actor);
-  return runPipeline({ id, mode }, actor, options);
+  await updateIntentStatus({ id, status: 'RECEIVED', expectedVersion: input.expectedVersion ?? current.version, ...(fencing ? { fencing } : {}) }, actor);
+  return runPipeline({ id, mode, ...(fencing ? { fencing } : {}) }, actor, options);
 }

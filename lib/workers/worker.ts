@@ -7,7 +7,7 @@ import { backoffDelayMs } from '@/lib/shared/backoff';
 import type { Actor } from '@/lib/intents/types';
 import { announceCommitted } from '@/lib/live/announce';
 import { LostClaimError } from '@/lib/pipeline/errors';
-import { auditReason, runPipeline } from '@/lib/pipeline/run';
+import { auditReason, claimFence, runPipeline } from '@/lib/pipeline/run';
 import type { WorkerConfig } from './config';
 import { claimDueIntents, finishClaim, heartbeatClaims, heartbeatWorker, registerWorker, releaseClaim, rescueStaleClaims, scheduleRetry, type Claim } from './repository';
 
@@ -138,7 +138,7 @@ export class Worker {
 
     if (claim.exhausted) {
       const reason = `gave up after ${claim.maxAttempts} attempts: ${claim.lastError ?? 'no error recorded'}`;
-      await this.failIntent(claim.intentId, reason);
+      await this.failIntent(claim, reason);
       return settle(await finishClaim(db(), { ...ref, state: 'failed', error: reason }), 'failed');
     }
 
@@ -172,17 +172,21 @@ export class Worker {
       const message = err instanceof DomainError ? `${err.code}: ${err.message}` : err instanceof Error ? err.message : String(err);
       const error = `attempt ${claim.attempt} of ${claim.maxAttempts}: ${message}`;
       if (lastAttempt) {
-        await this.failIntent(claim.intentId, error);
+        await this.failIntent(claim, error);
         return settle(await finishClaim(db(), { ...ref, state: 'failed', error }), 'failed');
       }
       return settle(await scheduleRetry(db(), { ...ref, delayMs: this.retryDelayMs(claim.attempt), error }), 'retried');
     }
   }
 
-  /** After the maximum: the intent is FAILED through the engine (the reason is on the work row and in the audit). */
-  private async failIntent(intentId: string, reason: string): Promise<void> {
+  /**
+   * After the maximum: the intent is FAILED through the engine (the reason is on the work row and in the audit),
+   * fenced by the claim like the run's own writes, so a claim rescued meanwhile fails nothing.
+   */
+  private async failIntent(claim: Claim, reason: string): Promise<void> {
+    const intentId = claim.intentId;
     try {
-      await updateIntentStatus({ id: intentId, status: 'FAILED', reason: auditReason(reason) }, this.actor);
+      await updateIntentStatus({ id: intentId, status: 'FAILED', reason: auditReason(reason), fencing: claimFence(intentId, claim.claimToken) }, this.actor);
     } catch (err) {
       this.log(`could not mark ${intentId} FAILED (${reason}): ${err instanceof Error ? err.message : err}`);
     }

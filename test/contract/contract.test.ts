@@ -214,6 +214,34 @@ describe('the OpenAPI document', () => {
   });
 });
 
+/**
+ * Answers no generated request reaches: they depend on what happened before (a fence already moved past a token).
+ * Each case makes the state first, then checks the answer against the document like every generated one.
+ */
+describe('answers that depend on earlier requests', () => {
+  const fenced = (resource: string, token: number) => ({ fencing: { resource, token } });
+  it.each([
+    { operationId: 'updateIntentStatus', from: 'RECEIVED' as const, higher: { status: 'NORMALIZED' }, lower: { status: 'PROCESSED' } },
+    { operationId: 'reevaluateIntent', from: 'PROCESSED' as const, higher: { diff: { a: 1 }, source: 'contract', reason: 'first' }, lower: { diff: { a: 2 }, source: 'contract', reason: 'late' } },
+    { operationId: 'runPipeline', from: 'RECEIVED' as const, higher: { mode: 'FAILFAST' }, lower: { mode: 'FAILFAST' } },
+  ])('$operationId: a token lower than one already accepted is 409 fencing_token_stale, as documented', async ({ operationId, from, higher, lower }) => {
+    const op = OPERATIONS.find((o) => o.operationId === operationId)!;
+    const resource = `contract:${operationId}`;
+    const first = await makeIntent(from);
+    const accepted: Call = { path: { id: first.id }, query: {}, body: { ...higher, ...fenced(resource, 5) }, auth: 'token' };
+    const ok = await send(op, accepted);
+    checkAnswer(op, accepted, ok);
+    expect(ok.status, ok.text).toBe(200);
+    // A pipeline run leaves its intent COMPLETED: the late run goes to another intent of the same resource.
+    const target = operationId === 'runPipeline' ? await makeIntent(from) : first;
+    const late: Call = { path: { id: target.id }, query: {}, body: { ...lower, ...fenced(resource, 4) }, auth: 'token' };
+    const refused = await send(op, late);
+    checkAnswer(op, late, refused);
+    expect(refused.status, refused.text).toBe(409);
+    expect(JSON.parse(refused.text).error).toMatchObject({ code: 'fencing_token_stale', details: { resource, token: 4 } });
+  });
+});
+
 describe.each(OPERATIONS)('$method $path ($operationId)', (op) => {
   it('answers generated valid requests as documented', async () => {
     await freshIntents();

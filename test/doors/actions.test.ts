@@ -17,7 +17,7 @@ vi.mock('next/headers', () => ({
     },
     set: () => undefined,
   }),
-  headers: async () => new Headers({ 'user-agent': 'vitest', 'x-forwarded-for': '127.0.0.1' }),
+  headers: async () => new Headers({ 'user-agent': 'vitest', 'x-forwarded-for': '127.0.0.1', host: 'localhost:3000', origin: 'http://localhost:3000' }),
 }));
 // Page revalidation needs Next's render context; the matrix is about who may act, not about caches.
 vi.mock('next/cache', () => ({ revalidatePath: () => undefined, revalidateTag: () => undefined }));

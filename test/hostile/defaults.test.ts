@@ -16,3 +16,19 @@ describe('environment defaults', () => {
     expect(envSchema.parse({}).BRIDGE_ENV).toBe('development');
   });
 });
+
+/** The documented way to run the console in production goes through the front door (lib/http/gate.ts). */
+describe('the production server', () => {
+  it('`npm run serve` is the gated server, and the deployment docs use it rather than bare `next start`', async () => {
+    const { readFileSync } = await import('node:fs');
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> };
+    expect(pkg.scripts.serve).toMatch(/scripts\/serve\.ts/);
+    expect(readFileSync('scripts/serve.ts', 'utf8')).toMatch(/if \(gate\(req, res, options\)\) return;/);
+    for (const doc of ['docs/DEPLOY.md', 'README.md']) {
+      const text = readFileSync(doc, 'utf8');
+      expect(text, doc).toContain('npm run serve');
+      // `next start` may be named to warn against it, but no table of processes may list it as the command.
+      expect(text, doc).not.toMatch(/^\|[^\n]*`next start`/m);
+    }
+  });
+});

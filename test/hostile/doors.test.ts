@@ -14,7 +14,9 @@ import { makeIntent, resetDatabase } from '../helpers';
  * in the error envelope (or, for server actions, an error result), never a 5xx or a throw, and the database is
  * exactly as before.
  */
-const jar = vi.hoisted(() => ({ cookie: undefined as string | undefined }));
+// A server action's request headers: from the console's own page unless a case says otherwise.
+const SAME_ORIGIN = { 'user-agent': 'vitest', host: 'localhost:3000', origin: 'http://localhost:3000' };
+const jar = vi.hoisted(() => ({ cookie: undefined as string | undefined, headers: undefined as Record<string, string> | undefined }));
 vi.mock('next/headers', () => ({
   cookies: async () => ({
     get: (name: string) => {
@@ -23,7 +25,7 @@ vi.mock('next/headers', () => ({
     },
     set: () => undefined,
   }),
-  headers: async () => new Headers({ 'user-agent': 'vitest' }),
+  headers: async () => new Headers(jar.headers ?? SAME_ORIGIN),
 }));
 vi.mock('next/cache', () => ({ revalidatePath: () => undefined, revalidateTag: () => undefined }));
 vi.mock('next/navigation', () => ({
@@ -82,6 +84,7 @@ beforeAll(async () => {
 
 beforeEach(async () => {
   jar.cookie = undefined;
+  jar.headers = undefined;
   before = await snapshot();
 });
 
@@ -167,6 +170,46 @@ describe('hostile traffic at the doors', () => {
       expect(refused).toMatchObject({ code: 'invalid_request', httpStatus: 400 });
     }
     await unchanged();
+  });
+
+  it('cookie-authenticated server actions from another origin, or without one, are refused by the action itself', async () => {
+    // What bare `next start` lets through (no front door of ours): the action must refuse it on its own.
+    const intent = await makeIntent('NORMALIZED');
+    before = await snapshot();
+    jar.cookie = oncall.cookie;
+    const foreign: Record<string, string>[] = [
+      { host: 'localhost:3000' },
+      { host: 'localhost:3000', origin: 'https://evil.example' },
+      { host: 'localhost:3000', origin: 'null' },
+      { host: 'localhost:3000', origin: 'http://localhost:3000.evil.example' },
+      { host: 'localhost:3000', origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
+      { host: 'localhost:3000', 'sec-fetch-site': 'same-site' },
+    ];
+    for (const headers of foreign) {
+      jar.headers = { 'user-agent': 'vitest', ...headers };
+      const password = new FormData();
+      password.set('currentPassword', 'correct horse battery staple');
+      password.set('newPassword', 'another horse battery staple');
+      password.set('confirmPassword', 'another horse battery staple');
+      const tokenForm = new FormData();
+      tokenForm.set('name', 'cross-site');
+      const results = [
+        await actions.changeIntentStatusAction({ id: intent.id, status: 'PROCESSED' }),
+        await actions.createTokenAction({ status: 'idle' }, tokenForm),
+        await actions.changePasswordAction({ status: 'idle' }, password).catch((e: { to?: string }) => ({ redirectedTo: e.to })),
+      ];
+      for (const [i, result] of results.entries()) {
+        const r = result as { ok?: boolean; code?: string; error?: { code: string } };
+        expect({ headers, i, code: r.error?.code ?? r.code }).toEqual({ headers, i, code: 'csrf_rejected' });
+      }
+    }
+    await unchanged();
+    // The same call from the console's own page goes through (the refusals above are about the origin alone).
+    for (const headers of [SAME_ORIGIN, { host: 'localhost:3000', 'sec-fetch-site': 'same-origin' }]) {
+      jar.headers = headers;
+      const other = await makeIntent('NORMALIZED');
+      expect(await actions.changeIntentStatusAction({ id: other.id, status: 'PROCESSED' })).toMatchObject({ ok: true });
+    }
   });
 
   it('server actions called with arguments that are not their form', async () => {
