@@ -2,6 +2,7 @@ import pg from 'pg';
 import { afterAll } from 'vitest';
 import { db } from '@/lib/db/client';
 import { flushOutcomes } from '@/lib/intents/outcomes';
+import { waitingTogether } from '@/lib/intents/together';
 import { resetDatabase } from './helpers';
 
 /**
@@ -51,6 +52,21 @@ export async function waitForWaiters(count: number, filter: WaiterFilter = {}, t
     if (n >= count) return;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${count} lock waiters ${JSON.stringify(filter)} (have ${n})`);
     // Polling interval of the barrier, not an ordering assumption: the condition is re-checked each time.
+    await new Promise((r) => setTimeout(r, 3));
+  }
+}
+
+/**
+ * Resolves once `count` corrections of the intent wait: backends queued on a lock under the intent's correction
+ * label, plus corrections waiting in this process behind its call at the database (lib/intents/together.ts sends
+ * those together once that call returns). The barrier for "all of them are queued" whatever the strategy.
+ */
+export async function waitForCorrectionsWaiting(intentId: string, count: number, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const n = (await lockWaiters({ application: `bridge:reevaluate:${intentId}` })) + waitingTogether(intentId);
+    if (n >= count) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${count} corrections of ${intentId} to wait (have ${n})`);
     await new Promise((r) => setTimeout(r, 3));
   }
 }

@@ -63,12 +63,32 @@ export function directDatabaseUrl(): string {
   return process.env.DATABASE_DIRECT_URL || databaseUrl();
 }
 
-export function db(): PrismaClient {
-  if (!globalForDb.bridgePrisma) {
+function connected(): { prisma: PrismaClient; pool: pg.Pool } {
+  if (!globalForDb.bridgePrisma || !globalForDb.bridgePool) {
     globalForDb.bridgePool = createPool(databaseUrl());
     globalForDb.bridgePrisma = createPrisma(globalForDb.bridgePool);
   }
-  return globalForDb.bridgePrisma;
+  return { prisma: globalForDb.bridgePrisma, pool: globalForDb.bridgePool };
+}
+
+export function db(): PrismaClient {
+  return connected().prisma;
+}
+
+/**
+ * Runs one statement that is a transaction on its own (the engine's commands: a database function call that
+ * decides, writes and answers) straight on the pool under db(), through `pg`. Same pool, same connections, same
+ * statement names (preparedStatementName) and parameters bound from the same Prisma.sql template as $queryRaw —
+ * without Prisma's per-query runtime (its query interpreter, tracing wrapper and row re-encoding), which profiling
+ * showed to cost more client CPU than the statement's own `pg` work on the hottest path (docs/REPLAY.md). Rows come
+ * back with `pg`'s own parsing: timestamps as Date, json as values, int8 and numeric as strings (cast in the SQL).
+ * Nothing that must join an interactive transaction belongs here: that runs on its `tx`.
+ */
+export async function queryOnPool<T>(query: Prisma.Sql): Promise<T[]> {
+  const prepared = env().DB_PREPARED_STATEMENTS;
+  const name = prepared ? preparedStatementName({ sql: query.text, args: query.values }) : '';
+  const result = await connected().pool.query({ name: name || undefined, text: query.text, values: query.values as unknown[] });
+  return result.rows as T[];
 }
 
 export async function disconnectDb(): Promise<void> {

@@ -36,6 +36,8 @@ export function isSqlState(err: unknown, state: string): boolean {
 const CONNECTION_LOSS_STATES = new Set(['57P01', '57P02', '57P03', '53300']);
 /** The same, as the Prisma driver adapter names it when there was no SQLSTATE (a socket error). */
 const CONNECTION_LOSS_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections']);
+/** The same, as Node's socket reports it to a statement run on the pool directly (queryOnPool). */
+const SOCKET_LOSS_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
 
 /**
  * True when the database went away under a request — its backend terminated, a failover, the network — rather than
@@ -49,6 +51,8 @@ export function isConnectionLoss(err: unknown): boolean {
     const e = current as { kind?: unknown; cause?: unknown; meta?: { driverAdapterError?: { cause?: { kind?: unknown } } } };
     const kind = e.meta?.driverAdapterError?.cause?.kind ?? e.kind;
     if (typeof kind === 'string' && CONNECTION_LOSS_KINDS.has(kind)) return true;
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && SOCKET_LOSS_CODES.has(code)) return true;
     current = e.cause;
   }
   return false;

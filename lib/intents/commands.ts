@@ -14,7 +14,6 @@ import { bulkStatusSchema, createIntentSchema, parseInput, reevaluateInputSchema
 import { allowedNextStatuses, canTransition, INTENT_STATUSES, statusAfterCorrection, transitionLabel, type IntentStatus } from './state-machine';
 import {
   bulkUpdateStatusCall,
-  correct,
   rowFromStored,
   updateStatus,
   type BulkRow,
@@ -24,6 +23,7 @@ import {
   type StatusRow,
   type StoredOutcome,
 } from './statements';
+import { correctInTurn } from './together';
 import type { Actor, BulkStatusResult, Intent, ReevaluateResult, UpdateStatusResult } from './types';
 import { FencingTokenStaleError } from '@/lib/leases/errors';
 import type { Fencing } from '@/lib/leases/schemas';
@@ -205,7 +205,7 @@ export async function updateIntentStatus(input: UpdateStatusInput, actor: Actor,
   const lockTimeoutMs = options.lockTimeoutMs ?? settings.lockTimeoutMs;
   const call: StatusCall = { id, target, expectedVersion, fencing };
   const run = (key: KeyRef | undefined, lock: LockMode) =>
-    updateStatus(db(), {
+    updateStatus({
       id,
       to: target,
       allowedFrom: INTENT_STATUSES.filter((s) => canTransition(s, target)),
@@ -255,7 +255,7 @@ export async function bulkUpdateStatus(input: BulkStatusInput, actor: Actor, opt
   const allowedFrom = INTENT_STATUSES.filter((s) => canTransition(s, target));
   let rows: BulkRow[];
   try {
-    rows = await withDeadlockRetry(operation, ids, () => bulkUpdateStatusCall(db(), { ids, to: target, allowedFrom, lockTimeoutMs, actor: actor.name, reason: reason ?? null, details: options.auditDetails ?? null }));
+    rows = await withDeadlockRetry(operation, ids, () => bulkUpdateStatusCall({ ids, to: target, allowedFrom, lockTimeoutMs, actor: actor.name, reason: reason ?? null, details: options.auditDetails ?? null }));
   } catch (err) {
     return mapLockErrors(err, operation, ids, false, lockTimeoutMs);
   }
@@ -327,7 +327,7 @@ export async function reevaluateIntent(input: ReevaluateInput, actor: Actor, opt
     try {
       const first = firstMode(options.strategy ?? settings.strategies.reevaluate, false);
       const row = await attempt(operation, [id], first, (lock, n) =>
-        correct(db(), { ...write, lock: lock === 'nowait' ? 'wait' : lock, lockTimeoutMs, contendedWithinMs: settings.contentionMemoryMs, key: key ?? null, attempt: n }),
+        correctInTurn({ ...write, lock: lock === 'nowait' ? 'wait' : lock, lockTimeoutMs, contendedWithinMs: settings.contentionMemoryMs, key: key ?? null, attempt: n }),
       );
       countAnswer(operation, row.outcome);
       if (row.outcome === 'applied') announceCommitted();

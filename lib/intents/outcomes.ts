@@ -61,10 +61,15 @@ export function inReplayWork(): boolean {
 let timer: NodeJS.Timeout | undefined;
 let flushing: Promise<void> | undefined;
 
-function minuteOf(date = new Date()): string {
-  const d = new Date(date);
-  d.setUTCSeconds(0, 0);
-  return d.toISOString();
+/** The current minute as ISO text; worked out once a minute, not on every count (this runs on every command). */
+let minute = { text: '', endsAt: 0 };
+function currentMinute(): string {
+  const now = Date.now();
+  if (now >= minute.endsAt || now < minute.endsAt - 60_000) {
+    const start = now - (now % 60_000);
+    minute = { text: new Date(start).toISOString(), endsAt: start + 60_000 };
+  }
+  return minute.text;
 }
 
 function schedule() {
@@ -79,7 +84,7 @@ function schedule() {
 
 export function recordOutcome(operation: string, outcome: Outcome, transition = '', n = 1): void {
   if (n <= 0) return;
-  const key = JSON.stringify([minuteOf(), operation, transition, outcome, inReplayWork()]);
+  const key = JSON.stringify([currentMinute(), operation, transition, outcome, inReplayWork()]);
   counts.set(key, (counts.get(key) ?? 0) + n);
   observers.getStore()?.(operation, outcome, n);
   schedule();
@@ -90,7 +95,7 @@ export function lockWaitBucket(ms: number): number {
 }
 
 export function recordLockWait(operation: string, ms: number): void {
-  const key = JSON.stringify([minuteOf(), operation, lockWaitBucket(ms), inReplayWork()]);
+  const key = JSON.stringify([currentMinute(), operation, lockWaitBucket(ms), inReplayWork()]);
   const bucket = waits.get(key);
   if (bucket) {
     bucket.n += 1;

@@ -1,5 +1,5 @@
 import { Prisma } from '@/generated/prisma/client';
-import type { Tx } from '@/lib/db/client';
+import { queryOnPool } from '@/lib/db/client';
 import type { Fencing } from '@/lib/leases/schemas';
 import type { JsonObject } from './json';
 import type { IntentRow } from './repository';
@@ -65,8 +65,8 @@ export function updateStatusStatement(a: UpdateStatusArgs): Prisma.Sql {
       ${a.fencing?.resource ?? null}::text, ${a.fencing?.token ?? null}::bigint) r`;
 }
 
-export async function updateStatus(client: Tx, a: UpdateStatusArgs): Promise<StatusRow> {
-  const [row] = await client.$queryRaw<Flat[]>(updateStatusStatement(a));
+export async function updateStatus(a: UpdateStatusArgs): Promise<StatusRow> {
+  const [row] = await queryOnPool<Flat>(updateStatusStatement(a));
   return split<StatusOutcome>(row);
 }
 
@@ -90,27 +90,55 @@ export type CorrectArgs = {
   fencing?: Fencing | null;
 };
 
-export async function correct(client: Tx, a: CorrectArgs): Promise<CorrectionRow> {
-  const [row] = await client.$queryRaw<(Flat & { correctionCount: bigint })[]>`
-    SELECT r.outcome, r.prior_status AS "priorStatus", r.took_lock AS "tookLock", r.lock_wait_ms AS "lockWaitMs",
-           r.correction_count AS "correctionCount", ${INTENT_OF_R}
-    FROM bridge_correct(${a.id}::uuid, ${a.correctionId}, ${JSON.stringify(a.diff)}::jsonb, ${a.source}, ${a.reason},
-      ${a.metadata === null ? null : JSON.stringify(a.metadata)}::jsonb, ${a.actor}, ${a.expectedVersion}::int,
-      ${[...a.from]}::text[], ${[...a.to]}::text[], ${a.lock}, ${a.lockTimeoutMs}::int, ${a.contendedWithinMs}::int,
-      ${a.key?.scope ?? null}::text, ${a.key?.key ?? null}::text, ${a.attempt}::int,
-      ${a.fencing?.resource ?? null}::text, ${a.fencing?.token ?? null}::bigint) r`;
-  const { correctionCount, ...flat } = row;
-  return { ...split<CorrectionOutcome>(flat), correctionCount: Number(correctionCount), retries: a.attempt - 1 };
+/** A correction as an item of bridge_correct_together's list (its parameters by name; from/to are the call's). */
+function correctionItem(a: CorrectArgs) {
+  return {
+    id: a.id,
+    correctionId: a.correctionId,
+    diff: a.diff,
+    source: a.source,
+    reason: a.reason,
+    metadata: a.metadata,
+    actor: a.actor,
+    expectedVersion: a.expectedVersion,
+    lock: a.lock,
+    lockTimeoutMs: a.lockTimeoutMs,
+    contendedWithinMs: a.contendedWithinMs,
+    idemScope: a.key?.scope ?? null,
+    idemKey: a.key?.key ?? null,
+    attempt: a.attempt,
+    fenceResource: a.fencing?.resource ?? null,
+    fenceToken: a.fencing?.token ?? null,
+  };
+}
+
+/**
+ * Corrections, in one call and one transaction, each answered in the order given: bridge_correct_together runs
+ * bridge_correct for each (one correction alone is a list of one). They all share `from`/`to`, the state machine's
+ * answer for corrections.
+ */
+export async function correctTogether(list: readonly CorrectArgs[]): Promise<CorrectionRow[]> {
+  const rows = await queryOnPool<Flat & { item: number; correctionCount: number }>(Prisma.sql`
+    SELECT r.item, r.outcome, r.prior_status AS "priorStatus", r.took_lock AS "tookLock", r.lock_wait_ms AS "lockWaitMs",
+           r.correction_count::int AS "correctionCount", ${INTENT_OF_R}
+    FROM bridge_correct_together(${JSON.stringify(list.map(correctionItem))}::jsonb, ${[...list[0].from]}::text[], ${[...list[0].to]}::text[]) r
+    ORDER BY r.item`);
+  return rows.map(({ item, correctionCount, ...flat }) => ({ ...split<CorrectionOutcome>(flat), correctionCount, retries: list[item - 1].attempt - 1 }));
+}
+
+export async function correct(a: CorrectArgs): Promise<CorrectionRow> {
+  const [row] = await correctTogether([a]);
+  return row;
 }
 
 export type BulkArgs = { ids: string[]; to: IntentStatus; allowedFrom: readonly IntentStatus[]; lockTimeoutMs: number; actor: string; reason: string | null; details?: JsonObject | null };
 export type BulkRow = Outcome<BulkOutcome> & { intentId: string };
 
-export async function bulkUpdateStatusCall(client: Tx, a: BulkArgs): Promise<BulkRow[]> {
-  const rows = await client.$queryRaw<(Flat & { intentId: string })[]>`
+export async function bulkUpdateStatusCall(a: BulkArgs): Promise<BulkRow[]> {
+  const rows = await queryOnPool<Flat & { intentId: string }>(Prisma.sql`
     SELECT r.outcome, r.intent_id::text AS "intentId", r.prior_status AS "priorStatus", true AS "tookLock", r.lock_wait_ms AS "lockWaitMs", ${INTENT_OF_R}
     FROM bridge_bulk_update_status(${a.ids}::uuid[], ${a.to}, ${[...a.allowedFrom]}::text[], ${a.lockTimeoutMs}::int, ${a.actor}, ${a.reason}::text,
-      ${a.details ? JSON.stringify(a.details) : null}::jsonb) r`;
+      ${a.details ? JSON.stringify(a.details) : null}::jsonb) r`);
   return rows.map(({ intentId, ...flat }) => ({ ...split<BulkOutcome>(flat), intentId }));
 }
 

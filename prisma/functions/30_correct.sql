@@ -101,3 +101,28 @@ BEGIN
   END IF;
   RETURN NEXT;
 END $$;
+
+-- Corrections of one intent that met in one process, in one call (lib/intents/together.ts): one transaction, one
+-- row lock, one commit for all of them. Each item is bridge_correct itself, in the order given, so each correction
+-- is checked and written exactly as it would be on its own (its own version, correction row, audit event, conflict
+-- event and idempotency record) and answers its own outcome; `item` numbers the answers from 1 in that order.
+-- An item: { id, correctionId, diff, source, reason, metadata, actor, expectedVersion, lock, lockTimeoutMs,
+-- contendedWithinMs, idemScope, idemKey, attempt, fenceResource, fenceToken } (absent or JSON null = SQL NULL).
+SELECT "bridge_drop_overloads"('bridge_correct_together');
+CREATE OR REPLACE FUNCTION "bridge_correct_together"(p_items jsonb, p_from text[], p_to text[])
+RETURNS TABLE (item integer, outcome text, intent "intents", prior_status text, correction_count bigint, took_lock boolean, lock_wait_ms double precision)
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  e jsonb;
+  n integer := 0;
+BEGIN
+  FOR e IN SELECT x.value FROM jsonb_array_elements(p_items) x LOOP
+    n := n + 1;
+    RETURN QUERY
+      SELECT n, r.outcome, r.intent, r.prior_status, r.correction_count, r.took_lock, r.lock_wait_ms
+      FROM "bridge_correct"((e->>'id')::uuid, e->>'correctionId', e->'diff', e->>'source', e->>'reason',
+        NULLIF(e->'metadata', 'null'::jsonb), e->>'actor', (e->>'expectedVersion')::integer, p_from, p_to,
+        e->>'lock', (e->>'lockTimeoutMs')::integer, (e->>'contendedWithinMs')::integer,
+        e->>'idemScope', e->>'idemKey', (e->>'attempt')::integer, e->>'fenceResource', (e->>'fenceToken')::bigint) r;
+  END LOOP;
+END $$;

@@ -5,7 +5,7 @@ import { InvalidTransitionError, NotFoundError, VersionConflictError } from '@/l
 import type { JsonObject } from '@/lib/shared/json';
 import type { LockStrategy } from '@/lib/env';
 import { flushOutcomes } from '@/lib/intents/outcomes';
-import { clearOutcomes, holdRowLocks, persistedOutcomes, started, waitForWaiters } from '../barriers';
+import { clearOutcomes, holdRowLocks, persistedOutcomes, started, waitForCorrectionsWaiting, waitForWaiters } from '../barriers';
 import { intentRow, makeIntent, resetDatabase, tester } from '../helpers';
 import { expectCompleteHistory, snapshot } from '../integrity';
 
@@ -73,7 +73,7 @@ describe.each(STRATEGIES)('a correction under the %s strategy', (strategy) => {
     const intent = await makeIntent('PROCESSED');
     const holder = await holdRowLocks([intent.id]);
     const calls = Array.from({ length: 4 }, () => started(reevaluateIntent(correct(intent.id, { amount: 7 }), tester, { strategy })));
-    await waitForWaiters(4, { application: `bridge:reevaluate:${intent.id}` });
+    await waitForCorrectionsWaiting(intent.id, 4);
     await holder.release();
     const results = await Promise.all(calls);
     expect(results.filter((r) => !r.alreadyApplied)).toHaveLength(1);

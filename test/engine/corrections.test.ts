@@ -6,7 +6,8 @@ import { InvalidTransitionError, LockTimeoutError, NotFoundError, ValidationErro
 import { correctionIdFor } from '@/lib/intents/json';
 import { getIntent } from '@/lib/intents/queries';
 import type { IntentStatus } from '@/lib/intents/state-machine';
-import { intentRow, makeIntent, rawClient, resetDatabase, tester, waitForLockWaiters } from '../helpers';
+import { waitForCorrectionsWaiting } from '../barriers';
+import { intentRow, makeIntent, rawClient, resetDatabase, tester } from '../helpers';
 import { backendPid, clearOutcomes, correctionsOf, expectCompleteHistory, isBlockedBy, isWaiting, persistedOutcomes, snapshot, waitUntil } from '../integrity';
 
 /** Corrections (re-evaluations): optimistic with backoff, pessimistic fallback, deterministic correction ids. */
@@ -145,7 +146,7 @@ describe('concurrent corrections', () => {
     await h.query('BEGIN');
     await h.query('SELECT 1 FROM intents WHERE id = $1 FOR UPDATE', [intent.id]);
     const pending = Array.from({ length: 8 }, () => reevaluateIntent(correct(intent.id, { amount: 5 }), tester, { strategy: 'pessimistic' }));
-    await waitForLockWaiters(8);
+    await waitForCorrectionsWaiting(intent.id, 8);
     await h.query('COMMIT');
     const results = await Promise.all(pending);
     expect(results.map((r) => r.alreadyApplied).sort()).toEqual([false, ...Array<boolean>(7).fill(true)]);

@@ -67,7 +67,7 @@ describe('the status update statement', () => {
       const id = intent?.id ?? MISSING;
       const key = variant.keyed ? await claimKey() : null;
       const before = await written(id);
-      const row = await updateStatus(db(), {
+      const row = await updateStatus({
         id,
         to: situation.to,
         allowedFrom: INTENT_STATUSES.filter((s) => canTransition(s, situation.to)),
@@ -118,7 +118,7 @@ describe('the correction statement', () => {
       const id = intent?.id ?? MISSING;
       const diff = { amount: 99 };
       const call = (lock: LockMode, key: KeyRef | null) =>
-        correct(db(), {
+        correct({
           id,
           correctionId: correctionIdFor(id, diff),
           diff,
