@@ -17,6 +17,7 @@
  * and then `--concurrency` operators refreshing at once (each fetches the list and the counts, as a page did on
  * every live change): p95 of one operator's refresh, and requests per second over the whole run.
  */
+import { availableParallelism, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
@@ -162,6 +163,7 @@ async function main() {
       env: { BRIDGE_ENV: 'development' },
     });
     say(`next start on ${server.url}; ${warmup} warm-up and ${runs} measured requests each, one at a time`);
+    say(`load average at start: ${loadavg().map((x) => x.toFixed(1)).join(' ')} (${availableParallelism()} cores)`);
 
     const html = { cookie, accept: 'text/html' };
     const json = { cookie, accept: 'application/json' };
@@ -175,7 +177,10 @@ async function main() {
     const rscUrl = probe.status >= 300 && probe.status < 400 ? new URL(probe.headers.get('location')!, server.url).href : `${server.url}/intents?cursor=${cursor}`;
 
     const only = values.only ? new RegExp(values.only, 'i') : null;
+    const health = `${server.url}/api/health`;
     const plan: [string, string, Record<string, string>][] = [
+      // The floor on this machine at this moment: an open route with one trivial query. Compare the others to it.
+      ['reference: /api/health', health, json],
       ['status counts', counts(), json],
       ['status counts under a search ("Osaka")', counts({ q: 'Osaka' }), json],
       ['Intents page', `${server.url}/intents`, html],
@@ -202,6 +207,8 @@ async function main() {
     const together = await measureConcurrent([`${server.url}/api/intents?limit=${PAGE_SIZE}`, counts()], json, concurrency, runs);
     say(`${concurrency} operators refreshing at once (list only: counts travel in the live stream), ${runs} rounds`);
     const listOnly = await measureConcurrent([`${server.url}/api/intents?limit=${PAGE_SIZE}`], json, concurrency, runs);
+    say(`${concurrency} clients at once on /api/health twice each (the reference), ${runs} rounds`);
+    const reference = await measureConcurrent([health, health], json, concurrency, runs);
 
     const ms = (x: number) => `${x.toFixed(0)} ms`;
     const by = (name: string) => results.find((r) => r.name === name);
@@ -217,6 +224,10 @@ async function main() {
     if (p) console.log(`| Intents page, first byte p95 (one operator) | ${ms(p.ttfb.p95)} |`);
     console.log(`| ${concurrency} operators' live refreshes at once (list + counts), p95 | ${ms(together.refresh.p95)} (${together.perSecond.toFixed(0)} req/s) |`);
     console.log(`| ${concurrency} operators' live refreshes at once (list only), p95 | ${ms(listOnly.refresh.p95)} (${listOnly.perSecond.toFixed(0)} req/s) |`);
+    const h = by('reference: /api/health');
+    if (h) console.log(`| reference: \`/api/health\` sequential p95 | ${ms(h.total.p95)} |`);
+    console.log(`| reference: ${concurrency} clients at once, \`/api/health\` twice each, p95 | ${ms(reference.refresh.p95)} (${reference.perSecond.toFixed(0)} req/s) |`);
+    console.log(`\nLoad average when done: ${loadavg().map((x) => x.toFixed(1)).join(' ')} (${availableParallelism()} cores)`);
     console.log('');
     console.log('| request | status | first byte p50 | first byte p95 | complete p50 | complete p95 | complete max | size |');
     console.log('|---|---|---|---|---|---|---|---|');

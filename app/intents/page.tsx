@@ -20,12 +20,12 @@ export default async function IntentsPage({ searchParams }: { searchParams: Prom
   const filters = parseIntentFilters(await searchParams);
   const user = await requirePageUser(intentsHref(filters));
   // What the search means (an id, a source, payload text). One intent with that id: open it instead of a list of one.
-  let searchKind: ResolvedSearch['kind'] | null = null;
+  let resolved: { search: ResolvedSearch } | undefined;
   if (filters.q) {
     try {
       const search = await resolveSearch(filters.q);
       if (search.jumpTo && !filters.cursor) redirect(`/intents/${search.jumpTo}`);
-      searchKind = search.kind;
+      resolved = { search };
     } catch (err) {
       // A search the list refuses (too short) is explained by the list panel itself.
       if (!(err instanceof DomainError)) throw err;
@@ -37,10 +37,10 @@ export default async function IntentsPage({ searchParams }: { searchParams: Prom
       <LiveSince position={since} />
       <PageHeader title="Intents" description="Every intent, newest change first. Filters live in the URL: copy it to share this view." actions={<IntentsLiveControls />} />
       <Suspense fallback={<Skeleton label="Loading status counts" lines={1} height={40} />}>
-        <StatusCountsPanel filters={filters} searchKind={searchKind} />
+        <StatusCountsPanel filters={filters} resolved={resolved} />
       </Suspense>
       <Suspense key={JSON.stringify(filters)} fallback={<TableSkeleton label="Loading intents" />}>
-        <IntentsListPanel filters={filters} canBulk={can(user, 'intents.bulk')} lockTimeoutMs={concurrencySettings().lockTimeoutMs} />
+        <IntentsListPanel filters={filters} resolved={resolved} canBulk={can(user, 'intents.bulk')} lockTimeoutMs={concurrencySettings().lockTimeoutMs} />
       </Suspense>
     </IntentsWorkspace>
   );

@@ -9,20 +9,23 @@ import { StatusFilterBar } from './StatusFilterBar';
  * Server panels of the Intents page: each prefetches its own query with the domain functions (same keys and data
  * shape as the browser's fetch of the JSON API), so the page streams each panel as soon as its query answers.
  */
-export async function StatusCountsPanel({ filters, searchKind }: { filters: IntentListFilters; searchKind: ResolvedSearch['kind'] | null }) {
+/** `search`: what the page made of `filters.q`, when it resolved it (the panels then do not ask again). */
+type Resolved = { search: ResolvedSearch } | undefined;
+
+export async function StatusCountsPanel({ filters, resolved }: { filters: IntentListFilters; resolved: Resolved }) {
   const queryClient = new QueryClient();
   await queryClient.prefetchQuery({
     queryKey: intentKeys.count(filters),
-    queryFn: () => countsUnder({ q: filters.q, source: filters.source, from: filters.from, to: filters.to }),
+    queryFn: () => countsUnder({ q: filters.q, source: filters.source, from: filters.from, to: filters.to }, { search: resolved?.search }),
   });
   return (
     <HydrationBoundary state={dehydrate(queryClient)}>
-      <StatusFilterBar filters={filters} searchKind={searchKind} />
+      <StatusFilterBar filters={filters} searchKind={resolved?.search.kind ?? null} />
     </HydrationBoundary>
   );
 }
 
-export async function IntentsListPanel({ filters, canBulk, lockTimeoutMs }: { filters: IntentListFilters; canBulk: boolean; lockTimeoutMs?: number }) {
+export async function IntentsListPanel({ filters, resolved, canBulk, lockTimeoutMs }: { filters: IntentListFilters; resolved: Resolved; canBulk: boolean; lockTimeoutMs?: number }) {
   const queryClient = new QueryClient();
   await queryClient.prefetchQuery({
     queryKey: intentKeys.list(filters),
@@ -35,7 +38,7 @@ export async function IntentsListPanel({ filters, canBulk, lockTimeoutMs }: { fi
         to: filters.to ?? undefined,
         cursor: filters.cursor ?? undefined,
         limit: filters.limit,
-      }),
+      }, resolved),
   });
   return (
     <HydrationBoundary state={dehydrate(queryClient)}>

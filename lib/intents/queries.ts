@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Prisma } from '@/generated/prisma/client';
-import { db } from '@/lib/db/client';
-import { baseConditions, checkRange, countsUnder, LIST_TIMEOUT_MS, resolveSearch, SearchTooSlowError, TIMED_OUT, whereClause, withTimeout } from '@/lib/search/intents';
+import { db, planWithValues } from '@/lib/db/client';
+import { baseConditions, checkRange, countsUnder, LIST_TIMEOUT_MS, resolveSearch, SearchTooSlowError, TIMED_OUT, whereClause, withTimeout, type ResolvedSearch } from '@/lib/search/intents';
 import { ValidationError } from './errors';
 import { NotFoundError } from './errors';
 import { INTENT_COLUMNS, selectAuditEvents, selectConflictEvents, selectCorrections, selectIntent, toIntent, type IntentRow } from './repository';
@@ -39,18 +39,19 @@ export type IntentList = { items: Intent[]; nextCursor: string | null };
  * payload text), a source and a time range. A payload search that cannot be answered quickly is cancelled and
  * answered 422 (SearchTooSlowError) rather than left scanning.
  */
-export async function listIntents(input: ListQueryInput): Promise<IntentList> {
+export async function listIntents(input: ListQueryInput, resolved?: { search: ResolvedSearch }): Promise<IntentList> {
   const { status, q, limit, cursor, includeReplay, source, from, to } = parseInput(listIntentsSchema, input);
   checkRange(from, to);
   const filters = { q, source, from, to, includeReplay: includeReplay === 'true' };
-  const search = await resolveSearch(q, filters.includeReplay);
+  // A page that already resolved this search (to know whether to open an intent) passes it on.
+  const search = resolved?.search ?? (await resolveSearch(q, filters.includeReplay));
   const where = baseConditions(filters, search);
   if (status) where.push(Prisma.sql`status = ${status}::"IntentStatus"`);
   if (cursor) {
     const c = decodeCursor(cursor);
     where.push(Prisma.sql`(updated_at, id) < (${new Date(c.u)}::timestamptz, ${c.i}::uuid)`);
   }
-  const query = db().$queryRaw<IntentRow[]>`
+  const query = db().$queryRaw<IntentRow[]>`${planWithValues}
     SELECT ${INTENT_COLUMNS} FROM intents ${whereClause(where)} ORDER BY updated_at DESC, id DESC LIMIT ${limit + 1}`;
   const rows = search.scansPayload ? await withTimeout(LIST_TIMEOUT_MS, query) : await query;
   if (rows === TIMED_OUT) throw new SearchTooSlowError('list');

@@ -217,3 +217,8 @@ export async function liveHub(): Promise<LiveHub> {
   await globalForLive.bridgeLiveHub.start();
   return globalForLive.bridgeLiveHub;
 }
+
+/** The position this process's hub has fanned out up to, when it is running; null otherwise (nothing is started). */
+export function runningHubPosition(): string | null {
+  return globalForLive.bridgeLiveHub?.position() ?? null;
+}

@@ -1,7 +1,7 @@
 import { Prisma } from '@/generated/prisma/client';
 import { COUNT_CAP, exactAnswer, type CountsAnswer } from '@/lib/counts/answer';
 import { countsFromRows, maintainedStatusCounts, statusCountsQuery } from '@/lib/counts/status-counts';
-import { db, type Tx } from '@/lib/db/client';
+import { db, planWithValues, type Tx } from '@/lib/db/client';
 import { SQLSTATE, sqlState } from '@/lib/db/sqlstate';
 import { DomainError, ValidationError } from '@/lib/intents/errors';
 import { INTENT_STATUSES, type IntentStatus } from '@/lib/intents/state-machine';
@@ -95,7 +95,7 @@ export async function resolveSearch(q: string | null | undefined, includeReplay 
     }
     case 'payload': {
       if (parsed.sourceCandidate) {
-        const rows = await client.$queryRaw<{ found: boolean }[]>`
+        const rows = await client.$queryRaw<{ found: boolean }[]>`${planWithValues}
           SELECT EXISTS (SELECT 1 FROM intents WHERE is_replay = ANY(${replayFlags(includeReplay)}::boolean[]) AND source = ${parsed.sourceCandidate}) AS found`;
         if (rows[0]?.found) return { kind: 'source', conditions: [Prisma.sql`source = ${parsed.sourceCandidate}`], jumpTo: null, scansPayload: false };
       }
@@ -138,17 +138,51 @@ export async function withTimeout<T>(timeoutMs: number, query: Prisma.PrismaProm
 type Plan = { 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }[];
 
 /**
+ * The planner's estimates, per search. An estimate depends only on the table's statistics, which change when
+ * ANALYZE runs (minutes apart on a busy table), not on each write; so the same search asked again — every open page
+ * refreshing it, the next operator typing it — reuses it for a minute instead of planning it again in a
+ * transaction of its own.
+ */
+const ESTIMATE_TTL_MS = 60_000;
+const ESTIMATES_KEPT = 1_000;
+const estimateCache = ((globalThis as unknown as { bridgeSearchEstimates?: Map<string, { rows: number; at: number }> }).bridgeSearchEstimates ??= new Map());
+
+/** Forgets the planner's estimates (tests that change the statistics). */
+export function forgetSearchEstimates(): void {
+  estimateCache.clear();
+}
+
+function cachedEstimate(key: string, now: number): number | undefined {
+  const hit = estimateCache.get(key);
+  if (!hit) return undefined;
+  if (now - hit.at < ESTIMATE_TTL_MS) return hit.rows;
+  estimateCache.delete(key);
+  return undefined;
+}
+
+function rememberEstimate(key: string, rows: number, now: number): void {
+  if (estimateCache.size >= ESTIMATES_KEPT) estimateCache.delete(estimateCache.keys().next().value!);
+  estimateCache.set(key, { rows, at: now });
+}
+
+/**
  * The planner's estimate of how many rows match (EXPLAIN: no rows read; bounded, as planning waits for locks), with
- * the counts of all intents, in one round trip.
+ * the counts of all intents. A known search costs one statement (the counts); a new one, one transaction.
  */
 async function estimateMatches(clause: Prisma.Sql, includeReplay: boolean): Promise<{ estimate: number; all: Record<IntentStatus, number> } | null> {
+  const key = JSON.stringify([clause.sql, clause.values]);
+  const now = Date.now();
+  const known = cachedEstimate(key, now);
+  if (known !== undefined) return { estimate: known, all: countsFromRows(await statusCountsQuery(includeReplay)) };
   try {
     const [, plan, all] = await db().$transaction([
       db().$executeRawUnsafe(`SET LOCAL statement_timeout = ${COUNTS_TIMEOUT_MS}`),
       db().$queryRaw<Plan>`EXPLAIN (FORMAT JSON) SELECT 1 FROM intents ${clause}`,
       statusCountsQuery(includeReplay),
     ]);
-    return { estimate: Math.round(plan[0]['QUERY PLAN'][0].Plan['Plan Rows']), all: countsFromRows(all) };
+    const estimate = Math.round(plan[0]['QUERY PLAN'][0].Plan['Plan Rows']);
+    rememberEstimate(key, estimate, now);
+    return { estimate, all: countsFromRows(all) };
   } catch (err) {
     if (sqlState(err) === SQLSTATE.queryCanceled) return null;
     throw err;
@@ -175,7 +209,7 @@ function zero(): Record<IntentStatus, number> {
  * the maintained counts (lib/counts): exact and the same cost at any size. Otherwise the matches are counted up to
  * COUNT_CAP + 1 rows (index-backed, bounded in time); past the cap the answer says "at least".
  */
-export async function countsUnder(filters: IntentFilters, options: { cap?: number } = {}): Promise<CountsAnswer> {
+export async function countsUnder(filters: IntentFilters, options: { cap?: number; search?: ResolvedSearch } = {}): Promise<CountsAnswer> {
   const cap = options.cap ?? COUNT_CAP;
   checkRange(filters.from, filters.to);
   const includeReplay = filters.includeReplay ?? false;
@@ -183,9 +217,9 @@ export async function countsUnder(filters: IntentFilters, options: { cap?: numbe
   if (!q && !filters.source && !filters.from && !filters.to) {
     return exactAnswer(await maintainedStatusCounts({ includeReplay }));
   }
-  const search = await resolveSearch(q, includeReplay);
+  const search = options.search ?? (await resolveSearch(q, includeReplay));
   const clause = whereClause(baseConditions(filters, search));
-  const countQuery = db().$queryRaw<{ status: IntentStatus; n: bigint }[]>`
+  const countQuery = db().$queryRaw<{ status: IntentStatus; n: bigint }[]>`${planWithValues}
     SELECT status::text AS status, count(*) AS n FROM (SELECT status FROM intents ${clause} LIMIT ${cap + 1}) m GROUP BY status`;
   let rows: { status: IntentStatus; n: bigint }[];
   if (search.scansPayload) {

@@ -77,7 +77,8 @@ export async function seedLargeData(count: number): Promise<LargeSeedResult> {
       const audit = await tx.$queryRaw<{ n: bigint }[]>`SELECT count(*) + sum(cardinality(steps)) AS n FROM seed_large`;
       return { intents, corrections, auditEvents: Number(audit[0].n) };
     },
-    { timeout: 10 * 60_000, maxWait: 60_000 },
+    // A million intents with their audit trail take minutes on an idle machine and several times that on a busy one.
+    { timeout: 60 * 60_000, maxWait: 60_000 },
   );
   // Fresh statistics and visibility map: the planner picks the list indexes and counts run as index-only scans.
   await db().$executeRaw`VACUUM ANALYZE intents`;

@@ -1,10 +1,10 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
-import { db } from '@/lib/db/client';
+import { db, planWithValues, preparedStatementName } from '@/lib/db/client';
 import { createIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { ValidationError } from '@/lib/intents/errors';
 import { listIntents } from '@/lib/intents/queries';
-import { countsUnder, estimatedCounts, resolveSearch, SearchTooSlowError } from '@/lib/search/intents';
+import { countsUnder, estimatedCounts, forgetSearchEstimates, resolveSearch, SearchTooSlowError } from '@/lib/search/intents';
 import type { Intent } from '@/lib/intents/types';
 import { rawClient, resetDatabase, tester } from '../helpers';
 
@@ -78,6 +78,7 @@ describe('search', () => {
   });
 
   it('answers a payload search that cannot finish in time with 422 instead of waiting, and counts as unknown', async () => {
+    forgetSearchEstimates();
     // A lock held on the table stands in for a scan too long to wait for: the statement timeout ends both.
     const client = await rawClient();
     held.push(client);
@@ -89,8 +90,38 @@ describe('search', () => {
     expect(new SearchTooSlowError('list').httpStatus).toBe(422);
   });
 
+  it('plans a search once: asked again, it answers from the planner’s estimate without planning on the table', async () => {
+    forgetSearchEstimates();
+    // A cap of 0 makes any match "too many to count", so the answer is the planner's estimate.
+    const first = await countsUnder({ q: 'kind: payment' }, { cap: 0 });
+    expect(first).toMatchObject({ estimated: true, exact: false });
+    // With the table locked, planning it again would wait out the time bound and answer "unknown"; the estimate
+    // it already has is used instead, spread over the counts (which are not read from the table).
+    const client = await rawClient();
+    held.push(client);
+    await client.query('BEGIN');
+    await client.query('LOCK TABLE intents IN ACCESS EXCLUSIVE MODE');
+    expect(await countsUnder({ q: 'kind: payment' }, { cap: 0 })).toEqual(first);
+    // A search it has not planned yet does wait for the table, and says it could not count.
+    expect(await countsUnder({ q: 'kind: refund' }, { cap: 0 })).toMatchObject({ counts: null, estimated: false });
+    await client.query('ROLLBACK');
+  });
+
   it('estimates counts it cannot afford to count, spread over the statuses and said to be estimates', async () => {
     const answer = estimatedCounts(3000, { RECEIVED: 2, NORMALIZED: 0, PROCESSED: 0, CORRECTED: 0, COMPLETED: 0, FAILED: 1 }, 10_000);
     expect(answer).toMatchObject({ estimated: true, exact: false, capped: false, total: 3000, counts: { RECEIVED: 2000, FAILED: 1000, COMPLETED: 0 } });
+  });
+
+  it('plans each search with its values: no search or list statement is kept as a prepared statement', async () => {
+    // A kept statement turns generic after five runs, and the generic plan of "does an intent have this source"
+    // reads the whole table for a source that does not exist. Run each kind more than five times on one connection
+    // and look at what that connection keeps.
+    const kept = await db().$transaction(async (tx) => {
+      for (let i = 0; i < 7; i++) await resolveSearch('no-such-source', false, tx);
+      return tx.$queryRaw<{ statement: string }[]>`SELECT statement FROM pg_prepared_statements`;
+    });
+    expect(kept.filter((k) => /source\s*=/.test(k.statement))).toEqual([]);
+    expect(preparedStatementName({ sql: `${planWithValues.sql}SELECT 1 WHERE $1`, args: [true] })).toBe('');
+    expect(preparedStatementName({ sql: 'SELECT 1 WHERE $1', args: [true] })).toMatch(/^bc_/);
   });
 });
