@@ -23,8 +23,8 @@ export async function withDeadlockRetry<T>(operation: string, intentIds: string[
       const last = captured.lastError();
       const detail = last?.code === SQLSTATE.deadlock ? [last.message, last.detail].filter(Boolean).join('\n') : 'deadlock detected';
       const retried = attempt < maxAttempts;
-      recordOutcome(operation, 'deadlock_detected');
-      recordOutcome(operation, retried ? 'deadlock_retried' : 'deadlock_exhausted');
+      recordOutcome(operation, 'deadlock_detected', '', 1, intentIds);
+      recordOutcome(operation, retried ? 'deadlock_retried' : 'deadlock_exhausted', '', 1, intentIds);
       await db().$transaction((tx) => insertDeadlockEvent(tx, { operation, intentIds, detail, attempt, retried, isReplay: inReplayWork() }));
       if (!retried) {
         throw new DeadlockError(`A deadlock on intents ${intentIds.join(', ')} persisted through ${maxAttempts} attempts; try again.`, {
