@@ -3,7 +3,7 @@ import { pruneSignInAttempts } from '@/lib/auth/rate-limit';
 import { startStatusFolding } from '@/lib/counts/status-counts';
 import { db } from '@/lib/db/client';
 import { pruneIdempotencyRecords } from '@/lib/intents/idempotency';
-import { flushOutcomes } from '@/lib/intents/outcomes';
+import { flushOutcomes, pruneIntentOutcomes } from '@/lib/intents/outcomes';
 import { dedupStore } from '@/lib/dedup/store';
 import { env } from '@/lib/env';
 import { pruneLeaseEvents } from '@/lib/leases/events';
@@ -15,8 +15,8 @@ import { sweepLeases } from '@/lib/leases/service';
  */
 export function startHousekeeping(): void {
   const prune = () =>
-    Promise.all([pruneIdempotencyRecords(), pruneExpiredSessions(), pruneSignInAttempts(db())]).catch((err: unknown) =>
-      console.error('[housekeeping] pruning expired keys, sessions or sign-in attempts failed:', err),
+    Promise.all([pruneIdempotencyRecords(), pruneExpiredSessions(), pruneSignInAttempts(db()), pruneIntentOutcomes()]).catch((err: unknown) =>
+      console.error('[housekeeping] pruning expired keys, sessions, sign-in attempts or per-intent outcomes failed:', err),
     );
   setInterval(prune, 10 * 60_000).unref();
   startStatusFolding();

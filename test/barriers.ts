@@ -162,7 +162,7 @@ export async function persistedOutcomes(): Promise<Record<string, number>> {
 /** Forgets persisted and buffered outcome counts, so a test counts only what it does itself. */
 export async function clearOutcomes(): Promise<void> {
   await flushOutcomes();
-  await db().$executeRaw`TRUNCATE outcome_counts, lock_wait_buckets`;
+  await db().$executeRaw`TRUNCATE outcome_counts, lock_wait_buckets, lock_wait_timeouts, intent_outcome_minutes`;
 }
 
 /**

@@ -2,7 +2,7 @@
 
 import type { ReactNode } from 'react';
 import { Bar, BarChart, CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
-import { formatMs, SERIES, SERIES_KEYS, tickLabel, type DimensionPoint, type PercentilePoint, type TimelinePoint } from '@/lib/contention/series';
+import { formatMs, SERIES, SERIES_KEYS, tickLabel, type DimensionPoint, type PercentilePoint, type QuantileKey, type SeriesKey, type TimelinePoint } from '@/lib/contention/series';
 import { formatUtc } from '@/components/ui/time';
 import styles from '@/components/locks/console.module.css';
 
@@ -31,7 +31,13 @@ const TOOLTIP = {
 };
 const bucketLabel = (t: unknown) => formatUtc(String(t), { seconds: false });
 
-export function OutcomeTimelineChart({ data }: { data: TimelinePoint[] }) {
+/** A click on a bar segment: which series, and the datum it belongs to (a time bucket, an operation, a transition). */
+export type SegmentClick<T> = (series: SeriesKey, datum: T) => void;
+
+/** Recharts hands the clicked rectangle with its datum as `payload`. */
+const datumOf = <T,>(entry: unknown): T | undefined => (entry as { payload?: T } | undefined)?.payload;
+
+export function OutcomeTimelineChart({ data, onSegment }: { data: TimelinePoint[]; onSegment?: SegmentClick<TimelinePoint> }) {
   return (
     <div className={styles.chartBox} data-testid="chart-timeline">
       <ResponsiveContainer width="100%" height="100%">
@@ -42,7 +48,19 @@ export function OutcomeTimelineChart({ data }: { data: TimelinePoint[] }) {
           <Tooltip {...TOOLTIP} cursor={{ fill: 'var(--surface-hover)' }} labelFormatter={bucketLabel} />
           <Legend wrapperStyle={{ fontSize: 12 }} formatter={legendText} />
           {SERIES_KEYS.map((k) => (
-            <Bar key={k} dataKey={k} name={SERIES[k].label} stackId="t" fill={SERIES_COLORS[k]} isAnimationActive={false} />
+            <Bar
+              key={k}
+              dataKey={k}
+              name={SERIES[k].label}
+              stackId="t"
+              fill={SERIES_COLORS[k]}
+              isAnimationActive={false}
+              cursor={onSegment ? 'pointer' : undefined}
+              onClick={(entry) => {
+                const datum = datumOf<TimelinePoint>(entry);
+                if (onSegment && datum) onSegment(k, datum);
+              }}
+            />
           ))}
         </BarChart>
       </ResponsiveContainer>
@@ -54,7 +72,7 @@ export function OutcomeTimelineChart({ data }: { data: TimelinePoint[] }) {
 const ROW_PX = 30;
 const DIMENSION_CHROME_PX = 90;
 
-export function DimensionChart({ data, testId, withSuccess }: { data: DimensionPoint[]; testId: string; withSuccess?: boolean }) {
+export function DimensionChart({ data, testId, withSuccess, onSegment }: { data: DimensionPoint[]; testId: string; withSuccess?: boolean; onSegment?: SegmentClick<DimensionPoint> }) {
   const height = Math.max(200, data.length * ROW_PX + DIMENSION_CHROME_PX);
   return (
     <div className={styles.chartBox} style={{ height }} data-testid={testId}>
@@ -66,7 +84,19 @@ export function DimensionChart({ data, testId, withSuccess }: { data: DimensionP
           <Tooltip {...TOOLTIP} cursor={{ fill: 'var(--surface-hover)' }} />
           <Legend wrapperStyle={{ fontSize: 12 }} formatter={legendText} />
           {SERIES_KEYS.map((k) => (
-            <Bar key={k} dataKey={k} name={SERIES[k].label} stackId="c" fill={SERIES_COLORS[k]} isAnimationActive={false} />
+            <Bar
+              key={k}
+              dataKey={k}
+              name={SERIES[k].label}
+              stackId="c"
+              fill={SERIES_COLORS[k]}
+              isAnimationActive={false}
+              cursor={onSegment ? 'pointer' : undefined}
+              onClick={(entry) => {
+                const datum = datumOf<DimensionPoint>(entry);
+                if (onSegment && datum) onSegment(k, datum);
+              }}
+            />
           ))}
           {withSuccess && <Bar dataKey="success" name="Succeeded" stackId="c" fill="var(--chart-success)" isAnimationActive={false} />}
         </BarChart>
@@ -88,7 +118,15 @@ export function LockWaitChart({ data }: { data: (PercentilePoint & { t: string }
           <CartesianGrid strokeDasharray="3 3" stroke="var(--border)" />
           <XAxis dataKey="t" tickFormatter={tickLabel} minTickGap={28} tick={TICK} axisLine={AXIS_LINE} tickLine={AXIS_LINE} />
           <YAxis width={56} tickFormatter={(v: number) => formatMs(v)} tick={TICK} axisLine={AXIS_LINE} tickLine={AXIS_LINE} />
-          <Tooltip {...TOOLTIP} labelFormatter={bucketLabel} formatter={(v) => (typeof v === 'number' ? formatMs(v) : String(v ?? '—'))} />
+          <Tooltip
+            {...TOOLTIP}
+            labelFormatter={bucketLabel}
+            formatter={(v, name, item) => {
+              const point = (item as { payload?: PercentilePoint } | undefined)?.payload;
+              const atLeast = point?.atLeast[name as QuantileKey] ? '≥ ' : '';
+              return typeof v === 'number' ? `${atLeast}${formatMs(v)}` : String(v ?? '—');
+            }}
+          />
           <Legend wrapperStyle={{ fontSize: 12 }} formatter={legendText} />
           <Line {...line('var(--chart-p50)')} dataKey="p50" name="p50" />
           <Line {...line('var(--chart-p95)')} dataKey="p95" name="p95" strokeDasharray="6 3" />

@@ -8,7 +8,8 @@ import type { ActionError } from '@/lib/console/action-result';
 import { errorTitle } from '@/lib/console/messages';
 import { REASON_MAX, reasonProblem, reasonRequired } from '@/lib/console/reasons';
 import type { BatchView } from '@/lib/bulk/batches';
-import { intentKeys, type IntentListFilters } from '@/lib/intents/keys';
+import { SERIES } from '@/lib/contention/series';
+import { FILTER_PARAMS, intentKeys, type IntentListFilters } from '@/lib/intents/keys';
 import { INTENT_STATUSES, type IntentStatus } from '@/lib/intents/state-machine';
 import styles from './intents.module.css';
 
@@ -28,9 +29,9 @@ export function BulkByFilter({ filters }: { filters: IntentListFilters }) {
   const [error, setError] = useState<ActionError | null>(null);
   const [batchId, setBatchId] = useState<string | null>(null);
   // Exactly the list's filter: what the operator sees is what the batch selects.
-  const filter = Object.fromEntries(
-    (['status', 'q', 'source', 'from', 'to'] as const).flatMap((k) => (filters[k] ? [[k, filters[k]]] : [])),
-  ) as { status?: IntentStatus; q?: string; source?: string; from?: string; to?: string };
+  const filter = Object.fromEntries((['status', ...FILTER_PARAMS] as const).flatMap((k) => (filters[k] ? [[k, filters[k]]] : []))) as Partial<
+    Record<(typeof FILTER_PARAMS)[number], string>
+  > & { status?: IntentStatus };
 
   const preview = useQuery({
     queryKey: ['console', 'bulk', 'preview', filter, to],
@@ -66,7 +67,13 @@ export function BulkByFilter({ filters }: { filters: IntentListFilters }) {
     setReason('');
     setBatchId(result.data.id);
   };
-  const parts = [filters.status, filters.q && `“${filters.q}”`, filters.source && `source ${filters.source}`, (filters.from || filters.to) && 'the time range'].filter(Boolean);
+  const parts = [
+    filters.status,
+    filters.q && `“${filters.q}”`,
+    filters.source && `source ${filters.source}`,
+    (filters.from || filters.to) && 'the time range',
+    filters.contention && SERIES[filters.contention].label.toLowerCase(),
+  ].filter(Boolean);
   const described = parts.length ? `matching ${parts.join(' and ')}` : 'in the list';
 
   return (

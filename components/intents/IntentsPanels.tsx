@@ -1,6 +1,6 @@
 import { dehydrate, HydrationBoundary, QueryClient } from '@tanstack/react-query';
 import { listIntents } from '@/lib/intents/queries';
-import { intentKeys, type IntentListFilters } from '@/lib/intents/keys';
+import { FILTER_PARAMS, intentKeys, type IntentListFilters } from '@/lib/intents/keys';
 import { countsUnder, type ResolvedSearch } from '@/lib/search/intents';
 import { IntentsTable } from './IntentsTable';
 import { StatusFilterBar } from './StatusFilterBar';
@@ -16,7 +16,7 @@ export async function StatusCountsPanel({ filters, resolved }: { filters: Intent
   const queryClient = new QueryClient();
   await queryClient.prefetchQuery({
     queryKey: intentKeys.count(filters),
-    queryFn: () => countsUnder({ q: filters.q, source: filters.source, from: filters.from, to: filters.to }, { search: resolved?.search }),
+    queryFn: () => countsUnder({ ...Object.fromEntries(FILTER_PARAMS.map((k) => [k, filters[k]])), q: filters.q }, { search: resolved?.search }),
   });
   return (
     <HydrationBoundary state={dehydrate(queryClient)}>
@@ -36,6 +36,10 @@ export async function IntentsListPanel({ filters, resolved, canBulk, lockTimeout
         source: filters.source ?? undefined,
         from: filters.from ?? undefined,
         to: filters.to ?? undefined,
+        contention: filters.contention ?? undefined,
+        contentionOperation: filters.contentionOperation ?? undefined,
+        contentionFrom: filters.contentionFrom ?? undefined,
+        contentionTo: filters.contentionTo ?? undefined,
         cursor: filters.cursor ?? undefined,
         limit: filters.limit,
       }, resolved),

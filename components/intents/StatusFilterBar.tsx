@@ -5,6 +5,7 @@ import Link from 'next/link';
 import { useRouter } from 'next/navigation';
 import { useEffect, useRef, useState } from 'react';
 import { ErrorState } from '@/components/ui/ErrorState';
+import { ContentionFilterChip } from './ContentionFilterChip';
 import { intentsHref } from '@/lib/console/filters';
 import { fetchStatusCounts, retryUnlessRefused } from '@/lib/console/intents-client';
 import { intentKeys, type IntentListFilters } from '@/lib/intents/keys';
@@ -47,7 +48,16 @@ export function StatusFilterBar({ filters, searchKind = null }: { filters: Inten
         : answer.capped
           ? `At least: counting stops at ${fmt(answer.cap)} matches.`
           : null;
-  const base = { q: filters.q, source: filters.source, from: filters.from, to: filters.to };
+  const base = {
+    q: filters.q,
+    source: filters.source,
+    from: filters.from,
+    to: filters.to,
+    contention: filters.contention,
+    contentionOperation: filters.contentionOperation,
+    contentionFrom: filters.contentionFrom,
+    contentionTo: filters.contentionTo,
+  };
   return (
     <div className={styles.filterBar}>
       <nav aria-label="Filter by status" className={styles.tabs}>
@@ -76,6 +86,7 @@ export function StatusFilterBar({ filters, searchKind = null }: { filters: Inten
         </p>
       )}
       {counts.isError && <ErrorState title="Counts could not be loaded" error={counts.error} onRetry={() => void counts.refetch()} retrying={counts.isFetching} />}
+      <ContentionFilterChip filters={filters} />
       <SearchBox key={JSON.stringify(base)} filters={filters} searchKind={searchKind} />
     </div>
   );
@@ -125,7 +136,20 @@ function SearchBox({ filters, searchKind }: { filters: IntentListFilters; search
       onSubmit={(e) => {
         e.preventDefault();
         if (rangeBackwards) return;
-        router.push(intentsHref({ status: filters.status, q: text.trim(), source: source.trim() || null, from: fromLocalInput(from), to: fromLocalInput(to) }));
+        // A search refines the list it was typed over: the contention filter (from the Contention page) stays.
+        router.push(
+          intentsHref({
+            status: filters.status,
+            q: text.trim(),
+            source: source.trim() || null,
+            from: fromLocalInput(from),
+            to: fromLocalInput(to),
+            contention: filters.contention,
+            contentionOperation: filters.contentionOperation,
+            contentionFrom: filters.contentionFrom,
+            contentionTo: filters.contentionTo,
+          }),
+        );
       }}
     >
       <label htmlFor="intent-search" className="visually-hidden">

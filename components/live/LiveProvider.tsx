@@ -109,7 +109,7 @@ export function LiveProvider({ enabled, children }: { enabled: boolean; children
         }
         for (const query of cache.findAll({ queryKey: intentKeys.counts() })) {
           const filters = query.queryKey[2] as CountFilters | undefined;
-          const unfiltered = !filters || (!filters.q && !filters.source && !filters.from && !filters.to);
+          const unfiltered = !filters || (!filters.q && !filters.source && !filters.from && !filters.to && !filters.contention);
           // Counts under a search cannot be told from the events: they are re-read (capped and bounded in time).
           if (!unfiltered || !message.counts) d.set(query.queryHash, query.queryKey);
         }

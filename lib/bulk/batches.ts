@@ -10,7 +10,7 @@ import { bulkUpdateStatus } from '@/lib/intents/commands';
 import { DomainError, InvalidTransitionError, NotFoundError, ValidationError } from '@/lib/intents/errors';
 import { parseInput, rangeFiltersSchema, statusSchema } from '@/lib/intents/schemas';
 import { canTransition, INTENT_STATUSES, type IntentStatus } from '@/lib/intents/state-machine';
-import { baseConditions, resolveSearch } from '@/lib/search/intents';
+import { baseConditions, checkContention, resolveSearch } from '@/lib/search/intents';
 
 /**
  * Bulk on everything matching a filter (the Intents page's status and search), run on the server: a preview of
@@ -78,7 +78,9 @@ const allowedFrom = (to: IntentStatus) => INTENT_STATUSES.filter((s) => s !== to
 /** The Intents list's own filter (its search included), so "everything matching" is what the list shows. */
 async function whereOf(filter: BatchFilter): Promise<Prisma.Sql[]> {
   const q = filter.q || null;
-  const where = baseConditions({ q, source: filter.source, from: filter.from, to: filter.to, includeReplay: false }, await resolveSearch(q, false));
+  const { status: _status, q: _q, ...rest } = filter;
+  checkContention(rest);
+  const where = baseConditions({ ...rest, q, includeReplay: false }, await resolveSearch(q, false));
   if (filter.status) where.push(Prisma.sql`status = ${filter.status}::"IntentStatus"`);
   return where;
 }

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { INTENT_STATUSES } from '@/lib/intents/state-machine';
-import type { IntentListFilters } from '@/lib/intents/keys';
+import { SERIES_KEYS, type SeriesKey } from '@/lib/contention/series';
+import { FILTER_PARAMS, type IntentListFilters } from '@/lib/intents/keys';
 import { isInstant } from '@/lib/search/instant';
 
 /**
- * The Intents page's URL (`?status=&q=&source=&from=&to=&cursor=`): shareable, and parsed with Zod like any other input. A value
+ * The Intents page's URL (`?status=&q=&source=&from=&to=&contention=&contentionOperation=&contentionFrom=&contentionTo=&cursor=`): shareable, and parsed with Zod like any other input. A value
  * that does not parse is dropped rather than failing the page — a stale link still opens the list.
  */
 export const PAGE_SIZE = 50;
@@ -26,23 +27,32 @@ const urlFilters = z.object({
   source: z.preprocess(first, z.string().trim().min(1).max(255).nullable().catch(null)).default(null),
   from: z.preprocess(first, isoOrNull).default(null),
   to: z.preprocess(first, isoOrNull).default(null),
+  contention: z.preprocess(first, z.enum(SERIES_KEYS as [SeriesKey, ...SeriesKey[]]).nullable().catch(null)).default(null),
+  contentionOperation: z.preprocess(first, z.string().regex(/^[a-z][a-z_]{0,63}$/).nullable().catch(null)).default(null),
+  contentionFrom: z.preprocess(first, isoOrNull).default(null),
+  contentionTo: z.preprocess(first, isoOrNull).default(null),
 });
 
 export function parseIntentFilters(params: Record<string, string | string[] | undefined>): IntentListFilters {
   const parsed = urlFilters.parse(params);
   // A range that ends before it starts is dropped whole rather than answering an empty list.
   const range = parsed.from && parsed.to && Date.parse(parsed.from) > Date.parse(parsed.to) ? { from: null, to: null } : { from: parsed.from, to: parsed.to };
-  return { status: parsed.status, q: parsed.q, source: parsed.source, ...range, cursor: parsed.cursor, limit: PAGE_SIZE };
+  // The contention filter's refinements mean nothing without the figure; a backwards span is dropped like a range.
+  const span = parsed.contentionFrom && parsed.contentionTo && Date.parse(parsed.contentionFrom) > Date.parse(parsed.contentionTo);
+  const contention = parsed.contention
+    ? { contention: parsed.contention, contentionOperation: parsed.contentionOperation, contentionFrom: span ? null : parsed.contentionFrom, contentionTo: span ? null : parsed.contentionTo }
+    : { contention: null, contentionOperation: null, contentionFrom: null, contentionTo: null };
+  return { status: parsed.status, q: parsed.q, source: parsed.source, ...range, ...contention, cursor: parsed.cursor, limit: PAGE_SIZE };
 }
 
 /** The URL for a filter combination; a new status or search always starts from the newest page. */
 export function intentsHref(filters: Partial<Omit<IntentListFilters, 'limit'>>): string {
   const params = new URLSearchParams();
   if (filters.status) params.set('status', filters.status);
-  if (filters.q) params.set('q', filters.q);
-  if (filters.source) params.set('source', filters.source);
-  if (filters.from) params.set('from', filters.from);
-  if (filters.to) params.set('to', filters.to);
+  for (const k of FILTER_PARAMS) {
+    const v = filters[k];
+    if (v) params.set(k, v);
+  }
   if (filters.cursor) params.set('cursor', filters.cursor);
   const qs = params.toString();
   return qs ? `/intents?${qs}` : '/intents';

@@ -1,5 +1,5 @@
 import type { IntentList } from '@/lib/intents/queries';
-import type { CountFilters, IntentListFilters } from '@/lib/intents/keys';
+import { FILTER_PARAMS, type CountFilters, type IntentListFilters } from '@/lib/intents/keys';
 import type { CountsAnswer } from '@/lib/counts/answer';
 import type { AuditEvent, ConflictEvent, IntentWithCorrections } from '@/lib/intents/types';
 
@@ -32,24 +32,24 @@ async function getJson<T>(url: string): Promise<T> {
   return (await res.json()) as T;
 }
 
+function filterParams(filters: CountFilters, params = new URLSearchParams()): URLSearchParams {
+  for (const k of FILTER_PARAMS) {
+    const v = filters[k];
+    if (v) params.set(k, v);
+  }
+  return params;
+}
+
 export function fetchIntentList(filters: IntentListFilters): Promise<IntentList> {
   const params = new URLSearchParams({ limit: String(filters.limit) });
   if (filters.status) params.set('status', filters.status);
-  if (filters.q) params.set('q', filters.q);
-  if (filters.source) params.set('source', filters.source);
-  if (filters.from) params.set('from', filters.from);
-  if (filters.to) params.set('to', filters.to);
+  filterParams(filters, params);
   if (filters.cursor) params.set('cursor', filters.cursor);
   return getJson(`/api/intents?${params}`);
 }
 
 export function fetchStatusCounts(filters: CountFilters): Promise<CountsAnswer> {
-  const params = new URLSearchParams();
-  if (filters.q) params.set('q', filters.q);
-  if (filters.source) params.set('source', filters.source);
-  if (filters.from) params.set('from', filters.from);
-  if (filters.to) params.set('to', filters.to);
-  const qs = params.toString();
+  const qs = filterParams(filters).toString();
   return getJson(`/api/console/intents/counts${qs ? `?${qs}` : ''}`);
 }
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { IntentListFilters } from '@/lib/intents/keys';
 import { listAffected } from './live-refresh';
 
-const base: IntentListFilters = { status: null, q: '', source: null, from: null, to: null, cursor: null, limit: 50 };
+const base: IntentListFilters = { status: null, q: '', source: null, from: null, to: null, contention: null, contentionOperation: null, contentionFrom: null, contentionTo: null, cursor: null, limit: 50 };
 const shown = new Set(['a', 'b']);
 
 describe('listAffected', () => {

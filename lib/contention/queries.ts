@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { db } from '@/lib/db/client';
+import { db, type Tx } from '@/lib/db/client';
 import { SQLSTATE, sqlState } from '@/lib/db/sqlstate';
 import { ValidationError } from '@/lib/intents/errors';
 import { LOCK_WAIT_BOUNDS_MS } from '@/lib/intents/outcomes';
@@ -14,6 +14,7 @@ import {
   WINDOW_KEYS,
   windowBuckets,
   type OutcomeRow,
+  type TimeoutRow,
   type WaitRow,
   type WindowKey,
 } from './series';
@@ -24,7 +25,8 @@ import {
  * Postgres' own deadlock counter (pg_stat_database.deadlocks) beside them. Read in one short transaction under a
  * statement timeout, like the Locks page: it must not add to a struggling database's load. What contention replay
  * runs recorded (is_replay) is left out: the page shows what operators and services caused, and the Replay page
- * shows each run's own figures. Postgres' counter cannot tell them apart and counts every deadlock.
+ * shows each run's own figures. Postgres' counter cannot tell them apart and counts every deadlock, so each replay run
+ * snapshots it when it starts and ends (replay_runs.pg_deadlocks_*), and what runs added is subtracted here.
  */
 
 export const contentionQuerySchema = z.object({
@@ -45,6 +47,39 @@ function noteSample(at: number, value: number): void {
   if (!list.length || at - list[list.length - 1].at >= 5_000 || list[list.length - 1].value !== value) list.push({ at, value });
   const dayAgo = at - 24 * 3600_000;
   while (list.length > 2000 || (list.length > 1 && list[0].at < dayAgo)) list.shift();
+}
+
+/** The first sample this console took at or after `from` (ms), for the replay deadlocks inside the same span. */
+function samplesSince(from: number): Date | null {
+  const first = samples().find((x) => x.at >= from);
+  return first ? new Date(first.at) : null;
+}
+
+/**
+ * The deadlocks replay runs added to Postgres' counter since its last reset: each run's end snapshot minus its start
+ * snapshot (a reset during the run: the end snapshot alone), and for a run still going, the counter now minus its
+ * start. `inWindow`: the same for runs still going or ended after `since`. Runs from before the snapshots existed, or
+ * whose runner died before the end snapshot, cannot be subtracted: counted as `unmeasured`.
+ */
+async function replayDeadlocks(tx: Tx, pg: { deadlocks: bigint; statsReset: Date | null } | undefined, since: Date | null) {
+  if (!pg) return { deadlocks: 0, runs: 0, unmeasured: 0, inWindow: 0 };
+  const [row] = await tx.$queryRaw<{ deadlocks: bigint; runs: bigint; unmeasured: bigint; inWindow: bigint }[]>`
+    WITH measured AS (
+      SELECT finished_at, status,
+             CASE WHEN status = 'running' THEN ${pg.deadlocks}::bigint - pg_deadlocks_start
+                  WHEN pg_stats_reset_start IS NOT DISTINCT FROM pg_stats_reset_end THEN pg_deadlocks_end - pg_deadlocks_start
+                  ELSE pg_deadlocks_end END AS added
+      FROM replay_runs
+      WHERE pg_deadlocks_start IS NOT NULL
+        AND (CASE WHEN status = 'running' THEN pg_stats_reset_start ELSE pg_stats_reset_end END) IS NOT DISTINCT FROM ${pg.statsReset}::timestamptz
+        AND (status = 'running' OR pg_deadlocks_end IS NOT NULL)
+    )
+    SELECT coalesce(sum(greatest(added, 0)), 0)::bigint AS deadlocks, count(*)::bigint AS runs,
+           (SELECT count(*) FROM replay_runs r WHERE r.status <> 'running' AND r.pg_deadlocks_end IS NULL
+              AND (${pg.statsReset}::timestamptz IS NULL OR r.created_at >= ${pg.statsReset}::timestamptz))::bigint AS unmeasured,
+           coalesce(sum(greatest(added, 0)) FILTER (WHERE ${since}::timestamptz IS NOT NULL AND (status = 'running' OR finished_at >= ${since}::timestamptz)), 0)::bigint AS "inWindow"
+    FROM measured`;
+  return { deadlocks: Number(row.deadlocks), runs: Number(row.runs), unmeasured: Number(row.unmeasured), inWindow: Number(row.inWindow) };
 }
 
 export async function contentionReport(query: { window?: unknown } = {}) {
@@ -71,8 +106,14 @@ export async function contentionReport(query: { window?: unknown } = {}) {
                  operation, le_ms AS "leMs", sum(count)::bigint AS count
           FROM lock_wait_buckets WHERE minute >= ${from} AND NOT is_replay
           GROUP BY 1, 2, 3`;
+        const timeouts = await tx.$queryRaw<TimeoutRow[]>`
+          SELECT to_timestamp(floor(extract(epoch FROM minute) / ${bucketSeconds}::int) * ${bucketSeconds}::int) AS bucket,
+                 operation, timeout_ms AS "timeoutMs", sum(count)::bigint AS count
+          FROM lock_wait_timeouts WHERE minute >= ${from} AND NOT is_replay
+          GROUP BY 1, 2, 3`;
         const [pg] = await tx.$queryRaw<{ deadlocks: bigint; statsReset: Date | null }[]>`
           SELECT deadlocks, stats_reset AS "statsReset" FROM pg_stat_database WHERE datname = current_database()`;
+        const replay = await replayDeadlocks(tx, pg, samplesSince(from.getTime()));
         const [app] = await tx.$queryRaw<{ inWindow: bigint; retried: bigint; allTime: bigint }[]>`
           SELECT count(*) FILTER (WHERE at >= ${from}) AS "inWindow",
                  count(*) FILTER (WHERE at >= ${from} AND retried) AS retried,
@@ -81,7 +122,7 @@ export async function contentionReport(query: { window?: unknown } = {}) {
         const recent = await tx.$queryRaw<{ id: bigint; operation: string; intentIds: string[]; detail: string; attempt: number; retried: boolean; at: Date }[]>`
           SELECT id, operation, intent_ids::text[] AS "intentIds", detail, attempt, retried, at
           FROM deadlock_events WHERE NOT is_replay ORDER BY at DESC, id DESC LIMIT 20`;
-        return { now, from, outcomes, waits, pg, app, recent };
+        return { now, from, outcomes, waits, timeouts, pg, replay, app, recent };
       },
       { maxWait: 2000, timeout: 5000 },
     );
@@ -92,7 +133,7 @@ export async function contentionReport(query: { window?: unknown } = {}) {
     if ((err as { code?: unknown })?.code === 'P2028') throw new DatabaseUnderPressureError('pool_busy');
     throw err;
   }
-  const { now, from, outcomes, waits, pg, app, recent } = read;
+  const { now, from, outcomes, waits, timeouts, pg, replay, app, recent } = read;
   const pgDeadlocks = Number(pg?.deadlocks ?? 0);
   const delta = counterDelta(samples(), from.getTime(), { at: now.getTime(), value: pgDeadlocks });
   noteSample(now.getTime(), pgDeadlocks);
@@ -109,11 +150,19 @@ export async function contentionReport(query: { window?: unknown } = {}) {
     byTransition: byDimension(outcomes, 'transition'),
     lockWait: {
       lastBoundMs: LAST_BOUND,
-      timeline: percentileTimeline(waits, window, now, LAST_BOUND),
-      byOperation: percentilesByOperation(waits, LAST_BOUND),
+      timeline: percentileTimeline(waits, timeouts, window, now, LAST_BOUND),
+      byOperation: percentilesByOperation(waits, timeouts, LAST_BOUND),
     },
     deadlocks: {
-      postgres: { total: pgDeadlocks, statsReset: pg?.statsReset?.toISOString() ?? null, inWindow: delta },
+      postgres: {
+        total: pgDeadlocks,
+        statsReset: pg?.statsReset?.toISOString() ?? null,
+        inWindow: delta,
+        replay: { deadlocks: replay.deadlocks, runs: replay.runs, unmeasuredRuns: replay.unmeasured },
+        // What the counter says once the replay runs' own deadlocks are taken out (never below zero).
+        outsideReplay: Math.max(0, pgDeadlocks - replay.deadlocks),
+        inWindowOutsideReplay: delta ? { since: delta.since, count: Math.max(0, delta.count - replay.inWindow) } : null,
+      },
       app: { inWindow: Number(app.inWindow), retriedInWindow: Number(app.retried), allTime: Number(app.allTime) },
       recent: recent.map((r): RecentDeadlock => ({ ...r, id: String(r.id), at: r.at.toISOString() })),
     },

@@ -3,6 +3,7 @@ import {
   byDimension,
   counterDelta,
   formatMs,
+  formatPercentile,
   NOT_RECORDED,
   outcomeTimeline,
   percentile,
@@ -55,10 +56,10 @@ describe('outcome series', () => {
   it('totals per operation and per transition, most contention first', () => {
     const ops = byDimension(rows, 'operation');
     expect(ops.map((o) => o.name)).toEqual(['Status change', 'Correction']);
-    expect(ops[0]).toMatchObject({ lockTimeouts: 102, deadlocks: 1, retries: 1, alreadyApplied: 4, success: 7, total: 108 });
+    expect(ops[0]).toMatchObject({ key: 'update_status', lockTimeouts: 102, deadlocks: 1, retries: 1, alreadyApplied: 4, success: 7, total: 108 });
     const transitions = byDimension(rows, 'transition');
     expect(transitions.map((o) => o.name)).toEqual([NOT_RECORDED, 'RECEIVED → NORMALIZED']);
-    expect(transitions[1]).toMatchObject({ success: 7, total: 0 });
+    expect(transitions[1]).toMatchObject({ key: 'RECEIVED->NORMALIZED', success: 7, total: 0 });
     expect(totals(rows)).toEqual({ conflicts: 4, deadlocks: 1, lockTimeouts: 102, retries: 4, alreadyApplied: 4 });
   });
 });
@@ -91,14 +92,55 @@ describe('percentile from histogram buckets', () => {
       { bucket: '2026-03-01T12:34:00.000Z', operation: 'update_status', leMs: -1, count: 1n },
       { bucket: '2026-03-01T12:33:00.000Z', operation: 'reevaluate', leMs: 1, count: 2 },
     ];
-    const t = percentileTimeline(waits, '15m', now, 10000);
+    const t = percentileTimeline(waits, [], '15m', now, 10000);
     expect(t).toHaveLength(15);
     expect(t[0]).toMatchObject({ p50: null, p95: null, p99: null, samples: 0 });
     expect(t[13]).toMatchObject({ p50: 0.5, p99: 1, samples: 2, overflow: false });
     // 99 samples in (0, 5] and one above 10 s: p50 = 5 × 50/99, p95 = 5 × 95/99, p99 = 5.
     expect(t[14]).toMatchObject({ p50: 2.5, p95: 4.8, p99: 5, samples: 100, overflow: false });
-    const ops = percentilesByOperation(waits, 10000);
+    const ops = percentilesByOperation(waits, [], 10000);
     expect(ops.map((o) => [o.operation, o.samples])).toEqual([['update_status', 100], ['reevaluate', 2]]);
+  });
+
+  it('counts lock timeouts as waits of at least the timeout', () => {
+    // 90 acquired within (2, 10] ms, 10 ran out after 5 s: p50 is an acquired wait, p95 and p99 are the timeouts.
+    const acquired = [{ leMs: 10, count: 90 }];
+    const timedOut = [{ ms: 5000, count: 10 }];
+    expect(percentile(acquired, 0.5, timedOut, 10000)).toEqual({ ms: 50 / 90 * 10, overflow: false });
+    expect(percentile(acquired, 0.95, timedOut, 10000)).toEqual({ ms: 5000, overflow: false, atLeast: true });
+    expect(percentile(acquired, 0.99, timedOut, 10000)).toEqual({ ms: 5000, overflow: false, atLeast: true });
+    // Without the timeouts the same waits would say p99 = 10 ms: the slowest callers would vanish.
+    expect(percentile(acquired, 0.99)).toEqual({ ms: 9.9, overflow: false });
+    // Only timeouts: every quantile is "at least" the timeout.
+    expect(percentile([], 0.5, timedOut)).toEqual({ ms: 5000, overflow: false, atLeast: true });
+  });
+
+  it('places a timeout inside the bucket it falls in: shorter acquired waits before it, longer ones after', () => {
+    // One wait up to 2.5 s, 10 in (2.5 s, 5 s] spread evenly, one timeout of 3 s: 1 + 2 acquired waits lie below it.
+    const buckets = [{ leMs: 2500, count: 1 }, { leMs: 5000, count: 10 }];
+    expect(percentile(buckets, 3 / 12, [{ ms: 3000, count: 1 }])).toEqual({ ms: 3000, overflow: false });
+    expect(percentile(buckets, 4 / 12, [{ ms: 3000, count: 1 }])).toEqual({ ms: 3000, overflow: false, atLeast: true });
+    expect(percentile(buckets, 5 / 12, [{ ms: 3000, count: 1 }])!.ms).toBeCloseTo(3250);
+    // Above the histogram's last bound come the timeouts up to it, then the overflow bucket.
+    const slow = [{ leMs: 10, count: 1 }, { leMs: -1, count: 1 }];
+    expect(percentile(slow, 2 / 3, [{ ms: 5000, count: 1 }], 10000)).toEqual({ ms: 5000, overflow: false, atLeast: true });
+    expect(percentile(slow, 1, [{ ms: 5000, count: 1 }], 10000)).toEqual({ ms: 10000, overflow: true });
+  });
+
+  it('marks the percentiles that are timeouts, per minute and per operation', () => {
+    const waits = [{ bucket: '2026-03-01T12:34:00.000Z', operation: 'update_status', leMs: 5, count: 9 }];
+    const timeouts = [
+      { bucket: '2026-03-01T12:34:00.000Z', operation: 'update_status', timeoutMs: 5000, count: 1n },
+      { bucket: '2026-03-01T12:30:00.000Z', operation: 'bulk_update_status', timeoutMs: 200, count: 2 },
+    ];
+    const t = percentileTimeline(waits, timeouts, '15m', now, 10000);
+    expect(t[14]).toMatchObject({ samples: 10, timedOut: 1, p99: 5000, atLeast: { p50: false, p95: true, p99: true } });
+    expect(t[10]).toMatchObject({ samples: 2, timedOut: 2, p50: 200, atLeast: { p50: true, p95: true, p99: true } });
+    const ops = percentilesByOperation(waits, timeouts, 10000);
+    expect(ops.map((o) => [o.operation, o.samples, o.timedOut])).toEqual([['update_status', 10, 1], ['bulk_update_status', 2, 2]]);
+    expect(formatPercentile(ops[0], 'p99', 10000)).toBe('≥ 5.00 s');
+    expect(formatPercentile(ops[0], 'p50', 10000)).toBe('2.8 ms');
+    expect(formatPercentile({ ...ops[0], p50: null }, 'p50', 10000)).toBe('—');
   });
 
   it('formats durations for people', () => {

@@ -69,7 +69,8 @@ export function outcomeTimeline(rows: readonly OutcomeRow[], window: WindowKey, 
   return [...byStart.values()];
 }
 
-export type DimensionPoint = SeriesCounts & { name: string; total: number; success: number };
+/** `key`: the operation or transition as recorded (the Intents page filters on it); `name`: as people read it. */
+export type DimensionPoint = SeriesCounts & { key: string; name: string; total: number; success: number };
 
 /** What people call the engine's operations on the Contention page. */
 const OPERATION_NAMES: Record<string, string> = {
@@ -101,7 +102,7 @@ export function byDimension(rows: readonly OutcomeRow[], dimension: 'operation' 
   const map = new Map<string, DimensionPoint>();
   for (const row of rows) {
     const name = dimension === 'operation' ? operationLabel(row.operation) : transitionLabel(row.transition);
-    const point = map.get(name) ?? { name, total: 0, success: 0, ...zeroCounts() };
+    const point = map.get(name) ?? { key: dimension === 'operation' ? row.operation : row.transition, name, total: 0, success: 0, ...zeroCounts() };
     const key = seriesOf(row.outcome);
     const n = Number(row.count);
     if (key) {
@@ -130,33 +131,69 @@ export function totals(rows: readonly OutcomeRow[]): SeriesCounts {
 
 /** A histogram bucket: `leMs` is its upper bound; -1 is the overflow bucket (above the last bound). */
 export type HistogramBucket = { leMs: number; count: number };
-export type Percentile = { ms: number; overflow: boolean } | null;
+/** Waits that ran out after `ms` (lock timeouts): each lasted at least that long, how much longer is unknown. */
+export type AtLeast = { ms: number; count: number };
+/** `overflow`: above the histogram's last bound; `atLeast`: the quantile is a timed-out wait, so at least `ms`. */
+export type Percentile = { ms: number; overflow: boolean; atLeast?: true } | null;
+
+type Segment = { kind: 'spread'; from: number; to: number; count: number } | { kind: 'point'; at: number; count: number; overflow: boolean; atLeast: boolean };
 
 /**
  * The q-quantile (0 < q ≤ 1) of a cumulative-bound histogram, interpolated linearly inside the bucket it falls in
  * (the lower edge of the first bucket is 0). A quantile in the overflow bucket is reported as the last bound with
  * `overflow` (shown as "> 10 s"); no samples → null.
+ *
+ * Timed-out waits (`atLeast`) are counted as waits of exactly their timeout, the least they lasted: acquired waits up
+ * to that time come before them, longer ones after. A quantile that falls on them is reported as that timeout with
+ * `atLeast` (shown as "≥ 5 s"): leaving them out would report the waits of everyone who got the lock and hide the
+ * ones who gave up.
  */
-export function percentile(buckets: readonly HistogramBucket[], q: number): Percentile {
+export function percentile(buckets: readonly HistogramBucket[], q: number, atLeast: readonly AtLeast[] = [], lastBound = maxBound(buckets, 0)): Percentile {
   if (!(q > 0 && q <= 1)) throw new RangeError(`quantile must be in (0, 1], got ${q}`);
   const merged = new Map<number, number>();
   for (const b of buckets) if (b.count > 0) merged.set(b.leMs, (merged.get(b.leMs) ?? 0) + b.count);
   const bounded = [...merged.entries()].filter(([le]) => le >= 0).sort((a, b) => a[0] - b[0]);
   const overflow = merged.get(-1) ?? 0;
-  const total = bounded.reduce((n, [, c]) => n + c, 0) + overflow;
+  const censored = new Map<number, number>();
+  for (const t of atLeast) if (t.count > 0) censored.set(t.ms, (censored.get(t.ms) ?? 0) + t.count);
+  const timeouts = [...censored.entries()].sort((a, b) => a[0] - b[0]);
+
+  // The samples in value order: each bucket spread evenly over its range, split where a timeout falls inside it.
+  const segments: Segment[] = [];
+  let lower = 0;
+  let next = 0;
+  const point = (at: number, count: number) => segments.push({ kind: 'point', at, count, overflow: false, atLeast: true });
+  for (const [le, count] of bounded) {
+    let from = lower;
+    while (next < timeouts.length && timeouts[next][0] <= le) {
+      const at = Math.max(timeouts[next][0], from);
+      if (at > from) segments.push({ kind: 'spread', from, to: at, count: (count * (at - from)) / (le - lower) });
+      point(at, timeouts[next][1]);
+      from = at;
+      next++;
+    }
+    if (le > from || from === lower) segments.push({ kind: 'spread', from, to: le, count: le > lower ? (count * (le - from)) / (le - lower) : count });
+    lower = le;
+  }
+  // Above the last bound: timeouts up to it, then the overflow bucket, then any longer timeouts.
+  const overflowFrom = Math.max(lastBound, lower);
+  for (; next < timeouts.length && timeouts[next][0] <= overflowFrom; next++) point(timeouts[next][0], timeouts[next][1]);
+  if (overflow > 0) segments.push({ kind: 'point', at: overflowFrom, count: overflow, overflow: true, atLeast: false });
+  for (; next < timeouts.length; next++) point(timeouts[next][0], timeouts[next][1]);
+
+  const total = segments.reduce((n, x) => n + x.count, 0);
   if (total === 0) return null;
   const rank = q * total;
   let cumulative = 0;
-  let lower = 0;
-  for (const [le, count] of bounded) {
-    if (cumulative + count >= rank) {
-      const fraction = (rank - cumulative) / count;
-      return { ms: lower + (le - lower) * fraction, overflow: false };
+  for (const x of segments) {
+    if (x.count > 0 && cumulative + x.count >= rank - 1e-9) {
+      if (x.kind === 'point') return x.atLeast ? { ms: x.at, overflow: false, atLeast: true } : { ms: x.at, overflow: true };
+      return { ms: x.from + (x.to - x.from) * Math.min(1, (rank - cumulative) / x.count), overflow: false };
     }
-    cumulative += count;
-    lower = le;
+    cumulative += x.count;
   }
-  return { ms: maxBound(buckets, lower), overflow: true };
+  const last = segments[segments.length - 1];
+  return last.kind === 'point' ? (last.atLeast ? { ms: last.at, overflow: false, atLeast: true } : { ms: last.at, overflow: true }) : { ms: last.to, overflow: false };
 }
 
 function maxBound(buckets: readonly HistogramBucket[], fallback: number): number {
@@ -164,37 +201,74 @@ function maxBound(buckets: readonly HistogramBucket[], fallback: number): number
 }
 
 export const QUANTILES = { p50: 0.5, p95: 0.95, p99: 0.99 } as const;
-export type PercentilePoint = { p50: number | null; p95: number | null; p99: number | null; samples: number; overflow: boolean };
+export type QuantileKey = keyof typeof QUANTILES;
+export type PercentilePoint = {
+  p50: number | null;
+  p95: number | null;
+  p99: number | null;
+  /** Waits counted: acquired locks and timed-out waits. */
+  samples: number;
+  /** Of those, waits that ran out (lock timeouts). */
+  timedOut: number;
+  overflow: boolean;
+  /** Quantiles that fall on a timed-out wait: the value is the timeout, the least such a wait lasted. */
+  atLeast: Record<QuantileKey, boolean>;
+};
 
-function percentilePoint(buckets: HistogramBucket[], lastBound: number): PercentilePoint {
-  const samples = buckets.reduce((n, b) => n + b.count, 0);
-  const at = (q: number) => percentile(buckets, q);
+export type TimeoutRow = { bucket: Date | string; operation: string; timeoutMs: number; count: number | bigint };
+
+function percentilePoint(buckets: HistogramBucket[], timeouts: AtLeast[], lastBound: number): PercentilePoint {
+  const timedOut = timeouts.reduce((n, t) => n + t.count, 0);
+  const samples = buckets.reduce((n, b) => n + b.count, 0) + timedOut;
+  const at = (q: number) => percentile(buckets, q, timeouts, lastBound);
   const p = { p50: at(QUANTILES.p50), p95: at(QUANTILES.p95), p99: at(QUANTILES.p99) };
   const value = (x: Percentile) => (x ? (x.overflow ? Math.max(x.ms, lastBound) : round(x.ms)) : null);
-  return { p50: value(p.p50), p95: value(p.p95), p99: value(p.p99), samples, overflow: [p.p50, p.p95, p.p99].some((x) => x?.overflow) };
+  return {
+    p50: value(p.p50),
+    p95: value(p.p95),
+    p99: value(p.p99),
+    samples,
+    timedOut,
+    overflow: [p.p50, p.p95, p.p99].some((x) => x?.overflow),
+    atLeast: { p50: Boolean(p.p50?.atLeast), p95: Boolean(p.p95?.atLeast), p99: Boolean(p.p99?.atLeast) },
+  };
 }
 const round = (ms: number) => Math.round(ms * 10) / 10;
 
-/** Lock-wait p50/p95/p99 per bucket (null where no lock was waited for), every bucket present. */
-export function percentileTimeline(rows: readonly WaitRow[], window: WindowKey, now: Date, lastBound: number): (PercentilePoint & { t: string })[] {
+/** Lock-wait p50/p95/p99 per bucket (null where no lock was waited for), every bucket present; timed-out waits included. */
+export function percentileTimeline(rows: readonly WaitRow[], timeoutRows: readonly TimeoutRow[], window: WindowKey, now: Date, lastBound: number): (PercentilePoint & { t: string })[] {
   const { starts, bucketSeconds } = windowBuckets(window, now);
-  const byStart = new Map<number, HistogramBucket[]>(starts.map((s) => [s.getTime(), []]));
-  for (const row of rows) byStart.get(bucketStart(row.bucket, bucketSeconds))?.push({ leMs: row.leMs, count: Number(row.count) });
-  return starts.map((s) => ({ t: s.toISOString(), ...percentilePoint(byStart.get(s.getTime())!, lastBound) }));
+  const byStart = new Map<number, { buckets: HistogramBucket[]; timeouts: AtLeast[] }>(starts.map((s) => [s.getTime(), { buckets: [], timeouts: [] }]));
+  for (const row of rows) byStart.get(bucketStart(row.bucket, bucketSeconds))?.buckets.push({ leMs: row.leMs, count: Number(row.count) });
+  for (const row of timeoutRows) byStart.get(bucketStart(row.bucket, bucketSeconds))?.timeouts.push({ ms: row.timeoutMs, count: Number(row.count) });
+  return starts.map((s) => {
+    const { buckets, timeouts } = byStart.get(s.getTime())!;
+    return { t: s.toISOString(), ...percentilePoint(buckets, timeouts, lastBound) };
+  });
 }
 
-/** Lock-wait percentiles over the whole window, per operation (most samples first). */
-export function percentilesByOperation(rows: readonly WaitRow[], lastBound: number): (PercentilePoint & { operation: string })[] {
-  const byOp = new Map<string, HistogramBucket[]>();
-  for (const row of rows) {
-    const list = byOp.get(row.operation) ?? [];
-    list.push({ leMs: row.leMs, count: Number(row.count) });
-    byOp.set(row.operation, list);
-  }
+/** Lock-wait percentiles over the whole window, per operation (most samples first); timed-out waits included. */
+export function percentilesByOperation(rows: readonly WaitRow[], timeoutRows: readonly TimeoutRow[], lastBound: number): (PercentilePoint & { operation: string })[] {
+  const byOp = new Map<string, { buckets: HistogramBucket[]; timeouts: AtLeast[] }>();
+  const of = (operation: string) => {
+    const entry = byOp.get(operation) ?? { buckets: [], timeouts: [] };
+    byOp.set(operation, entry);
+    return entry;
+  };
+  for (const row of rows) of(row.operation).buckets.push({ leMs: row.leMs, count: Number(row.count) });
+  for (const row of timeoutRows) of(row.operation).timeouts.push({ ms: row.timeoutMs, count: Number(row.count) });
   return [...byOp.entries()]
-    .map(([operation, buckets]) => ({ operation, ...percentilePoint(buckets, lastBound) }))
+    .map(([operation, { buckets, timeouts }]) => ({ operation, ...percentilePoint(buckets, timeouts, lastBound) }))
     .filter((p) => p.samples > 0)
     .sort((a, b) => b.samples - a.samples || a.operation.localeCompare(b.operation));
+}
+
+/** A percentile as the page shows it: "12 ms", "> 10 s" above the histogram, "≥ 5.00 s" when it is a timed-out wait. */
+export function formatPercentile(point: PercentilePoint, key: QuantileKey, lastBoundMs: number): string {
+  const ms = point[key];
+  if (ms === null) return '—';
+  if (point.atLeast[key]) return `≥ ${formatMs(ms)}`;
+  return formatMs(ms, point.overflow && ms === lastBoundMs);
 }
 
 /** Tick labels: HH:MM (UTC) inside a day; the date only matters for the 24 h window's midnight. */

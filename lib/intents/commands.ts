@@ -8,7 +8,7 @@ import { withDeadlockRetry } from './deadlock';
 import { InvalidTransitionError, LockTimeoutError, NotFoundError, OperationCancelledError, VersionConflictError, type LockHolder } from './errors';
 import { runIdempotent } from './idempotency';
 import { correctionIdFor, type JsonObject } from './json';
-import { recordLockWait, recordOutcome, type Outcome } from './outcomes';
+import { recordLockTimeoutWait, recordLockWait, recordOutcome, type Outcome } from './outcomes';
 import { insertIntentWithAudit, selectLabelledBackends, toIntent, type IntentRow } from './repository';
 import { bulkStatusSchema, createIntentSchema, parseInput, reevaluateInputSchema, updateStatusInputSchema, type BulkStatusInput, type CreateIntentInput, type ReevaluateInput, type UpdateStatusInput } from './schemas';
 import { allowedNextStatuses, canTransition, INTENT_STATUSES, statusAfterCorrection, transitionLabel, type IntentStatus } from './state-machine';
@@ -80,7 +80,8 @@ function describeHolders(holders: LockHolder[]): string {
 async function mapLockErrors(err: unknown, operation: string, intentIds: string[], nowait: boolean, lockTimeoutMs: number): Promise<never> {
   const state = sqlState(err);
   if (state === SQLSTATE.lockNotAvailable) {
-    recordOutcome(operation, 'lock_timeout');
+    recordOutcome(operation, 'lock_timeout', '', 1, intentIds);
+    if (!nowait) recordLockTimeoutWait(operation, lockTimeoutMs);
     const holders = await lockHolders(intentIds);
     const who = describeHolders(holders);
     const what = intentIds.length === 1 ? `intent ${intentIds[0]}` : `${intentIds.length} intents`;
@@ -139,11 +140,11 @@ async function attempt<R extends { outcome: string; tookLock: boolean; lockWaitM
   for (let n = 1; n <= retry.maxAttempts; n++) {
     const row = await once('none', n);
     if (row.outcome !== 'raced') return counted(row);
-    recordOutcome(operation, 'version_conflict');
-    recordOutcome(operation, 'retry');
+    recordOutcome(operation, 'version_conflict', '', 1, intentIds);
+    recordOutcome(operation, 'retry', '', 1, intentIds);
     if (n < retry.maxAttempts) await sleep(backoffDelayMs(n, retry));
   }
-  recordOutcome(operation, 'pessimistic_fallback');
+  recordOutcome(operation, 'pessimistic_fallback', '', 1, intentIds);
   const row = await once('wait', retry.maxAttempts + 1);
   if (row.outcome === 'raced') throw new Error('a version moved under a row lock: this cannot happen');
   return counted(row);
@@ -190,9 +191,9 @@ function statusAnswer(call: StatusCall, row: Pick<StatusRow, 'outcome' | 'intent
   }
 }
 
-function countAnswer(operation: string, outcome: string, transition = '') {
+function countAnswer(operation: string, outcome: string, intentIds: readonly string[], transition = '') {
   const counted = COUNTED[outcome];
-  if (counted) recordOutcome(operation, counted, counted === 'success' ? transition : '');
+  if (counted) recordOutcome(operation, counted, counted === 'success' ? transition : '', 1, intentIds);
 }
 
 export async function updateIntentStatus(input: UpdateStatusInput, actor: Actor, options: CommandOptions = {}): Promise<UpdateStatusResult> {
@@ -221,7 +222,7 @@ export async function updateIntentStatus(input: UpdateStatusInput, actor: Actor,
   const work = async (key: KeyRef | undefined) => {
     try {
       const row = await attempt(operation, [id], firstMode(options.strategy ?? settings.strategies.update_status, nowait), (lock) => run(key, lock));
-      countAnswer(operation, row.outcome, row.priorStatus ? transitionLabel(row.priorStatus, target) : '');
+      countAnswer(operation, row.outcome, [id], row.priorStatus ? transitionLabel(row.priorStatus, target) : '');
       if (row.outcome === 'applied') announceCommitted();
       return statusAnswer(call, row);
     } catch (err) {
@@ -261,12 +262,12 @@ export async function bulkUpdateStatus(input: BulkStatusInput, actor: Actor, opt
   }
   if (rows[0]) recordLockWait(operation, rows[0].lockWaitMs);
   const stopped = rows.find((r) => r.outcome === 'not_found' || r.outcome === 'invalid_transition');
-  if (stopped) countAnswer(operation, stopped.outcome);
+  if (stopped) countAnswer(operation, stopped.outcome, rows.filter((r) => r.outcome === stopped.outcome).map((r) => r.intentId));
   const result = bulkAnswer(target, rows);
   const applied = rows.filter((r) => r.outcome === 'applied').length;
   if (applied) announceCommitted();
   recordOutcome(operation, 'success', `*->${target}`, applied);
-  recordOutcome(operation, 'already_applied', '', result.alreadyApplied.length);
+  recordOutcome(operation, 'already_applied', '', result.alreadyApplied.length, result.alreadyApplied);
   return result;
 }
 
@@ -329,7 +330,7 @@ export async function reevaluateIntent(input: ReevaluateInput, actor: Actor, opt
       const row = await attempt(operation, [id], first, (lock, n) =>
         correctInTurn({ ...write, lock: lock === 'nowait' ? 'wait' : lock, lockTimeoutMs, contendedWithinMs: settings.contentionMemoryMs, key: key ?? null, attempt: n }),
       );
-      countAnswer(operation, row.outcome);
+      countAnswer(operation, row.outcome, [id]);
       if (row.outcome === 'applied') announceCommitted();
       return correctionAnswer(call, row);
     } catch (err) {

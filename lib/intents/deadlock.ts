@@ -26,8 +26,8 @@ export async function withDeadlockRetry<T>(operation: string, intentIds: string[
       // The event first, then the counters: a counter never counts a deadlock whose event was not written
       // (the invariant checker holds the counters to their events).
       await db().$transaction((tx) => insertDeadlockEvent(tx, { operation, intentIds, detail, attempt, retried, isReplay: inReplayWork() }));
-      recordOutcome(operation, 'deadlock_detected');
-      recordOutcome(operation, retried ? 'deadlock_retried' : 'deadlock_exhausted');
+      recordOutcome(operation, 'deadlock_detected', '', 1, intentIds);
+      recordOutcome(operation, retried ? 'deadlock_retried' : 'deadlock_exhausted', '', 1, intentIds);
       if (!retried) {
         throw new DeadlockError(`A deadlock on intents ${intentIds.join(', ')} persisted through ${maxAttempts} attempts; try again.`, {
           intentIds,

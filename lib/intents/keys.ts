@@ -1,3 +1,4 @@
+import type { SeriesKey } from '@/lib/contention/series';
 import type { IntentStatus } from './state-machine';
 
 /**
@@ -12,22 +13,30 @@ export type IntentListFilters = {
   source: string | null;
   from: string | null;
   to: string | null;
+  /** The intents behind a Contention figure (lib/search/intents.ts ContentionFilter): its series, operation and span. */
+  contention: SeriesKey | null;
+  contentionOperation: string | null;
+  contentionFrom: string | null;
+  contentionTo: string | null;
   cursor: string | null;
   limit: number;
 };
 
 /** What the status counts depend on: everything but the status and the page. */
-export type CountFilters = Pick<IntentListFilters, 'q' | 'source' | 'from' | 'to'>;
+export type CountFilters = Pick<IntentListFilters, 'q' | 'source' | 'from' | 'to' | 'contention' | 'contentionOperation' | 'contentionFrom' | 'contentionTo'>;
 
 /** The counts with no search: exact, and carried by the live feed (lib/live). */
-export const UNFILTERED_COUNTS: CountFilters = { q: '', source: null, from: null, to: null };
+export const UNFILTERED_COUNTS: CountFilters = { q: '', source: null, from: null, to: null, contention: null, contentionOperation: null, contentionFrom: null, contentionTo: null };
+
+/** The URL and API parameters a list or count filter is made of (besides status and paging), in one order. */
+export const FILTER_PARAMS = ['q', 'source', 'from', 'to', 'contention', 'contentionOperation', 'contentionFrom', 'contentionTo'] as const;
 
 export const intentKeys = {
   all: ['intents'] as const,
   lists: () => [...intentKeys.all, 'list'] as const,
   list: (filters: IntentListFilters) => [...intentKeys.lists(), filters] as const,
   counts: () => [...intentKeys.all, 'counts'] as const,
-  count: (f: CountFilters) => [...intentKeys.counts(), { q: f.q, source: f.source, from: f.from, to: f.to }] as const,
+  count: (f: CountFilters) => [...intentKeys.counts(), Object.fromEntries(FILTER_PARAMS.map((k) => [k, f[k] ?? null]))] as const,
   details: () => [...intentKeys.all, 'detail'] as const,
   detail: (id: string) => [...intentKeys.details(), id] as const,
   audit: (id: string) => [...intentKeys.detail(id), 'audit'] as const,

@@ -30,6 +30,8 @@ export const LOCK_WAIT_BOUNDS_MS = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 25
 type CountKey = string;
 const counts = new Map<CountKey, number>();
 const waits = new Map<CountKey, { n: number; sumMs: number }>();
+const timeouts = new Map<CountKey, number>();
+const perIntent = new Map<CountKey, number>();
 
 /**
  * Someone who wants to see the outcomes of the commands run inside a piece of async work as they happen — the
@@ -82,10 +84,24 @@ function schedule() {
   }
 }
 
-export function recordOutcome(operation: string, outcome: Outcome, transition = '', n = 1): void {
+/**
+ * Counts `n` outcomes of an operation. `intentIds` names the intents they happened to: every outcome but a plain
+ * success is also kept per intent and minute (intent_outcome_minutes), so the Contention page can open the Intents
+ * page on the intents behind a figure. Successes are in the audit log already, and they are most of the traffic.
+ */
+export function recordOutcome(operation: string, outcome: Outcome, transition = '', n = 1, intentIds: readonly string[] = []): void {
   if (n <= 0) return;
-  const key = JSON.stringify([currentMinute(), operation, transition, outcome, inReplayWork()]);
+  const at = currentMinute();
+  const replay = inReplayWork();
+  const key = JSON.stringify([at, operation, transition, outcome, replay]);
   counts.set(key, (counts.get(key) ?? 0) + n);
+  // Replay work is left out: its intents are hidden from the Intents page, and the Contention page leaves it out too.
+  if (outcome !== 'success' && !replay) {
+    for (const id of new Set(intentIds)) {
+      const k = JSON.stringify([outcome, at, operation, id]);
+      perIntent.set(k, (perIntent.get(k) ?? 0) + 1);
+    }
+  }
   observers.getStore()?.(operation, outcome, n);
   schedule();
 }
@@ -106,39 +122,86 @@ export function recordLockWait(operation: string, ms: number): void {
   schedule();
 }
 
-async function writeBatch(countRows: [string, number][], waitRows: [string, { n: number; sumMs: number }][]) {
+/**
+ * A lock wait that ran out after `timeoutMs` (lock_timeout; a NOWAIT refusal never waited and is not one): it
+ * waited at least that long, which is what the lock-wait percentiles count it as. Kept apart from the histogram of
+ * acquired locks, which /api/metrics exports as acquisitions.
+ */
+export function recordLockTimeoutWait(operation: string, timeoutMs: number): void {
+  const key = JSON.stringify([currentMinute(), operation, Math.max(0, Math.round(timeoutMs)), inReplayWork()]);
+  timeouts.set(key, (timeouts.get(key) ?? 0) + 1);
+  schedule();
+}
+
+type Batch = { countRows: [string, number][]; waitRows: [string, { n: number; sumMs: number }][]; timeoutRows: [string, number][]; intentRows: [string, number][] };
+
+/** One transaction for the whole batch: a failed flush is kept and written again whole, never half counted twice. */
+async function writeBatch({ countRows, waitRows, timeoutRows, intentRows }: Batch) {
+  const statements = [];
   if (countRows.length) {
     const parsed = countRows.map(([k, n]) => [...(JSON.parse(k) as [string, string, string, string, boolean]), n] as const);
-    await db().$executeRaw`
+    statements.push(db().$executeRaw`
       INSERT INTO outcome_counts (minute, operation, transition, outcome, is_replay, count)
       SELECT * FROM unnest(${parsed.map((r) => r[0])}::timestamptz[], ${parsed.map((r) => r[1])}::text[],
                            ${parsed.map((r) => r[2])}::text[], ${parsed.map((r) => r[3])}::text[], ${parsed.map((r) => r[4])}::boolean[],
                            ${parsed.map((r) => r[5])}::bigint[])
-      ON CONFLICT (minute, operation, transition, outcome, is_replay) DO UPDATE SET count = outcome_counts.count + EXCLUDED.count`;
+      ON CONFLICT (minute, operation, transition, outcome, is_replay) DO UPDATE SET count = outcome_counts.count + EXCLUDED.count`);
   }
   if (waitRows.length) {
     const parsed = waitRows.map(([k, w]) => [...(JSON.parse(k) as [string, string, number, boolean]), w.n, w.sumMs] as const);
-    await db().$executeRaw`
+    statements.push(db().$executeRaw`
       INSERT INTO lock_wait_buckets (minute, operation, le_ms, is_replay, count, sum_ms)
       SELECT * FROM unnest(${parsed.map((r) => r[0])}::timestamptz[], ${parsed.map((r) => r[1])}::text[],
                            ${parsed.map((r) => r[2])}::int[], ${parsed.map((r) => r[3])}::boolean[], ${parsed.map((r) => r[4])}::bigint[],
                            ${parsed.map((r) => r[5])}::float8[])
       ON CONFLICT (minute, operation, le_ms, is_replay) DO UPDATE
-        SET count = lock_wait_buckets.count + EXCLUDED.count, sum_ms = lock_wait_buckets.sum_ms + EXCLUDED.sum_ms`;
+        SET count = lock_wait_buckets.count + EXCLUDED.count, sum_ms = lock_wait_buckets.sum_ms + EXCLUDED.sum_ms`);
   }
+  if (timeoutRows.length) {
+    const parsed = timeoutRows.map(([k, n]) => [...(JSON.parse(k) as [string, string, number, boolean]), n] as const);
+    statements.push(db().$executeRaw`
+      INSERT INTO lock_wait_timeouts (minute, operation, timeout_ms, is_replay, count)
+      SELECT * FROM unnest(${parsed.map((r) => r[0])}::timestamptz[], ${parsed.map((r) => r[1])}::text[],
+                           ${parsed.map((r) => r[2])}::int[], ${parsed.map((r) => r[3])}::boolean[], ${parsed.map((r) => r[4])}::bigint[])
+      ON CONFLICT (minute, operation, timeout_ms, is_replay) DO UPDATE SET count = lock_wait_timeouts.count + EXCLUDED.count`);
+  }
+  if (intentRows.length) {
+    const parsed = intentRows.map(([k, n]) => [...(JSON.parse(k) as [string, string, string, string]), n] as const);
+    statements.push(db().$executeRaw`
+      INSERT INTO intent_outcome_minutes (outcome, minute, operation, intent_id, count)
+      SELECT * FROM unnest(${parsed.map((r) => r[0])}::text[], ${parsed.map((r) => r[1])}::timestamptz[],
+                           ${parsed.map((r) => r[2])}::text[], ${parsed.map((r) => r[3])}::uuid[], ${parsed.map((r) => r[4])}::bigint[])
+      ON CONFLICT (outcome, minute, operation, intent_id) DO UPDATE SET count = intent_outcome_minutes.count + EXCLUDED.count`);
+  }
+  await db().$transaction(statements);
+}
+
+/** How long per-intent outcomes are kept: the Contention page looks back a day at most; shared links keep a week. */
+export const INTENT_OUTCOMES_RETENTION_DAYS = 7;
+
+export async function pruneIntentOutcomes(): Promise<number> {
+  return db().$executeRaw`DELETE FROM intent_outcome_minutes WHERE minute < now() - make_interval(days => ${INTENT_OUTCOMES_RETENTION_DAYS})`;
 }
 
 export async function flushOutcomes(): Promise<void> {
   if (flushing) await flushing;
-  const countRows = [...counts.entries()];
-  const waitRows = [...waits.entries()];
+  // Sorted by key: instances flushing the same minute at once upsert in one order and cannot deadlock each other.
+  const sorted = <V>(map: Map<string, V>) => [...map.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const batch: Batch = { countRows: sorted(counts), waitRows: sorted(waits), timeoutRows: sorted(timeouts), intentRows: sorted(perIntent) };
   counts.clear();
   waits.clear();
-  if (!countRows.length && !waitRows.length) return;
-  flushing = writeBatch(countRows, waitRows).catch((err) => {
+  timeouts.clear();
+  perIntent.clear();
+  if (!batch.countRows.length && !batch.waitRows.length && !batch.timeoutRows.length && !batch.intentRows.length) return;
+  flushing = writeBatch(batch).catch((err) => {
     // Keep the counts for the next flush rather than lose them.
-    for (const [k, n] of countRows) counts.set(k, (counts.get(k) ?? 0) + n);
-    for (const [k, w] of waitRows) {
+    const keep = (map: Map<string, number>, rows: [string, number][]) => {
+      for (const [k, n] of rows) map.set(k, (map.get(k) ?? 0) + n);
+    };
+    keep(counts, batch.countRows);
+    keep(timeouts, batch.timeoutRows);
+    keep(perIntent, batch.intentRows);
+    for (const [k, w] of batch.waitRows) {
       const kept = waits.get(k);
       waits.set(k, kept ? { n: kept.n + w.n, sumMs: kept.sumMs + w.sumMs } : w);
     }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Prisma } from '@/generated/prisma/client';
 import { db, planWithValues } from '@/lib/db/client';
-import { baseConditions, checkRange, countsUnder, LIST_TIMEOUT_MS, resolveSearch, SearchTooSlowError, TIMED_OUT, whereClause, withTimeout, type ResolvedSearch } from '@/lib/search/intents';
+import { baseConditions, checkContention, checkRange, countsUnder, LIST_TIMEOUT_MS, resolveSearch, SearchTooSlowError, TIMED_OUT, whereClause, withTimeout, type ResolvedSearch } from '@/lib/search/intents';
 import { ValidationError } from './errors';
 import { NotFoundError } from './errors';
 import { INTENT_COLUMNS, selectAuditEvents, selectConflictEvents, selectCorrections, selectIntent, toIntent, type IntentRow } from './repository';
@@ -40,9 +40,10 @@ export type IntentList = { items: Intent[]; nextCursor: string | null };
  * answered 422 (SearchTooSlowError) rather than left scanning.
  */
 export async function listIntents(input: ListQueryInput, resolved?: { search: ResolvedSearch }): Promise<IntentList> {
-  const { status, q, limit, cursor, includeReplay, source, from, to } = parseInput(listIntentsSchema, input);
+  const { status, q, limit, cursor, includeReplay, source, from, to, ...contention } = parseInput(listIntentsSchema, input);
   checkRange(from, to);
-  const filters = { q, source, from, to, includeReplay: includeReplay === 'true' };
+  checkContention(contention);
+  const filters = { q, source, from, to, ...contention, includeReplay: includeReplay === 'true' };
   // A page that already resolved this search (to know whether to open an intent) passes it on.
   const search = resolved?.search ?? (await resolveSearch(q, filters.includeReplay));
   const where = baseConditions(filters, search);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { fencingSchema } from '@/lib/leases/schemas';
 import { storable, STORABLE_MESSAGE, wholeNumber } from '@/lib/http/strict';
+import { SERIES_KEYS, type SeriesKey } from '@/lib/contention/series';
 import { isInstant } from '@/lib/search/instant';
 import { INTENT_STATUSES } from './state-machine';
 
@@ -117,7 +118,11 @@ const isoInstant = (field: string) =>
     .max(40, { error: 'must be a date and time' })
     .refine(isInstant, { error: `must be an ISO date and time from 1970 on (${field}=2026-11-01T00:00:00Z)` });
 
-/** The filters the list and the counts share, beyond the status: a time range (updated_at) and a source. */
+/**
+ * The filters the list, the counts and bulk-by-filter share, beyond the status and the search: a time range
+ * (updated_at), a source, and the intents behind a Contention figure — those that met one of its outcomes
+ * (`contention`), optionally in one operation and between two instants (when the outcome happened).
+ */
 export const rangeFiltersSchema = z.object({
   source: z
     .string({ error: 'must be a string' })
@@ -128,6 +133,14 @@ export const rangeFiltersSchema = z.object({
     .optional(),
   from: isoInstant('from').optional(),
   to: isoInstant('to').optional(),
+  contention: z.enum(SERIES_KEYS as [SeriesKey, ...SeriesKey[]], { error: `must be one of ${SERIES_KEYS.join(', ')}` }).optional(),
+  contentionOperation: z
+    .string({ error: 'must be a string' })
+    .trim()
+    .regex(/^[a-z][a-z_]{0,63}$/, { error: 'must be an operation name such as update_status' })
+    .optional(),
+  contentionFrom: isoInstant('contentionFrom').optional(),
+  contentionTo: isoInstant('contentionTo').optional(),
 });
 
 export const listIntentsSchema = z.strictObject({

@@ -199,6 +199,10 @@ const CONSOLE_AND_WORKER_OPERATIONS: ApiOperation[] = [
 
 const CORRECTION_CONFLICTS = ['version_conflict', 'invalid_transition', 'idempotency_in_progress', 'fencing_token_stale'] as const;
 
+/** What makes valid-looking list and count filters a 400: only the combination of values can tell. */
+const FILTER_400 =
+  'A `q` that is neither an id, an id prefix nor a source searches the payload and needs at least 3 characters per search term; `to` must not be before `from` (and `contentionTo` not before `contentionFrom`); `contentionOperation`, `contentionFrom` and `contentionTo` need `contention`.';
+
 export const OPERATIONS: ApiOperation[] = [
   {
     operationId: 'createIntent',
@@ -220,11 +224,11 @@ export const OPERATIONS: ApiOperation[] = [
   },
   {
     operationId: 'listIntents',
-    dataDependent400: 'A `q` that is neither an id, an id prefix nor a source searches the payload and needs at least 3 characters per search term.',
+    dataDependent400: FILTER_400,
     method: 'get',
     path: '/api/intents',
     summary: 'List intents',
-    description: 'Newest update first, in keyset pages. `q` takes a whole or short intent id, a source, payload text as the console shows it (`city: Osaka`) or a JSON fragment; `source`, `from` and `to` narrow further. A payload search too broad to answer quickly is refused with 422 `search_too_slow`.',
+    description: 'Newest update first, in keyset pages. `q` takes a whole or short intent id, a source, payload text as the console shows it (`city: Osaka`) or a JSON fragment; `source`, `from` and `to` narrow further. `contention` (one of the Contention page\'s figures: `conflicts`, `deadlocks`, `lockTimeouts`, `retries`, `alreadyApplied`) keeps the intents that met it, optionally in one operation (`contentionOperation`, e.g. `update_status`) and between `contentionFrom` and `contentionTo` (when it happened; kept a week). A payload search too broad to answer quickly is refused with 422 `search_too_slow`.',
     tag: 'intents',
     auth: 'bearer',
     permission: 'intents.read',
@@ -397,7 +401,7 @@ export const OPERATIONS: ApiOperation[] = [
   },
   {
     operationId: 'countIntents',
-    dataDependent400: 'A `q` that is neither an id, an id prefix nor a source searches the payload and needs at least 3 characters per search term.',
+    dataDependent400: FILTER_400,
     method: 'get',
     path: '/api/console/intents/counts',
     summary: 'Intents per status under a search',

@@ -7,7 +7,7 @@ import { parseInput } from '@/lib/intents/schemas';
 import type { Actor } from '@/lib/intents/types';
 import { ReplayCancelledError, ReplayDisabledError, ReplayNotRunningError } from './errors';
 import { serverSettings } from './queries';
-import { abandonStaleRuns, finishRun, getRun, insertRun, previousFinishedRun, requestCancel, saveProgress } from './runs';
+import { abandonStaleRuns, finishRun, getRun, insertRun, previousFinishedRun, requestCancel, saveProgress, settleDeadlockCounter } from './runs';
 import { runScenario, type ScenarioContext } from './scenarios';
 import { resolveTargets } from './targets';
 import { SCENARIO_NAMES, SIZES, STRATEGY_FLAGS, type ReplayRunView, type StrategyFlag, type RunConfig, type RunDoor, type RunProgress, type ScenarioName, type ScenarioResult, type Sizes } from './types';
@@ -169,6 +169,9 @@ export async function executeReplay(run: ReplayRunView, options: { onProgress?: 
     await writing;
   }
   const verdict = status === 'finished' ? runVerdict(results) : null;
+  // The end snapshot of Postgres' deadlock counter must include the deadlocks this run provoked (see runs.ts).
+  const seen = results.reduce((n, r) => n + (r.outcomes?.deadlocks ?? 0), 0);
+  await settleDeadlockCounter(run.id, seen).catch((err: unknown) => console.error(`[replay] could not read Postgres' deadlock counter for run ${run.id}:`, err));
   return finishRun(run.id, { status, verdict, progress, results, error });
 }
 

@@ -13,11 +13,12 @@ import type { ReplayRunView, RunConfig, RunDoor, RunProgress, RunStatus, Scenari
 /** A runner that has not written for this long has died with its process; its run no longer blocks new ones. */
 export const ABANDONED_AFTER_MS = 60_000;
 
-type RunRow = Omit<ReplayRunView, 'createdAt' | 'heartbeatAt' | 'finishedAt'> & { createdAt: Date; heartbeatAt: Date; finishedAt: Date | null };
+type RunRow = Omit<ReplayRunView, 'createdAt' | 'heartbeatAt' | 'finishedAt' | 'pgDeadlocks'> & { createdAt: Date; heartbeatAt: Date; finishedAt: Date | null; pgDeadlocks: bigint | null };
 
 function toView(row: RunRow): ReplayRunView {
   return {
     ...row,
+    pgDeadlocks: row.pgDeadlocks === null ? null : Number(row.pgDeadlocks),
     results: Array.isArray(row.results) ? row.results : [],
     createdAt: row.createdAt.toISOString(),
     heartbeatAt: row.heartbeatAt.toISOString(),
@@ -27,7 +28,8 @@ function toView(row: RunRow): ReplayRunView {
 
 const COLUMNS = Prisma.raw(`id::text AS id, status, verdict, door, requested_by AS "requestedBy", environment, scenarios, config, progress, results,
   error, cancel_requested AS "cancelRequested", cancelled_by AS "cancelledBy", runner, created_at AS "createdAt",
-  heartbeat_at AS "heartbeatAt", finished_at AS "finishedAt"`);
+  heartbeat_at AS "heartbeatAt", finished_at AS "finishedAt",
+  CASE WHEN pg_stats_reset_start IS NOT DISTINCT FROM pg_stats_reset_end THEN pg_deadlocks_end - pg_deadlocks_start ELSE pg_deadlocks_end END AS "pgDeadlocks"`);
 
 /** Marks runs whose runner stopped heartbeating as failed, so they stop blocking and say what happened. */
 export async function abandonStaleRuns(): Promise<number> {
@@ -48,9 +50,10 @@ export async function insertRun(args: {
 }): Promise<ReplayRunView> {
   try {
     const rows = await db().$queryRaw<RunRow[]>`
-      INSERT INTO replay_runs (id, status, door, requested_by, environment, scenarios, config, progress, runner)
-      VALUES (gen_random_uuid(), 'running', ${args.door}, ${args.requestedBy}, ${args.environment}, ${args.scenarios}::text[],
-              ${JSON.stringify(args.config)}::jsonb, ${JSON.stringify(args.progress)}::jsonb, ${args.runner})
+      INSERT INTO replay_runs (id, status, door, requested_by, environment, scenarios, config, progress, runner, pg_deadlocks_start, pg_stats_reset_start)
+      SELECT gen_random_uuid(), 'running', ${args.door}, ${args.requestedBy}, ${args.environment}, ${args.scenarios}::text[],
+             ${JSON.stringify(args.config)}::jsonb, ${JSON.stringify(args.progress)}::jsonb, ${args.runner}, c.deadlocks, c.reset
+      FROM ${PG_DEADLOCK_COUNTER} c
       RETURNING ${COLUMNS}`;
     return toView(rows[0]);
   } catch (err) {
@@ -74,14 +77,48 @@ export async function saveProgress(id: string, progress: RunProgress, results: S
   return rows[0] ?? { cancelRequested: true, cancelledBy: null };
 }
 
+/**
+ * Postgres' own deadlock counter and its last reset. Backends report their counts to it asynchronously (within about
+ * a second of going idle), which is why a run waits for it to settle before its end snapshot (settleDeadlockCounter).
+ */
+const PG_DEADLOCK_COUNTER = Prisma.raw(`(SELECT (SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()) AS deadlocks,
+  (SELECT stats_reset FROM pg_stat_database WHERE datname = current_database()) AS reset)`);
+
+/** How many deadlocks Postgres' counter has gained since the run's start snapshot (null: no snapshot, or it was reset). */
+export async function deadlocksSinceStart(id: string): Promise<number | null> {
+  const rows = await db().$queryRaw<{ added: bigint | null }[]>`
+    SELECT CASE WHEN c.reset IS NOT DISTINCT FROM r.pg_stats_reset_start THEN c.deadlocks - r.pg_deadlocks_start END AS added
+    FROM replay_runs r, ${PG_DEADLOCK_COUNTER} c WHERE r.id = ${id}::uuid`;
+  return rows[0]?.added === null || rows[0]?.added === undefined ? null : Number(rows[0].added);
+}
+
+/** How long a finished run waits at most for Postgres' counter to show the deadlocks the run saw itself. */
+export const COUNTER_SETTLE_MS = 5_000;
+
+/**
+ * Waits (bounded) until Postgres' deadlock counter has counted at least the deadlocks the run's own calls met, so
+ * the end snapshot includes them; the counter may lag by the reporting delay of the backends involved.
+ */
+export async function settleDeadlockCounter(id: string, seenByRun: number, options: { timeoutMs?: number; pollMs?: number } = {}): Promise<boolean> {
+  const deadline = Date.now() + (options.timeoutMs ?? COUNTER_SETTLE_MS);
+  for (;;) {
+    const added = await deadlocksSinceStart(id);
+    if (added === null || added >= seenByRun) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 100));
+  }
+}
+
 export async function finishRun(
   id: string,
   args: { status: Exclude<RunStatus, 'running'>; verdict: 'pass' | 'fail' | null; progress: RunProgress; results: ScenarioResult[]; error: string | null },
 ): Promise<ReplayRunView> {
   const rows = await db().$queryRaw<RunRow[]>`
-    UPDATE replay_runs SET status = ${args.status}, verdict = ${args.verdict}, progress = ${JSON.stringify(args.progress)}::jsonb,
-           results = ${JSON.stringify(args.results)}::jsonb, error = ${args.error}, finished_at = now(), heartbeat_at = now()
-    WHERE id = ${id}::uuid RETURNING ${COLUMNS}`;
+    UPDATE replay_runs r SET status = ${args.status}, verdict = ${args.verdict}, progress = ${JSON.stringify(args.progress)}::jsonb,
+           results = ${JSON.stringify(args.results)}::jsonb, error = ${args.error}, finished_at = now(), heartbeat_at = now(),
+           pg_deadlocks_end = c.deadlocks, pg_stats_reset_end = c.reset
+    FROM ${PG_DEADLOCK_COUNTER} c
+    WHERE r.id = ${id}::uuid RETURNING ${COLUMNS}`;
   return toView(rows[0]);
 }
 

@@ -188,4 +188,9 @@ export type ReplayRunView = {
   createdAt: string;
   heartbeatAt: string;
   finishedAt: string | null;
+  /**
+   * Deadlocks Postgres' own counter (pg_stat_database.deadlocks) gained between the run's start and end: subtracted
+   * from that counter on the Contention page. Null while running, or when the run has no end snapshot.
+   */
+  pgDeadlocks: number | null;
 };

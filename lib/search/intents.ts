@@ -5,6 +5,7 @@ import { db, planWithValues, type Tx } from '@/lib/db/client';
 import { SQLSTATE, sqlState } from '@/lib/db/sqlstate';
 import { DomainError, ValidationError } from '@/lib/intents/errors';
 import { INTENT_STATUSES, type IntentStatus } from '@/lib/intents/state-machine';
+import { SERIES, SERIES_KEYS, type SeriesKey } from '@/lib/contention/series';
 import { parseSearch, tooShortPatterns, uuidPrefixRange, type PayloadSearch } from './parse';
 
 /**
@@ -35,7 +36,15 @@ export const COUNTS_TIMEOUT_MS = 120;
 /** The list's and the counts' shared filters are defined with the API's schemas (lib/intents/schemas.ts). */
 export { rangeFiltersSchema } from '@/lib/intents/schemas';
 
-export type IntentFilters = {
+/** The intents behind a Contention figure: those that met one of its outcomes, in one operation, in a time span. */
+export type ContentionFilter = {
+  contention?: SeriesKey | null;
+  contentionOperation?: string | null;
+  contentionFrom?: string | null;
+  contentionTo?: string | null;
+};
+
+export type IntentFilters = ContentionFilter & {
   status?: IntentStatus | null;
   q?: string | null;
   source?: string | null;
@@ -46,6 +55,27 @@ export type IntentFilters = {
 
 export function checkRange(from: string | null | undefined, to: string | null | undefined): void {
   if (from && to && Date.parse(from) > Date.parse(to)) throw new ValidationError([{ field: 'to', message: 'must not be before from' }]);
+}
+
+/** The contention filter's refinements make sense only with a figure to refine, and its span must run forwards. */
+export function checkContention(filter: ContentionFilter): void {
+  if (!filter.contention) {
+    const given = (['contentionOperation', 'contentionFrom', 'contentionTo'] as const).find((k) => filter[k]);
+    if (given) throw new ValidationError([{ field: 'contention', message: `is required with ${given} (one of ${SERIES_KEYS.join(', ')})` }]);
+  }
+  if (filter.contentionFrom && filter.contentionTo && Date.parse(filter.contentionFrom) > Date.parse(filter.contentionTo)) {
+    throw new ValidationError([{ field: 'contentionTo', message: 'must not be before contentionFrom' }]);
+  }
+}
+
+/** One indexed range read of intent_outcome_minutes (its key starts with outcome and minute). */
+function contentionCondition(filter: ContentionFilter): Prisma.Sql | null {
+  if (!filter.contention) return null;
+  const parts = [Prisma.sql`outcome = ANY(${[...SERIES[filter.contention].outcomes]}::text[])`];
+  if (filter.contentionFrom) parts.push(Prisma.sql`minute >= date_trunc('minute', ${new Date(filter.contentionFrom)}::timestamptz)`);
+  if (filter.contentionTo) parts.push(Prisma.sql`minute < ${new Date(filter.contentionTo)}::timestamptz`);
+  if (filter.contentionOperation) parts.push(Prisma.sql`operation = ${filter.contentionOperation}`);
+  return Prisma.sql`id IN (SELECT intent_id FROM intent_outcome_minutes WHERE ${Prisma.join(parts, ' AND ')})`;
 }
 
 export type ResolvedSearch = {
@@ -111,6 +141,8 @@ export function baseConditions(filters: IntentFilters, search: ResolvedSearch): 
   if (filters.source) parts.push(Prisma.sql`source = ${filters.source}`);
   if (filters.from) parts.push(Prisma.sql`updated_at >= ${new Date(filters.from)}::timestamptz`);
   if (filters.to) parts.push(Prisma.sql`updated_at < ${new Date(filters.to)}::timestamptz`);
+  const contention = contentionCondition(filters);
+  if (contention) parts.push(contention);
   parts.push(...search.conditions);
   return parts;
 }
@@ -212,9 +244,10 @@ function zero(): Record<IntentStatus, number> {
 export async function countsUnder(filters: IntentFilters, options: { cap?: number; search?: ResolvedSearch } = {}): Promise<CountsAnswer> {
   const cap = options.cap ?? COUNT_CAP;
   checkRange(filters.from, filters.to);
+  checkContention(filters);
   const includeReplay = filters.includeReplay ?? false;
   const q = filters.q?.trim();
-  if (!q && !filters.source && !filters.from && !filters.to) {
+  if (!q && !filters.source && !filters.from && !filters.to && !filters.contention) {
     return exactAnswer(await maintainedStatusCounts({ includeReplay }));
   }
   const search = options.search ?? (await resolveSearch(q, includeReplay));

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bulkUpdateStatus, reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { flushOutcomes } from '@/lib/intents/outcomes';
 import { contentionReport } from '@/lib/contention/queries';
+import { db } from '@/lib/db/client';
 import { GET } from '@/app/api/console/contention/route';
 import { apiRequest, resetAuth, userWithToken } from '../auth-helpers';
 import { makeIntent, rawClient, resetDatabase, tester, waitForLockWaiters } from '../helpers';
@@ -22,6 +23,11 @@ async function client(name: string) {
   const c = await rawClient(name);
   clients.push(c);
   return c;
+}
+
+async function acquiredWaits(operation: string): Promise<number> {
+  const [row] = await db().$queryRaw<{ n: number }[]>`SELECT coalesce(sum(count), 0)::int AS n FROM lock_wait_buckets WHERE operation = ${operation} AND NOT is_replay`;
+  return row.n;
 }
 
 beforeEach(async () => {
@@ -72,6 +78,25 @@ describe('contention report', () => {
     expect(report.lockWait.byOperation.map((o) => o.operation)).toContain('update_status');
     expect(report.lockWait.timeline.at(-1)!.samples).toBeGreaterThan(0);
     expect(report.lockWait.timeline.at(-1)!.p50).not.toBeNull();
+    // The lock timeout is a wait too, of at least its 50 ms: the status changes' slowest percentile is that wait.
+    const statusWaits = report.lockWait.byOperation.find((o) => o.operation === 'update_status')!;
+    expect(statusWaits.timedOut).toBe(1);
+    expect(statusWaits).toMatchObject({ p99: 50, atLeast: { p99: true } });
+    expect(statusWaits.samples).toBe(statusWaits.timedOut + (await acquiredWaits('update_status')));
+  });
+
+  it('does not count a NOWAIT refusal as a wait', async () => {
+    const intent = await makeIntent('PROCESSED');
+    const holder = await client('bridge-test:holder');
+    await holder.query('BEGIN');
+    await holder.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [intent.id]);
+    const refused = await updateIntentStatus({ id: intent.id, status: 'COMPLETED', nowait: true }, tester).catch((e) => e);
+    expect(refused.code).toBe('lock_timeout');
+    await holder.query('ROLLBACK');
+    await flushOutcomes();
+    const report = await contentionReport({ window: '15m' });
+    expect(report.totals.lockTimeouts).toBe(1);
+    expect(report.lockWait.byOperation.find((o) => o.operation === 'update_status')?.timedOut ?? 0).toBe(0);
   });
 
   it('lists a real deadlock with Postgres’ detail and its intents, and Postgres’ own counter sees it too', async () => {

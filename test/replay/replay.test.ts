@@ -204,6 +204,34 @@ describe('contention replay', () => {
     expect(metrics.deadlocks).toEqual({ detections: 0, retries: 0 });
     expect(metrics.outcomes.filter((o) => o.operation === 'reevaluate')).toEqual([{ operation: 'reevaluate', outcome: 'success', n: 1 }]);
     expect(metrics.outcomes.map((o) => o.operation)).not.toContain('replay_crossing_order');
+    // Nothing a replay did is listed per intent: its intents are not the operators' to open.
+    const [perIntent] = await db().$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM intent_outcome_minutes`;
+    expect(perIntent.n).toBe(0);
+
+    // Postgres' own counter cannot tell replay deadlocks apart: the run snapshotted it at its start and end (after
+    // the counter caught up with the deadlocks the run met), and the page subtracts what the run added.
+    expect(run.pgDeadlocks).toBeGreaterThanOrEqual(scenario(run.results, 'crossing-deadlock').outcomes.deadlocks);
+    const pg = report.deadlocks.postgres;
+    expect(pg.replay).toEqual({ deadlocks: run.pgDeadlocks, runs: 1, unmeasuredRuns: 0 });
+    expect(pg.outsideReplay).toBe(Math.max(0, pg.total - run.pgDeadlocks!));
+  });
+
+  it('counts the replay deadlocks of a run still going, and says which runs it could not subtract', async () => {
+    const [{ deadlocks }] = await db().$queryRaw<{ deadlocks: bigint }[]>`SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()`;
+    // A run whose start snapshot is 3 below the counter now: it added 3 so far. One from before the snapshots existed.
+    await db().$executeRaw`
+      INSERT INTO replay_runs (id, status, door, requested_by, environment, scenarios, config, progress, runner, pg_deadlocks_start, pg_stats_reset_start)
+      SELECT gen_random_uuid(), 'running', 'cli', 'x', 'development', '{}', '{}', '{}', 'test', ${deadlocks} - 3, stats_reset
+      FROM pg_stat_database WHERE datname = current_database()`;
+    await db().$executeRaw`
+      INSERT INTO replay_runs (id, status, door, requested_by, environment, scenarios, config, progress, runner, finished_at)
+      VALUES (gen_random_uuid(), 'finished', 'cli', 'x', 'development', '{}', '{}', '{}', 'test', now())`;
+    const pg = (await contentionReport({ window: '15m' })).deadlocks.postgres;
+    expect(pg.replay.runs).toBe(1);
+    expect(pg.replay.unmeasuredRuns).toBe(1);
+    // The counter may have moved on meanwhile (other test files' deadlocks): at least the 3 are subtracted.
+    expect(pg.replay.deadlocks).toBeGreaterThanOrEqual(3);
+    expect(pg.outsideReplay).toBe(pg.total - pg.replay.deadlocks);
   });
 
   it('validates what a door asks for', async () => {
