@@ -4,7 +4,7 @@ import { reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { DomainError, InvalidTransitionError, NotFoundError } from '@/lib/intents/errors';
 import type { JsonObject, JsonValue } from '@/lib/intents/json';
 import { getIntent } from '@/lib/intents/queries';
-import { intentIdSchema, parseInput } from '@/lib/intents/schemas';
+import { intentIdSchema, parseInput, updateStatusSchema } from '@/lib/intents/schemas';
 import type { Actor } from '@/lib/intents/types';
 import { announceCommitted } from '@/lib/live/announce';
 import { resolveBridgeSet } from './bridges';
@@ -26,6 +26,9 @@ export const runPipelineSchema = z.strictObject({
   mode: z.enum(PIPELINE_MODES, { error: `must be one of ${PIPELINE_MODES.join(', ')}` }).optional(),
 });
 export type RunPipelineInput = z.infer<typeof runPipelineSchema> & { id: string };
+/** The console's doors (server actions): the intent's id with the run's fields; a retry adds the version the operator saw. */
+export const runPipelineInputSchema = runPipelineSchema.extend({ id: intentIdSchema });
+export const retryPipelineInputSchema = runPipelineInputSchema.extend({ expectedVersion: updateStatusSchema.shape.expectedVersion });
 
 export type RunPipelineOptions = {
   door?: PipelineDoor;
