@@ -6,6 +6,7 @@
  * - 1,000 uncontended corrections under the configured correction strategy, counting the row locks they took (as
  *   their statements reported them).
  */
+import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { freePort } from '../lib/db/embedded';
 import { ensureBuild, root, startNext } from './next-server';
@@ -37,6 +38,25 @@ async function freshIntents(n: number, status: 'RECEIVED' | 'PROCESSED'): Promis
   return rows.map((r) => r.id);
 }
 
+/**
+ * One HTTP request on a keep-alive agent with as many sockets as requests in flight; true on a 200. Node's own http
+ * client, not fetch: the client shares the machine with the server it measures, and fetch (undici's WHATWG layer)
+ * spends much more client CPU per request (docs/REPLAY.md), which the API side was charged and the baseline was not.
+ */
+function send(agent: Agent, url: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const body = options.body;
+    const headers = body === undefined ? options.headers : { ...options.headers, 'content-length': String(Buffer.byteLength(body)) };
+    const req = request(url, { method: options.method ?? 'GET', agent, headers }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode === 200));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 export type ApiRow = {
@@ -63,12 +83,10 @@ export async function measureApiDoor(databaseUrl: string, say: Say, options: { r
   const server = await startNext({ port: await freePort(), databaseUrl, logFile: join(root, 'test-results', 'bench-next-server.log'), env: { BRIDGE_ENV: 'development' } });
   const pool = createBaselinePool(databaseUrl, settings.poolSize);
   say(`JSON API row: next start at ${server.url}, ${options.requests} status updates per side and round, ${options.inFlight} in flight`);
+  const agent = new Agent({ keepAlive: true, maxSockets: options.inFlight });
+  const body = JSON.stringify({ status: 'NORMALIZED' });
   const api = (id: string) =>
-    fetch(`${server.url}/api/intents/${id}/status`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ status: 'NORMALIZED' }),
-    }).then(async (res) => (await res.arrayBuffer(), res.status === 200));
+    send(agent, `${server.url}/api/intents/${id}/status`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body });
   const raw = (id: string) => rawUpdateStatus(pool, id, 'NORMALIZED', 'bench:baseline', settings.lockTimeoutMs, settings.preparedStatements).then(() => true);
   try {
     // Warm both sides (compilation, connections, prepared statements) before anything is timed.
@@ -88,7 +106,7 @@ export async function measureApiDoor(databaseUrl: string, say: Say, options: { r
       say(`JSON API round ${r + 1}: ${Math.round(ours[r].perSec)} /s vs baseline ${Math.round(theirs[r].perSec)} /s`);
     }
     const ratios = ours.map((o, i) => o.perSec / theirs[i].perSec);
-    const floor = (path: string) => throughput(Array.from({ length: options.requests }, () => path), options.inFlight, (p) => fetch(`${server.url}${p}`).then(async (res) => (await res.arrayBuffer(), true)));
+    const floor = (path: string) => throughput(Array.from({ length: options.requests }, () => path), options.inFlight, (p) => send(agent, `${server.url}${p}`).then(() => true));
     const health = await floor('/api/health');
     const unknown = await floor('/api/no-such-endpoint');
     return {
@@ -102,6 +120,7 @@ export async function measureApiDoor(databaseUrl: string, say: Say, options: { r
       rounds: ours.map((o, i) => `${Math.round(o.perSec)} vs ${Math.round(theirs[i].perSec)}`),
     };
   } finally {
+    agent.destroy();
     await pool.end().catch(() => undefined);
     await server.stop();
   }

@@ -8,7 +8,7 @@
 import { createServer } from 'node:http';
 import { resolve } from 'node:path';
 import next from 'next';
-import { answerClientError, gate, type GateOptions } from '../lib/http/gate';
+import { answerClientError, answerWritesUncompressed, gate, setResponseHeaders, type GateOptions } from '../lib/http/gate';
 
 const root = resolve(import.meta.dirname, '..');
 
@@ -26,7 +26,9 @@ async function main() {
   const server = createServer((req, res) => {
     // A response stream that fails after the client left must not take the process down with an unhandled 'error'.
     res.on('error', () => undefined);
+    setResponseHeaders(req, res);
     if (gate(req, res, options)) return;
+    answerWritesUncompressed(req);
     handle(req, res).catch((err: unknown) => {
       console.error(`[server] unhandled error for ${req.method} ${req.url?.slice(0, 200)}:`, err);
       if (!res.headersSent) {

@@ -6,6 +6,14 @@ import type { Actor, Intent } from '@/lib/intents/types';
 
 export const tester: Actor = { name: 'test-runner' };
 
+/**
+ * A value handed to a typed domain function as a caller without types (plain JavaScript, a door that skipped its
+ * schema) could: the domain validates its input itself, and the tests that check it need to get past the compiler.
+ */
+export function untyped<T>(value: unknown): T {
+  return value as T;
+}
+
 /** Empties every table the engine writes (TRUNCATE fires no row triggers, so the append-only audit log allows it). */
 export async function resetDatabase(): Promise<void> {
   await db().$executeRaw`TRUNCATE intents, corrections, audit_events, conflict_events, idempotency_records, deadlock_events, outcome_counts, lock_wait_buckets, lock_wait_timeouts, intent_outcome_minutes, intent_contention, outbox_events, bulk_batches RESTART IDENTITY CASCADE`;

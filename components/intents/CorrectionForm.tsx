@@ -66,7 +66,7 @@ export function CorrectionForm({ intent, lockTimeoutMs }: { intent: IntentWithCo
   useEffect(() => {
     if (!restored.current) return;
     if (!conflict && text === EMPTY_DIFF && !reason.trim()) clearDraft(intent.id);
-    else saveDraft(intent.id, { text, reason, source, key, opened, conflict: conflict as never });
+    else saveDraft(intent.id, { text, reason, source, key, opened, conflict });
   }, [intent.id, text, reason, source, key, opened, conflict]);
 
   const parsed = parseDiffText(text);

@@ -156,6 +156,55 @@ export function refuse(req: IncomingMessage, res: ServerResponse, refusal: Refus
   if (hasBody) res.once('finish', () => req.socket.destroySoon?.());
 }
 
+/**
+ * Security headers of every response (docs/AUTH.md), set here before Next sees the request. Set in next.config's
+ * `headers()` instead, Next matched and compiled each of them as a route template on every request, a measurable
+ * share of a small API request's CPU. Next's App Router inlines small bootstrap scripts, so without per-request
+ * nonces (which would force every page to render dynamically) script-src needs 'unsafe-inline'; everything else is
+ * locked to this origin. The console's server always serves a production build.
+ */
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "script-src 'self' 'unsafe-inline'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data: blob:",
+  "font-src 'self' data:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Security-Policy': CONTENT_SECURITY_POLICY,
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'same-origin',
+  'X-Content-Type-Options': 'nosniff',
+  'Permissions-Policy': 'camera=(), microphone=(), geolocation=(), payment=()',
+  'Cross-Origin-Opener-Policy': 'same-origin',
+};
+
+/** The headers every answer carries; API answers (intents, users' names, audit trails) are kept by no cache. */
+export function setResponseHeaders(req: IncomingMessage, res: ServerResponse): void {
+  for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
+  if ((req.url ?? '').startsWith('/api/')) res.setHeader('Cache-Control', 'no-store');
+}
+
+/**
+ * The answer to an API write (a command: POST, PUT, PATCH, DELETE under /api/) is one intent or a short error, a
+ * few hundred bytes. Next compresses every response whose length it does not know, which for these answers cost
+ * more CPU than the rest of the request (a gzip stream per answer; docs/REPLAY.md), and saves nothing worth it. So
+ * such a request is handed on as if it did not accept compressed answers; reads (lists, the OpenAPI document) and
+ * pages keep compression.
+ */
+export function answerWritesUncompressed(req: IncomingMessage): void {
+  const method = req.method ?? '';
+  if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return;
+  if (!(req.url ?? '').startsWith('/api/')) return;
+  delete req.headers['accept-encoding'];
+}
+
 /** Screens a request and answers it when refused; true when it was answered. */
 export function gate(req: IncomingMessage, res: ServerResponse, options: GateOptions = {}): boolean {
   const refusal = screen(req, options);

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import type { Role } from '@/lib/auth/permissions';
+import type { AuthActor } from '@/lib/auth/types';
 import { maskSqlLiterals, queriesFor } from './mask';
 
-const actor = (roles: string[]) => ({ name: 'x', userId: 'u', roles, via: 'session', credentialId: 'c', mustChangePassword: false }) as never;
+const actor = (roles: Role[]): AuthActor => ({ name: 'x', userId: 'u', roles, via: 'session', credentialId: 'c', mustChangePassword: false });
 
 describe('query text on the Locks page', () => {
   it.each([

@@ -4,7 +4,7 @@ import { reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { DomainError, InvalidTransitionError, NotFoundError } from '@/lib/intents/errors';
 import type { JsonObject, JsonValue } from '@/lib/intents/json';
 import { getIntent } from '@/lib/intents/queries';
-import { intentIdSchema, parseInput } from '@/lib/intents/schemas';
+import { intentIdSchema, parseInput, updateStatusSchema } from '@/lib/intents/schemas';
 import type { Actor } from '@/lib/intents/types';
 import { FencingTokenStaleError } from '@/lib/leases/errors';
 import { fencingError } from '@/lib/leases/fencing';
@@ -39,6 +39,8 @@ export const runPipelineSchema = z.strictObject({
 });
 export const runPipelineInputSchema = runPipelineSchema.extend({ id: intentIdSchema });
 export type RunPipelineInput = z.input<typeof runPipelineInputSchema>;
+/** A retry adds the version the operator saw. */
+export const retryPipelineInputSchema = runPipelineInputSchema.extend({ expectedVersion: updateStatusSchema.shape.expectedVersion });
 
 /**
  * A worker's claim as a fence: claim tokens come from one sequence, so the intent's next claim always has a higher

@@ -17,8 +17,8 @@ import { checksFor, verdictOf } from './verdict';
 
 const STRATEGY_NOTES: Record<LockStrategy, string> = {
   optimistic: ' (version-checked tries with backoff, then a locked attempt)',
-  pessimistic: ' (every correction queues on the row lock)',
-  adaptive: ' (version-checked while uncontended; once a conflict is recorded, every correction queues on the row lock at once)',
+  pessimistic: ' (every correction takes the row lock; those that meet in one process go together)',
+  adaptive: ' (version-checked while uncontended; once contended, corrections take the row lock at once, and those that meet in one process go together)',
 };
 
 /**
@@ -149,7 +149,7 @@ function corrections(name: 'corrections-3' | 'corrections-50', count: (s: Sizes)
     title: `${name === 'corrections-3' ? 'Three' : 'Many'} concurrent corrections of one intent`,
     source,
     description:
-      'Concurrent corrections (re-evaluations) of one PROCESSED intent, each with its own diff, by the correction strategy in force (optimistic: version-checked tries with backoff, then a locked attempt; pessimistic: each queues on the row lock): all succeed, every one is in the history, and the version went up by one per correction.',
+      'Concurrent corrections (re-evaluations) of one PROCESSED intent, each with its own diff, by the correction strategy in force (adaptive, the default: version-checked while the intent is uncontended, the row lock at once when it is; optimistic: version-checked tries with backoff, then a locked attempt; pessimistic: each takes the row lock; under the locking ones, corrections that meet in one process go to the database together): all succeed, every one is in the history, and the version went up by one per correction.',
     async run(ctx, tally) {
       const n = count(ctx.sizes);
       const [intent, ...spares] = await createReplayIntents(ctx, name, 1 + ctx.poolSize, 'PROCESSED');
@@ -362,7 +362,7 @@ const sortedBulk: Scenario = {
 const throughput: Scenario = {
   name: 'throughput',
   title: 'Status-update throughput, with the raw-SQL baseline',
-  source: 'version-checked corrections under contention',
+  source: 'status-update throughput against a raw-SQL baseline',
   description:
     'Fresh intents moved RECEIVED → NORMALIZED, 100 at a time, by the engine and by the same transaction written against plain pg with a pool of the same size — side by side: their batches alternate (engine first, then baseline first), so both meet the same machine. Reports both throughputs, their ratio, and the client CPU each update cost.',
   async run(ctx, tally) {

@@ -6,7 +6,7 @@ describe('replay targets', () => {
   it('defaults to the documented target numbers', () => {
     expect(DEFAULT_TARGETS).toMatchObject({
       throughputMinPerSec: 2000,
-      baselineMinRatio: 0.6,
+      baselineMinRatio: 0.8,
       lockAcquisitionP95MaxMs: 5,
       corrections50P95MaxMs: 150,
       deadlockRecoveryMeanMaxMs: 300,
@@ -17,7 +17,7 @@ describe('replay targets', () => {
     const t = resolveTargets('{"throughputMinPerSec": 1000, "lockAcquisitionP95MaxMs": 10}', { lockAcquisitionP95MaxMs: 8 });
     expect(t.throughputMinPerSec).toBe(1000);
     expect(t.lockAcquisitionP95MaxMs).toBe(8);
-    expect(t.baselineMinRatio).toBe(0.6);
+    expect(t.baselineMinRatio).toBe(0.8);
   });
 
   it('refuses what it cannot use, naming the field', () => {

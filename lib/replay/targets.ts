@@ -11,7 +11,7 @@ export const targetsSchema = z
     /** Status updates, 1,000 intents 100 at a time: at least this many per second… */
     throughputMinPerSec: z.number().positive().default(2000),
     /** …and at least this share of the raw-SQL baseline's throughput in the same run. */
-    baselineMinRatio: z.number().positive().max(10).default(0.6),
+    baselineMinRatio: z.number().positive().max(10).default(0.8),
     /** Uncontended lock (take and release a row lock), p95. */
     lockAcquisitionP95MaxMs: z.number().positive().default(5),
     /** 50 concurrent corrections of one intent, p95 of each correction's latency. */

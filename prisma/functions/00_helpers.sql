@@ -34,6 +34,44 @@ LANGUAGE sql STABLE AS $$
                  WHERE c."intent_id" = p_intent AND c."last_conflict_at" > now() - make_interval(secs => p_within_ms / 1000.0));
 $$;
 
+-- The lock mode a command's first read takes: as asked, except 'adaptive', which is 'wait' when the intent was
+-- contended recently and 'none' (no row lock) otherwise.
+CREATE OR REPLACE FUNCTION "bridge_first_mode"(p_lock text, p_intent uuid, p_within_ms integer) RETURNS text
+LANGUAGE sql STABLE AS $$
+  SELECT CASE WHEN p_lock <> 'adaptive' THEN p_lock
+              WHEN "bridge_recently_contended"(p_intent, p_within_ms) THEN 'wait'
+              ELSE 'none' END;
+$$;
+
+-- Reads an intent the way a command's mode says: 'wait' SELECT … FOR UPDATE (under the lock timeout), 'nowait'
+-- FOR UPDATE NOWAIT, anything else a plain read. An intent that does not exist comes back as a row of NULLs.
+-- Volatile, so each call reads a fresh snapshot: a row read after waiting for its lock is the row as committed.
+CREATE OR REPLACE FUNCTION "bridge_read_intent"(p_id uuid, p_mode text) RETURNS "intents"
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  cur "intents";
+BEGIN
+  IF p_mode = 'wait' THEN
+    SELECT * INTO cur FROM "intents" i WHERE i."id" = p_id FOR UPDATE;
+  ELSIF p_mode = 'nowait' THEN
+    SELECT * INTO cur FROM "intents" i WHERE i."id" = p_id FOR UPDATE NOWAIT;
+  ELSE
+    SELECT * INTO cur FROM "intents" i WHERE i."id" = p_id;
+  END IF;
+  RETURN cur;
+END $$;
+
+-- A command refused for a stale expected version: its conflict event, and for an adaptive command the contention
+-- it shows (the intent moved on under a caller), so the next commands of every instance queue on the row at once.
+CREATE OR REPLACE FUNCTION "bridge_refuse_stale"(p_operation text, cur "intents", p_expected_version integer, p_actor text, p_adaptive boolean) RETURNS void
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+  INSERT INTO "conflict_events" ("intent_id", "operation", "expected_version", "current_version", "reason", "actor")
+  VALUES (cur."id", p_operation, p_expected_version, cur."version",
+          format('%s: expected version %s, intent is at %s (%s)', p_operation, p_expected_version, cur."version", cur."status"), p_actor);
+  IF p_adaptive THEN PERFORM "bridge_note_contention"(cur."id"); END IF;
+END $$;
+
 -- Stores a keyed command's outcome in its idempotency record, in the statement that did the work. A repeat replays
 -- the outcome through the engine's own mapping (lib/intents/commands.ts), which decides the answer; the status
 -- written here only tells a person reading the table which kind of answer it was (success, missing, refused).

@@ -5,11 +5,62 @@
 --   'adaptive' 'none', unless the intent was contended recently; on a race it records the contention and queues on
 --              the row lock at once, inside this call
 -- The checks come in one order for every mode: not found → already applied → stale expected version → invalid
--- transition → write. Each is one branch of one IF; a new guard is one more ELSIF before the write. The state
+-- transition → write, each one WHEN of bridge_status_check; a new guard is one more WHEN before the write. The state
 -- machine's rule stays in TypeScript: the caller passes the statuses allowed to move to p_to.
 -- With an idempotency key the outcome is stored in the key's record by this same call (same transaction).
--- Each statement of a volatile function reads a fresh snapshot, so every check after the lock sees what committed
--- while the call waited for it.
+
+-- Already at p_to, and (with an expected version) either at it, or one step past it by a status change to p_to:
+-- typically an identical request that won the race.
+CREATE OR REPLACE FUNCTION "bridge_status_already_applied"(cur "intents", p_to text, p_expected_version integer) RETURNS boolean
+LANGUAGE sql STABLE AS $$
+  SELECT cur."status"::text = p_to AND (p_expected_version IS NULL OR p_expected_version = cur."version"
+    OR (p_expected_version = cur."version" - 1 AND EXISTS (
+          SELECT 1 FROM "audit_events" a
+          WHERE a."intent_id" = cur."id" AND a."version_after" = cur."version" AND a."to_status"::text = p_to
+            AND a."from_status" IS DISTINCT FROM a."to_status" AND a."action" IN ('status_change', 'bulk_status_change'))));
+$$;
+
+-- The checks of a status update, in their one order (NULL: none refuses, write it).
+CREATE OR REPLACE FUNCTION "bridge_status_check"(
+  cur "intents", p_to text, p_allowed_from text[], p_expected_version integer, p_fence_resource text, p_fence_token bigint
+) RETURNS text
+LANGUAGE sql VOLATILE AS $$
+  SELECT CASE
+    WHEN cur."id" IS NULL THEN 'not_found'
+    WHEN "bridge_status_already_applied"(cur, p_to, p_expected_version) THEN 'already_applied'
+    WHEN p_expected_version IS NOT NULL AND p_expected_version <> cur."version" THEN 'stale'
+    WHEN NOT (cur."status"::text = ANY(p_allowed_from)) THEN 'invalid_transition'
+    -- A lease-protected write whose token is older than one already granted or written for its resource
+    -- (bridge_fence_accept, docs/LEASES.md): its writer's lease ran out; nothing is written.
+    WHEN p_fence_resource IS NOT NULL AND NOT "bridge_fence_accept"(p_fence_resource, p_fence_token) THEN 'fencing_token_stale'
+  END;
+$$;
+
+-- The write: the intent moved to p_to if it is still at the version read, with its audit event. NULL (nothing
+-- written) when the version moved since.
+-- A fenced write records its token and the lease log's position in its audit event (the invariant checker proves
+-- from them that no write came after a higher token was granted).
+SELECT "bridge_drop_overloads"('bridge_write_status');
+CREATE OR REPLACE FUNCTION "bridge_write_status"(
+  cur "intents", p_to text, p_actor text, p_reason text, p_fence_resource text, p_fence_token bigint
+) RETURNS "intents"
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  written "intents";
+BEGIN
+  UPDATE "intents" i SET "status" = p_to::"IntentStatus", "version" = i."version" + 1, "updated_at" = now()
+  WHERE i."id" = cur."id" AND i."version" = cur."version"
+  RETURNING i.* INTO written;
+  IF FOUND THEN
+    INSERT INTO "audit_events" ("intent_id", "action", "actor", "from_status", "to_status", "version_before", "version_after", "details")
+    VALUES (cur."id", 'status_change', p_actor, cur."status", written."status", cur."version", written."version",
+            CASE WHEN p_reason IS NULL AND p_fence_resource IS NULL THEN 'null'::jsonb
+                 ELSE jsonb_strip_nulls(jsonb_build_object('reason', p_reason,
+                                                           'fencing', "bridge_fenced_write_record"(p_fence_resource, p_fence_token))) END);
+  END IF;
+  RETURN written;
+END $$;
+
 SELECT "bridge_drop_overloads"('bridge_update_status');
 CREATE OR REPLACE FUNCTION "bridge_update_status"(
   p_id uuid, p_to text, p_allowed_from text[], p_expected_version integer,
@@ -20,76 +71,37 @@ CREATE OR REPLACE FUNCTION "bridge_update_status"(
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 DECLARE
-  cur "intents"%ROWTYPE;
-  mode text := p_lock;
-  present boolean;
+  cur "intents";
+  mode text;
   raced boolean := false;
   started timestamptz;
 BEGIN
   PERFORM "bridge_label"('update_status', p_id, p_lock_timeout_ms);
-  IF mode = 'adaptive' THEN
-    mode := CASE WHEN "bridge_recently_contended"(p_id, p_contended_within_ms) THEN 'wait' ELSE 'none' END;
-  END IF;
+  mode := "bridge_first_mode"(p_lock, p_id, p_contended_within_ms);
   took_lock := false;
   lock_wait_ms := 0;
   LOOP
     started := clock_timestamp();
-    IF mode = 'wait' THEN
-      SELECT * INTO cur FROM "intents" i WHERE i."id" = p_id FOR UPDATE;
-    ELSIF mode = 'nowait' THEN
-      SELECT * INTO cur FROM "intents" i WHERE i."id" = p_id FOR UPDATE NOWAIT;
-    ELSE
-      SELECT * INTO cur FROM "intents" i WHERE i."id" = p_id;
-    END IF;
-    present := FOUND;
+    cur := "bridge_read_intent"(p_id, mode);
     IF mode <> 'none' THEN
       took_lock := true;
       lock_wait_ms := lock_wait_ms + extract(epoch FROM clock_timestamp() - started) * 1000;
     END IF;
-    IF raced AND present THEN PERFORM "bridge_note_contention"(p_id); END IF;
+    -- Recorded once the row is ours, so callers colliding on a race do not also queue on the contention record.
+    IF raced AND cur."id" IS NOT NULL THEN PERFORM "bridge_note_contention"(p_id); END IF;
     intent := cur;
     prior_status := cur."status"::text;
-
-    IF NOT present THEN
-      outcome := 'not_found';
-    ELSIF cur."status"::text = p_to AND (p_expected_version IS NULL OR p_expected_version = cur."version"
-          OR (p_expected_version = cur."version" - 1 AND EXISTS (
-                SELECT 1 FROM "audit_events" a
-                WHERE a."intent_id" = p_id AND a."version_after" = cur."version" AND a."to_status"::text = p_to
-                  AND a."from_status" IS DISTINCT FROM a."to_status" AND a."action" IN ('status_change', 'bulk_status_change')))) THEN
-      -- Typically an identical request that won the race.
-      outcome := 'already_applied';
-    ELSIF p_expected_version IS NOT NULL AND p_expected_version <> cur."version" THEN
-      outcome := 'stale';
-      INSERT INTO "conflict_events" ("intent_id", "operation", "expected_version", "current_version", "reason", "actor")
-      VALUES (p_id, 'update_status', p_expected_version, cur."version",
-              format('update_status: expected version %s, intent is at %s (%s)', p_expected_version, cur."version", cur."status"), p_actor);
-      IF p_lock = 'adaptive' THEN PERFORM "bridge_note_contention"(p_id); END IF;
-    ELSIF NOT (cur."status"::text = ANY(p_allowed_from)) THEN
-      outcome := 'invalid_transition';
-    ELSIF p_fence_resource IS NOT NULL AND NOT "bridge_fence_accept"(p_fence_resource, p_fence_token) THEN
-      -- A lease-protected write whose token is older than one already granted or written for its resource
-      -- (migration 20261124110000_leases): its writer's lease ran out; nothing is written.
-      outcome := 'fencing_token_stale';
-    ELSE
-      UPDATE "intents" i SET "status" = p_to::"IntentStatus", "version" = i."version" + 1, "updated_at" = now()
-      WHERE i."id" = p_id AND i."version" = cur."version"
-      RETURNING i.* INTO intent;
-      IF FOUND THEN
-        INSERT INTO "audit_events" ("intent_id", "action", "actor", "from_status", "to_status", "version_before", "version_after", "details")
-        VALUES (p_id, 'status_change', p_actor, cur."status", intent."status", cur."version", intent."version",
-                CASE WHEN p_reason IS NULL AND p_fence_resource IS NULL THEN 'null'::jsonb
-                     ELSE jsonb_strip_nulls(jsonb_build_object('reason', p_reason,
-                                                               'fencing', "bridge_fenced_write_record"(p_fence_resource, p_fence_token))) END);
-        outcome := 'applied';
-      ELSIF p_lock = 'adaptive' AND mode = 'none' THEN
-        -- Contended: queue on the row now. The conflict is recorded once the row is ours (below), so callers
-        -- colliding here do not also queue on the contention record while they wait for the row.
+    outcome := "bridge_status_check"(cur, p_to, p_allowed_from, p_expected_version, p_fence_resource, p_fence_token);
+    IF outcome = 'stale' THEN
+      PERFORM "bridge_refuse_stale"('update_status', cur, p_expected_version, p_actor, p_lock = 'adaptive');
+    ELSIF outcome IS NULL THEN
+      intent := "bridge_write_status"(cur, p_to, p_actor, p_reason, p_fence_resource, p_fence_token);
+      outcome := CASE WHEN intent."id" IS NOT NULL THEN 'applied' ELSE 'raced' END;
+      -- Adaptive and contended: queue on the row now, in this call.
+      IF outcome = 'raced' AND p_lock = 'adaptive' AND mode = 'none' THEN
         mode := 'wait';
         raced := true;
         CONTINUE;
-      ELSE
-        outcome := 'raced';
       END IF;
     END IF;
     EXIT;
@@ -97,7 +109,7 @@ BEGIN
 
   IF p_idem_key IS NOT NULL AND outcome <> 'raced' THEN
     PERFORM "bridge_complete_key"(p_idem_scope, p_idem_key,
-      jsonb_build_object('outcome', outcome, 'intent', CASE WHEN present THEN to_jsonb(intent) END, 'priorStatus', prior_status));
+      jsonb_build_object('outcome', outcome, 'intent', CASE WHEN intent."id" IS NOT NULL THEN to_jsonb(intent) END, 'priorStatus', prior_status));
   END IF;
   RETURN NEXT;
 END $$;

@@ -214,7 +214,7 @@ describe('idempotency keys through the API', () => {
     const call = async (caller: { token: string }, id: string) => {
       const res = await statusRoute(apiRequest(`/api/intents/${id}/status`, { method: 'POST', token: caller.token, body: { status: 'PROCESSED', idempotencyKey: 'everyones-favourite' } }), {
         params: Promise.resolve({ id }),
-      } as never);
+      });
       return { status: res.status, replayed: res.headers.get('idempotent-replayed'), body: await res.json() };
     };
     // Same key and body as the first caller's: this caller's own work (already applied), not the first caller's answer.

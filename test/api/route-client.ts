@@ -17,6 +17,9 @@ export type ApiResponse<T = any> = { status: number; body: T; headers: Headers }
 /** A body to send as is: a string is sent verbatim (malformed JSON), `headers` can override the Content-Type. */
 export type RawBody = { raw: string | undefined; headers?: Record<string, string> };
 
+/** What Next hands a route handler: the dynamic segment (routes without one ignore it). */
+type RouteContext = { params: Promise<{ id: string }> };
+
 let token: string | undefined;
 let username: string | undefined;
 
@@ -29,7 +32,7 @@ export async function signInApiCaller(): Promise<{ username: string }> {
   return { username };
 }
 
-async function send(route: (request: Request, context: never) => Promise<Response>, path: string, method: 'GET' | 'POST', body?: unknown, id?: string): Promise<ApiResponse> {
+async function send(route: (request: Request, context: RouteContext) => Promise<Response>, path: string, method: 'GET' | 'POST', body?: unknown, id?: string): Promise<ApiResponse> {
   if (!token) throw new Error('signInApiCaller() first');
   const raw = typeof body === 'object' && body !== null && 'raw' in body ? (body as RawBody) : undefined;
   const request = apiRequest(path, {
@@ -38,8 +41,7 @@ async function send(route: (request: Request, context: never) => Promise<Respons
     body: raw ? raw.raw : body,
     headers: raw?.headers,
   });
-  const context = { params: Promise.resolve({ id: id ?? '' }) } as never;
-  const response = await route(request, context);
+  const response = await route(request, { params: Promise.resolve({ id: id ?? '' }) });
   const text = await response.text();
   return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
 }

@@ -163,14 +163,14 @@ describe('GET /api/console/contention', () => {
 
   it('answers a reader, refuses a bad window with 400 and a stranger with 401', async () => {
     const { authorization } = await userWithToken(['viewer']);
-    const ok = await GET(apiRequest('/api/console/contention?window=24h', { headers: { authorization } }), undefined as never);
+    const ok = await GET(apiRequest('/api/console/contention?window=24h', { headers: { authorization } }), undefined);
     expect(ok.status).toBe(200);
     const body = await ok.json();
     expect(body.window).toBe('24h');
     expect(body.timeline).toHaveLength(96);
-    const bad = await GET(apiRequest('/api/console/contention?window=7d', { headers: { authorization } }), undefined as never);
+    const bad = await GET(apiRequest('/api/console/contention?window=7d', { headers: { authorization } }), undefined);
     expect(bad.status).toBe(400);
     expect((await bad.json()).error.details.fields[0].field).toBe('window');
-    expect((await GET(apiRequest('/api/console/contention'), undefined as never)).status).toBe(401);
+    expect((await GET(apiRequest('/api/console/contention'), undefined)).status).toBe(401);
   });
 });

@@ -37,13 +37,13 @@ export type Door = {
 const params = (id: string) => ({ params: Promise.resolve({ id }) });
 
 export const DOORS: Door[] = [
-  { name: 'GET /api/intents', method: 'GET', permission: 'intents.read', path: () => '/api/intents', call: (r) => listIntents(r, undefined as never) },
+  { name: 'GET /api/intents', method: 'GET', permission: 'intents.read', path: () => '/api/intents', call: (r) => listIntents(r, undefined) },
   {
     name: 'POST /api/intents',
     method: 'POST',
     permission: 'intents.create',
     path: () => '/api/intents',
-    call: (r) => createIntent(r, undefined as never),
+    call: (r) => createIntent(r, undefined),
     validBody: () => ({ payload: { order: 'M-1' }, source: 'matrix' }),
   },
   { name: 'GET /api/intents/:id', method: 'GET', permission: 'intents.read', path: (id) => `/api/intents/${id}`, call: (r, id) => getIntent(r, params(id)) },
@@ -69,15 +69,15 @@ export const DOORS: Door[] = [
     method: 'POST',
     permission: 'intents.bulk',
     path: () => '/api/intents/bulk-status',
-    call: (r) => postBulk(r, undefined as never),
+    call: (r) => postBulk(r, undefined),
     validBody: (id) => ({ ids: [id], status: 'PROCESSED' }),
   },
-  { name: 'GET /api/locks', method: 'GET', permission: 'locks.read', path: () => '/api/locks', call: (r) => getLocks(r, undefined as never), fuzz: false },
-  { name: 'GET /api/audit', method: 'GET', permission: 'audit.read', path: () => '/api/audit?limit=5', call: (r) => getAuditLog(r, undefined as never), fuzz: false },
-  { name: 'GET /api/console/locks/holders', method: 'GET', permission: 'locks.read', path: (id) => `/api/console/locks/holders?ids=${id}`, call: (r) => getRowHolders(r, undefined as never), fuzz: false },
+  { name: 'GET /api/locks', method: 'GET', permission: 'locks.read', path: () => '/api/locks', call: (r) => getLocks(r, undefined), fuzz: false },
+  { name: 'GET /api/audit', method: 'GET', permission: 'audit.read', path: () => '/api/audit?limit=5', call: (r) => getAuditLog(r, undefined), fuzz: false },
+  { name: 'GET /api/console/locks/holders', method: 'GET', permission: 'locks.read', path: (id) => `/api/console/locks/holders?ids=${id}`, call: (r) => getRowHolders(r, undefined), fuzz: false },
   { name: 'GET /api/events', method: 'GET', permission: 'intents.read', path: () => '/api/events', call: (r) => getEvents(r), fuzz: false },
-  { name: 'GET /api/console/contention', method: 'GET', permission: 'contention.read', path: () => '/api/console/contention?window=15m', call: (r) => getContention(r, undefined as never), fuzz: false },
-  { name: 'GET /api/console/intents/counts', method: 'GET', permission: 'intents.read', path: () => '/api/console/intents/counts', call: (r) => getCounts(r, undefined as never), fuzz: false },
+  { name: 'GET /api/console/contention', method: 'GET', permission: 'contention.read', path: () => '/api/console/contention?window=15m', call: (r) => getContention(r, undefined), fuzz: false },
+  { name: 'GET /api/console/intents/counts', method: 'GET', permission: 'intents.read', path: () => '/api/console/intents/counts', call: (r) => getCounts(r, undefined), fuzz: false },
   {
     name: 'GET /api/console/intents/:id/conflicts',
     method: 'GET',
@@ -85,7 +85,7 @@ export const DOORS: Door[] = [
     path: (id) => `/api/console/intents/${id}/conflicts`,
     call: (r, id) => getConflicts(r, params(id)),
   },
-  { name: 'GET /api/leases', method: 'GET', permission: 'locks.read', path: () => '/api/leases', call: (r) => getLeases(r, undefined as never), fuzz: false },
+  { name: 'GET /api/leases', method: 'GET', permission: 'locks.read', path: () => '/api/leases', call: (r) => getLeases(r, undefined), fuzz: false },
   {
     name: 'POST /api/leases/:resource/acquire',
     method: 'POST',
@@ -97,7 +97,7 @@ export const DOORS: Door[] = [
     // Any resource name is valid (the fuzzer's malformed ids are fine resources); test/leases/api.test.ts covers bad bodies.
     fuzz: false,
   },
-  { name: 'GET /api/console/replay/runs', method: 'GET', permission: 'replay.read', path: () => '/api/console/replay/runs', call: (r) => getReplayRuns(r, undefined as never), fuzz: false },
+  { name: 'GET /api/console/replay/runs', method: 'GET', permission: 'replay.read', path: () => '/api/console/replay/runs', call: (r) => getReplayRuns(r, undefined), fuzz: false },
   {
     name: 'POST /api/intents/:id/pipeline',
     method: 'POST',
@@ -107,5 +107,5 @@ export const DOORS: Door[] = [
     validBody: () => ({ mode: 'FAILFAST' }),
   },
   { name: 'GET /api/intents/:id/pipeline', method: 'GET', permission: 'intents.read', path: (id) => `/api/intents/${id}/pipeline`, call: (r, id) => getPipelineRuns(r, params(id)) },
-  { name: 'GET /api/workers', method: 'GET', permission: 'intents.read', path: () => '/api/workers', call: (r) => getWorkers(r, undefined as never), fuzz: false },
+  { name: 'GET /api/workers', method: 'GET', permission: 'intents.read', path: () => '/api/workers', call: (r) => getWorkers(r, undefined), fuzz: false },
 ];

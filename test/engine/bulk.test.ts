@@ -4,7 +4,7 @@ import { db } from '@/lib/db/client';
 import { bulkUpdateStatus } from '@/lib/intents/commands';
 import { InvalidTransitionError, LockTimeoutError, NotFoundError, ValidationError } from '@/lib/intents/errors';
 import type { IntentStatus } from '@/lib/intents/state-machine';
-import { intentRow, makeIntent, rawClient, resetDatabase, tester, waitForLockWaiters } from '../helpers';
+import { intentRow, makeIntent, rawClient, resetDatabase, tester, untyped, waitForLockWaiters } from '../helpers';
 import { auditOf, expectCompleteHistory, snapshot } from '../integrity';
 
 /** Bulk status updates: locked in id order (no deadlocks between them), all-or-nothing. */
@@ -136,7 +136,7 @@ describe('all-or-nothing', () => {
       [{ ids: [x.id], status: 'GONE' }, 'status'],
       [{ ids: x.id, status: 'FAILED' }, 'ids'],
     ] as const) {
-      const err = await bulkUpdateStatus(input as never, tester).catch((e: unknown) => e);
+      const err = await bulkUpdateStatus(untyped(input), tester).catch((e: unknown) => e);
       expect(err, field).toBeInstanceOf(ValidationError);
       expect((err as ValidationError).issues.map((i) => i.field)).toContain(field);
     }

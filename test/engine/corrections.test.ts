@@ -7,7 +7,7 @@ import { correctionIdFor } from '@/lib/intents/json';
 import { getIntent } from '@/lib/intents/queries';
 import type { IntentStatus } from '@/lib/intents/state-machine';
 import { waitForCorrectionsWaiting } from '../barriers';
-import { intentRow, makeIntent, rawClient, resetDatabase, tester } from '../helpers';
+import { intentRow, makeIntent, rawClient, resetDatabase, tester, untyped } from '../helpers';
 import { backendPid, clearOutcomes, correctionsOf, expectCompleteHistory, isBlockedBy, isWaiting, persistedOutcomes, snapshot, waitUntil } from '../integrity';
 
 /** Corrections (re-evaluations): optimistic with backoff, pessimistic fallback, deterministic correction ids. */
@@ -84,7 +84,7 @@ describe('a single correction', () => {
       [{ id: 'not-a-uuid' }, 'id'],
     ];
     for (const [override, field] of cases) {
-      const err = await reevaluateIntent({ ...correct(intent.id, { a: 1 }), ...override } as never, tester).catch((e: unknown) => e);
+      const err = await reevaluateIntent(untyped({ ...correct(intent.id, { a: 1 }), ...override }), tester).catch((e: unknown) => e);
       expect(err, field).toBeInstanceOf(ValidationError);
       expect((err as ValidationError).issues.map((i) => i.field)).toContain(field);
     }

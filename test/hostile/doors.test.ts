@@ -6,7 +6,7 @@ import { safeReturnPath } from '@/lib/http/redirect';
 import { readJsonBody, toErrorResponse } from '@/lib/http/respond';
 import { cancelBackend } from '@/lib/locks/unblock';
 import { actorOf, apiRequest, resetAuth, userWithSession, userWithToken } from '../auth-helpers';
-import { makeIntent, resetDatabase } from '../helpers';
+import { makeIntent, resetDatabase, untyped } from '../helpers';
 
 /**
  * The hostile-traffic suite for the doors behind the front door (the front door itself: gate.test.ts; against the
@@ -97,10 +97,10 @@ describe('hostile traffic at the doors', () => {
     for (const q of ['\u0000', 'a\u0000b', '%00', '\u0000'.repeat(50)]) {
       const url = new URL('http://localhost/api/console/intents/counts');
       url.searchParams.set('q', q === '%00' ? '\u0000' : q);
-      await expect4xx(await getCounts(apiRequest(url.pathname + url.search, { token }), undefined as never), 'invalid_request');
+      await expect4xx(await getCounts(apiRequest(url.pathname + url.search, { token }), undefined), 'invalid_request');
       const list = new URL('http://localhost/api/intents');
       list.searchParams.set('q', q === '%00' ? '\u0000' : q);
-      await expect4xx(await listIntents(apiRequest(list.pathname + list.search, { token }), undefined as never), 'invalid_request');
+      await expect4xx(await listIntents(apiRequest(list.pathname + list.search, { token }), undefined), 'invalid_request');
     }
     await unchanged();
   });
@@ -119,21 +119,21 @@ describe('hostile traffic at the doors', () => {
       'not base64 at all!!',
     ];
     for (const cursor of cursors) {
-      const body = await expect4xx(await listIntents(apiRequest(`/api/intents?cursor=${encodeURIComponent(cursor)}`, { token }), undefined as never), 'invalid_request');
+      const body = await expect4xx(await listIntents(apiRequest(`/api/intents?cursor=${encodeURIComponent(cursor)}`, { token }), undefined), 'invalid_request');
       expect(JSON.stringify(body)).toContain('cursor');
     }
     // A real date in range is still a valid cursor.
-    expect((await listIntents(apiRequest(`/api/intents?cursor=${cursorOf({ u: '2024-01-01T00:00:00.000Z', i: ID })}`, { token }), undefined as never)).status).toBe(200);
+    expect((await listIntents(apiRequest(`/api/intents?cursor=${cursorOf({ u: '2024-01-01T00:00:00.000Z', i: ID })}`, { token }), undefined)).status).toBe(200);
     await unchanged();
   });
 
   it('lax numbers: hex, padded, exponent, fractional and huge values are refused, not coerced or rounded', async () => {
     for (const limit of ['0x10', ' 5', '5 ', '1e2', '5.0', '+5', '-1', '0', '99999999999999999999', '', '0b11', 'Infinity', 'NaN', '５']) {
-      const body = await expect4xx(await listIntents(apiRequest(`/api/intents?limit=${encodeURIComponent(limit)}`, { token }), undefined as never), 'invalid_request');
+      const body = await expect4xx(await listIntents(apiRequest(`/api/intents?limit=${encodeURIComponent(limit)}`, { token }), undefined), 'invalid_request');
       expect(JSON.stringify(body)).toContain('limit');
-      await expect4xx(await getLocks(apiRequest(`/api/locks?limit=${encodeURIComponent(limit)}`, { token }), undefined as never));
+      await expect4xx(await getLocks(apiRequest(`/api/locks?limit=${encodeURIComponent(limit)}`, { token }), undefined));
     }
-    expect((await listIntents(apiRequest('/api/intents?limit=5', { token }), undefined as never)).status).toBe(200);
+    expect((await listIntents(apiRequest('/api/intents?limit=5', { token }), undefined)).status).toBe(200);
     await unchanged();
   });
 
@@ -152,7 +152,7 @@ describe('hostile traffic at the doors', () => {
     }
     jar.cookie = oncall.cookie;
     for (const pid of [0, -5, 1.5, 2 ** 31, Number.MAX_SAFE_INTEGER + 2, NaN, '1e3', null, { pid: 1 }]) {
-      expect(await actions.unblockImpactAction(pid as never)).toMatchObject({ code: 'invalid_request' });
+      expect(await actions.unblockImpactAction(untyped(pid))).toMatchObject({ code: 'invalid_request' });
     }
     await unchanged();
   });
@@ -217,14 +217,14 @@ describe('hostile traffic at the doors', () => {
     const odd: unknown[] = [undefined, null, 'a string', 42, [1, 2], { username: 'admin', password: 'x' }, new Blob(['x'])];
     for (const arg of odd) {
       const results: unknown[] = [
-        await actions.signInAction({ status: 'idle' }, arg as never),
-        await actions.createTokenAction({ status: 'idle' }, arg as never),
-        await actions.revokeTokenAction({ status: 'idle' }, arg as never),
-        await actions.createUserAction({ status: 'idle' }, arg as never),
-        await actions.setRolesAction({ status: 'idle' }, arg as never),
-        await actions.setDisabledAction({ status: 'idle' }, arg as never),
-        await actions.cancelBackendAction({ status: 'idle' }, arg as never),
-        await actions.terminateBackendAction({ status: 'idle' }, arg as never),
+        await actions.signInAction({ status: 'idle' }, untyped(arg)),
+        await actions.createTokenAction({ status: 'idle' }, untyped(arg)),
+        await actions.revokeTokenAction({ status: 'idle' }, untyped(arg)),
+        await actions.createUserAction({ status: 'idle' }, untyped(arg)),
+        await actions.setRolesAction({ status: 'idle' }, untyped(arg)),
+        await actions.setDisabledAction({ status: 'idle' }, untyped(arg)),
+        await actions.cancelBackendAction({ status: 'idle' }, untyped(arg)),
+        await actions.terminateBackendAction({ status: 'idle' }, untyped(arg)),
         await actions.changeIntentStatusAction(arg),
         await actions.bulkChangeStatusAction(arg),
         await actions.correctIntentAction(arg),
@@ -252,14 +252,14 @@ describe('hostile traffic at the doors', () => {
       },
     });
     const chunked = new Request('http://localhost/api/intents', { method: 'POST', body: endless, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, duplex: 'half' } as RequestInit);
-    await expect4xx(await createIntent(chunked, undefined as never), 'payload_too_large');
+    await expect4xx(await createIntent(chunked, undefined), 'payload_too_large');
     // Reading stopped just past the limit: the rest of an endless upload was never pulled.
     expect(pulled).toBeLessThan(1024 * 1024 + 4 * chunk.byteLength);
 
     const declared = apiRequest('/api/intents', { token, body: { payload: {} }, headers: { 'content-length': String(600 * 1024 * 1024) } });
-    await expect4xx(await createIntent(declared, undefined as never), 'payload_too_large');
+    await expect4xx(await createIntent(declared, undefined), 'payload_too_large');
     const notUtf8 = new Request('http://localhost/api/intents', { method: 'POST', body: new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]), headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } });
-    await expect4xx(await createIntent(notUtf8, undefined as never), 'invalid_request');
+    await expect4xx(await createIntent(notUtf8, undefined), 'invalid_request');
     let refused: unknown;
     await readJsonBody(new Request('http://localhost/x', { method: 'POST', body: 'x'.repeat(1024 * 1024 + 1), headers: { 'content-type': 'application/json' } })).catch((e: unknown) => (refused = e));
     expect(refused).toMatchObject({ code: 'payload_too_large', httpStatus: 413 });
@@ -355,7 +355,7 @@ describe('OPTIONS agrees with the 405s', () => {
     expect(options.status).toBe(204);
     const allowed = options.headers.get('allow')!.split(', ');
     for (const method of ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']) {
-      const refused = (await route[method]?.(new Request(`http://localhost${path}`, { method }), undefined as never))?.status === 405;
+      const refused = (await route[method]?.(new Request(`http://localhost${path}`, { method }), undefined))?.status === 405;
       expect({ method, refused }).toEqual({ method, refused: !allowed.includes(method) });
     }
   });

@@ -1,7 +1,7 @@
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answerClientError, gate, MAX_BODY_BYTES } from '@/lib/http/gate';
+import { answerClientError, answerWritesUncompressed, gate, MAX_BODY_BYTES, SECURITY_HEADERS, setResponseHeaders } from '@/lib/http/gate';
 
 /**
  * The front door (lib/http/gate.ts) in front of a stand-in for Next: every hostile request below must be answered
@@ -11,11 +11,17 @@ import { answerClientError, gate, MAX_BODY_BYTES } from '@/lib/http/gate';
 let server: Server;
 let base: { host: string; port: number };
 const reached: string[] = [];
+/** The Accept-Encoding each request that got through was handed on with. */
+const encodings: (string | undefined)[] = [];
 
 beforeAll(async () => {
   server = createServer((req, res) => {
+    // As the console's server (scripts/serve.ts) does.
+    setResponseHeaders(req, res);
     if (gate(req, res, { trustedOrigins: ['https://console.example.com'] })) return;
+    answerWritesUncompressed(req);
     reached.push(`${req.method} ${req.url}`);
+    encodings.push(req.headers['accept-encoding']);
     req.resume();
     req.on('end', () => res.end('passed'));
   });
@@ -144,5 +150,22 @@ describe('the front door', () => {
     ];
     expect(ok.map((a) => a.status)).toEqual(ok.map(() => 200));
     expect(reached).toHaveLength(ok.length);
+  });
+
+  it('sets the security headers on every answer, refusals included, and no-store on the API', async () => {
+    for (const answer of [await send('GET', '/intents'), await send('GET', '/api/health'), await send('TRACE', '/api/intents')]) {
+      for (const [name, value] of Object.entries(SECURITY_HEADERS)) expect(answer.headers[name.toLowerCase()]).toBe(value);
+    }
+    expect((await send('GET', '/api/health')).headers['cache-control']).toBe('no-store');
+    expect((await send('GET', '/intents')).headers['cache-control']).toBeUndefined();
+  });
+
+  it('hands API writes on without Accept-Encoding (their answers are small), reads and pages with it', async () => {
+    encodings.length = 0;
+    const gzip = { 'accept-encoding': 'gzip, deflate' };
+    await send('POST', '/api/intents', { ...gzip, 'content-type': 'application/json' }, '{}');
+    await send('GET', '/api/intents', gzip);
+    await send('POST', '/sign-in', { ...gzip, 'content-type': 'application/x-www-form-urlencoded' }, 'a=b');
+    expect(encodings).toEqual([undefined, 'gzip, deflate', 'gzip, deflate']);
   });
 });

@@ -49,7 +49,7 @@ describe('the lease API', () => {
   it('GET /api/leases lists live leases and their events', async () => {
     await acquire('orders/A-19', { owner: 'svc-a', ttlMs: 30_000 });
     await acquire('orders/A-19', { owner: 'svc-b', ttlMs: 30_000 });
-    const res = await listRoute(apiRequest('/api/leases', { method: 'GET', token: viewer }), undefined as never);
+    const res = await listRoute(apiRequest('/api/leases', { method: 'GET', token: viewer }), undefined);
     expect(res.status).toBe(200);
     const body = await res.json();
     expect(body.backend).toBe('postgres');
@@ -73,7 +73,7 @@ describe('the lease API', () => {
     const longName = await acquire('x'.repeat(256), { owner: 'x', ttlMs: 1000 });
     expect(longName.status).toBe(400);
     expect(longName.body.error.details.fields[0].field).toBe('resource');
-    const listed = await listRoute(apiRequest('/api/leases', { method: 'GET', token: viewer }), undefined as never);
+    const listed = await listRoute(apiRequest('/api/leases', { method: 'GET', token: viewer }), undefined);
     expect((await listed.json()).events).toEqual([]);
   });
 

@@ -174,7 +174,7 @@ describe('locks snapshot', () => {
     expect(Date.now() - started).toBeLessThan(1500);
 
     const { authorization } = await userWithToken(['viewer']);
-    const res = await GET(apiRequest('/api/locks', { headers: { authorization } }), undefined as never);
+    const res = await GET(apiRequest('/api/locks', { headers: { authorization } }), undefined);
     expect(res.status).toBe(503);
     expect(res.headers.get('retry-after')).toBe('10');
     expect((await res.json()).error.code).toBe('db_under_pressure');
@@ -190,11 +190,11 @@ describe('GET /api/locks', () => {
 
   it('answers 200 with locks, tree and summary for a reader; 401 without credentials; 400 for a bad limit', async () => {
     const { authorization } = await userWithToken(['viewer']);
-    const ok = await GET(apiRequest('/api/locks?limit=5', { headers: { authorization } }), undefined as never);
+    const ok = await GET(apiRequest('/api/locks?limit=5', { headers: { authorization } }), undefined);
     expect(ok.status).toBe(200);
     const body = await ok.json();
     expect(body).toMatchObject({ limit: 5, summary: expect.any(Object), tree: expect.any(Array), locks: expect.any(Array) });
-    expect((await GET(apiRequest('/api/locks'), undefined as never)).status).toBe(401);
-    expect((await GET(apiRequest('/api/locks?limit=0', { headers: { authorization } }), undefined as never)).status).toBe(400);
+    expect((await GET(apiRequest('/api/locks'), undefined)).status).toBe(401);
+    expect((await GET(apiRequest('/api/locks?limit=0', { headers: { authorization } }), undefined)).status).toBe(400);
   });
 });

@@ -55,7 +55,7 @@ describe('Prometheus alert rules', () => {
     const intent = await makeIntent('RECEIVED');
     await updateIntentStatus({ id: intent.id, status: 'NORMALIZED' }, tester);
     await flushOutcomes();
-    const res = await GET(new Request('http://console.test/api/metrics'), undefined as never);
+    const res = await GET(new Request('http://console.test/api/metrics'), undefined);
     exported = parseExposition(await res.text());
   });
 

@@ -11,7 +11,7 @@ import { makeIntent, rawClient, resetDatabase, tester, waitForLockWaiters } from
 import { parseExposition } from './exposition';
 
 async function scrape() {
-  const res = await GET(new Request('http://console.test/api/metrics'), undefined as never);
+  const res = await GET(new Request('http://console.test/api/metrics'), undefined);
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
   return parseExposition(await res.text());

@@ -9,7 +9,7 @@ import { disconnectLockDb } from '@/lib/pipeline/lock';
 import { listPipelineRuns, retryPipeline, runPipeline } from '@/lib/pipeline/run';
 import type { Bridge } from '@/lib/pipeline/types';
 import { gate, resetEngine, started } from '../barriers';
-import { intentRow, makeIntent, tester } from '../helpers';
+import { intentRow, makeIntent, tester, untyped } from '../helpers';
 import { api, signInApiCaller } from '../api/route-client';
 
 /**
@@ -245,7 +245,7 @@ describe('refusals', () => {
       expect(err.httpStatus).toBe(409);
     }
     expect(await runPipeline({ id: '00000000-0000-4000-8000-000000000000' }, tester).catch((e) => e)).toBeInstanceOf(NotFoundError);
-    const bad = await runPipeline({ id: (await makeIntent()).id, mode: 'SOMETIMES' as never }, tester).catch((e) => e);
+    const bad = await runPipeline({ id: (await makeIntent()).id, mode: untyped('SOMETIMES') }, tester).catch((e) => e);
     expect(bad).toBeInstanceOf(ValidationError);
     expect(bad.details.fields[0].field).toBe('mode');
     expect(await runPipeline({ id: (await makeIntent()).id }, tester, { bridges: ['nope'] }).catch((e) => e)).toBeInstanceOf(UnknownBridgeError);

@@ -10,7 +10,7 @@ import { contentionReport } from '@/lib/contention/queries';
 import { reevaluateIntent } from '@/lib/intents/commands';
 import { flushOutcomes } from '@/lib/intents/outcomes';
 import { readPersistedMetrics } from '@/lib/metrics/registry';
-import { makeIntent, resetDatabase } from '../helpers';
+import { makeIntent, resetDatabase, untyped } from '../helpers';
 
 /**
  * The scenario engine at small sizes, on the real database. Speed is the benchmark's business: here the timing
@@ -175,11 +175,11 @@ describe('contention replay', () => {
     expect(plain.config.strategyOverrides).toEqual({});
     expect(plain.config.settings).toMatchObject({ strategies: { reevaluate: 'adaptive' } });
     expect(summarizeRun((await listRuns()).find((r) => r.id === run.id)!)).toMatchObject({ strategyOverrides: ['reevaluate'], strategies: { reevaluate: 'pessimistic' } });
-    await expect(startReplay({ strategies: { reevaluate: 'sometimes' } as never }, 'cli', releaseEngineer, { environment: 'development' })).rejects.toMatchObject({
+    await expect(startReplay({ strategies: untyped({ reevaluate: 'sometimes' }) }, 'cli', releaseEngineer, { environment: 'development' })).rejects.toMatchObject({
       code: 'invalid_request',
       details: { fields: [{ field: 'strategies.reevaluate', message: 'must be one of pessimistic, optimistic, adaptive' }] },
     });
-    await expect(startReplay({ strategies: { audit_log: 'pessimistic' } as never }, 'cli', releaseEngineer, { environment: 'development' })).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(startReplay({ strategies: untyped({ audit_log: 'pessimistic' }) }, 'cli', releaseEngineer, { environment: 'development' })).rejects.toMatchObject({ code: 'invalid_request' });
   });
 
   it('keeps what it provokes out of the Contention page and the metrics, persisted apart as replay work', async () => {
@@ -235,9 +235,9 @@ describe('contention replay', () => {
   });
 
   it('validates what a door asks for', async () => {
-    await expect(startReplay({ scenarios: ['no-such-scenario' as never] }, 'cli', releaseEngineer, { environment: 'development' })).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(startReplay({ scenarios: untyped(['no-such-scenario']) }, 'cli', releaseEngineer, { environment: 'development' })).rejects.toMatchObject({ code: 'invalid_request' });
     await expect(startReplay({ scenarios: [] }, 'cli', releaseEngineer, { environment: 'development' })).rejects.toMatchObject({ code: 'invalid_request' });
-    await expect(startReplay({ size: 'huge' as never }, 'cli', releaseEngineer, { environment: 'development' })).rejects.toMatchObject({ code: 'invalid_request' });
+    await expect(startReplay({ size: untyped('huge') }, 'cli', releaseEngineer, { environment: 'development' })).rejects.toMatchObject({ code: 'invalid_request' });
     await expect(cancelReplay('not-a-uuid', releaseEngineer)).rejects.toMatchObject({ code: 'invalid_request' });
     expect(await listRuns()).toEqual([]);
   });

@@ -26,7 +26,7 @@ beforeEach(resetEngine);
 afterAll(disconnectLockDb);
 
 const getWorkers = async (withToken = token) => {
-  const res = await workersRoute(apiRequest('/api/workers', { token: withToken || undefined }), undefined as never);
+  const res = await workersRoute(apiRequest('/api/workers', { token: withToken || undefined }), undefined);
   return { status: res.status, body: await res.json() };
 };
 
@@ -44,7 +44,7 @@ describe('GET /api/workers', () => {
     await until('the counts flushed', async () => (await getWorkers()).body.totals.completed === 3);
     expect((await getWorkers()).body.totals).toMatchObject({ claimed: 3, completed: 3 });
     // The same counts on /api/metrics, with the queue depth and the stale-claims gauge the alert watches.
-    const metrics = await (await metricsRoute(new Request('http://localhost/api/metrics'), undefined as never)).text();
+    const metrics = await (await metricsRoute(new Request('http://localhost/api/metrics'), undefined)).text();
     expect(metrics).toMatch(/^bridge_worker_claims_total 3$/m);
     expect(metrics).toMatch(/^bridge_worker_completions_total 3$/m);
     expect(metrics).toMatch(/^bridge_worker_queue_depth\{state="completed"\} 3$/m);
