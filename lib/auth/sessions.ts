@@ -2,6 +2,7 @@ import { db } from '@/lib/db/client';
 import { env } from '@/lib/env';
 import type { Role } from './permissions';
 import { randomSecret, sha256Hex } from './secrets';
+import { cacheGeneration, cachedSession, forgetSession, forgetVerifiedCredentials, rememberSession, type SessionEntry } from './token-cache';
 import type { AuthActor, ClientInfo } from './types';
 
 /**
@@ -53,15 +54,11 @@ export async function createSession(userId: string, client: ClientInfo = {}, now
   return { secret, session };
 }
 
-/**
- * The session and its user for a cookie secret, or null when it is malformed, unknown, expired, or its user is
- * disabled. Roles are read from the user row on every call, so a role change applies to live sessions at once.
- */
-export async function validateSession(secret: string | null | undefined, now = new Date(), policy = sessionPolicy()): Promise<ValidSession | null> {
-  if (!secret || !SECRET_PATTERN.test(secret)) return null;
-  const id = sha256Hex(secret);
-  // Every request of a signed-in user starts here: the session and its user in one statement (a relation include
-  // would be two).
+/** The session and its user as read (or as cached, token-cache.ts), before this request's checks. */
+type Verified = Omit<SessionEntry, 'cachedAt'>;
+
+async function readSession(id: string): Promise<(Verified & { disabled: boolean }) | null> {
+  // The session and its user in one statement (a relation include would be two).
   const [row] = await db().$queryRaw<SessionRow[]>`
     SELECT s.user_id AS "userId", s.created_at AS "createdAt", s.last_seen_at AS "lastSeenAt", s.expires_at AS "expiresAt",
            s.absolute_expires_at AS "absoluteExpiresAt", u.username, u.roles::text[] AS roles, u.disabled,
@@ -69,28 +66,55 @@ export async function validateSession(secret: string | null | undefined, now = n
     FROM sessions s JOIN users u ON u.id = s.user_id
     WHERE s.id = ${id}`;
   if (!row) return null;
-  if (row.expiresAt <= now || row.absoluteExpiresAt <= now) {
+  return {
+    userId: row.userId,
+    createdAt: row.createdAt,
+    lastSeenAt: row.lastSeenAt,
+    expiresAt: row.expiresAt,
+    absoluteExpiresAt: row.absoluteExpiresAt,
+    disabled: row.disabled,
+    actor: { name: row.username, userId: row.userId, roles: (row.roles ?? []) as Role[], via: 'session', credentialId: id, mustChangePassword: row.mustChangePassword },
+  };
+}
+
+/**
+ * The session and its user for a cookie secret, or null when it is malformed, unknown, expired, or its user is
+ * disabled. Every request of a signed-in user starts here, so a session verified moments ago is taken from this
+ * process's credential cache (token-cache.ts): a sign-out, a disabled user or a role change anywhere drops it, here at
+ * once and on the other instances by notification, so a change to a user or a session applies to live sessions at once.
+ */
+export async function validateSession(secret: string | null | undefined, now = new Date(), policy = sessionPolicy()): Promise<ValidSession | null> {
+  if (!secret || !SECRET_PATTERN.test(secret)) return null;
+  const id = sha256Hex(secret);
+  const cached = cachedSession(id, now);
+  const generation = cacheGeneration();
+  const found: (Verified & { disabled?: boolean }) | null = cached ?? (await readSession(id));
+  if (!found) return null;
+  if (found.expiresAt <= now || found.absoluteExpiresAt <= now) {
+    forgetSession(id);
     await db().session.deleteMany({ where: { id } });
     return null;
   }
-  if (row.disabled) return null;
-  let { lastSeenAt, expiresAt } = row;
+  // Only enabled users' sessions are cached: disabling a user drops the cache.
+  if (found.disabled) return null;
+  let { lastSeenAt, expiresAt } = found;
   if (now.getTime() - lastSeenAt.getTime() >= TOUCH_INTERVAL_MS) {
     lastSeenAt = now;
-    expiresAt = new Date(Math.min(now.getTime() + policy.ttlMs, row.absoluteExpiresAt.getTime()));
-    // updateMany: a sign-out racing this request must not turn into a "record not found" error here.
-    await db().session.updateMany({ where: { id }, data: { lastSeenAt, expiresAt } });
+    expiresAt = new Date(Math.min(now.getTime() + policy.ttlMs, found.absoluteExpiresAt.getTime()));
+    // updateMany: a sign-out racing this request must not turn into a "record not found" error here; and when the
+    // row is gone (signed out elsewhere, its notification still on the way), the session is not valid any more.
+    const { count } = await db().session.updateMany({ where: { id }, data: { lastSeenAt, expiresAt } });
+    if (count === 0) {
+      forgetSession(id);
+      return null;
+    }
+    if (cached) Object.assign(cached, { lastSeenAt, expiresAt });
   }
+  const verified: Verified = { actor: found.actor, userId: found.userId, createdAt: found.createdAt, lastSeenAt, expiresAt, absoluteExpiresAt: found.absoluteExpiresAt };
+  if (!cached) rememberSession(id, verified, now, generation);
   return {
-    session: { id, userId: row.userId, createdAt: row.createdAt, lastSeenAt, expiresAt, absoluteExpiresAt: row.absoluteExpiresAt },
-    actor: {
-      name: row.username,
-      userId: row.userId,
-      roles: (row.roles ?? []) as Role[],
-      via: 'session',
-      credentialId: id,
-      mustChangePassword: row.mustChangePassword,
-    },
+    session: { id, userId: verified.userId, createdAt: verified.createdAt, lastSeenAt, expiresAt, absoluteExpiresAt: verified.absoluteExpiresAt },
+    actor: { ...verified.actor },
   };
 }
 
@@ -100,18 +124,21 @@ export async function rotateSession(oldSecret: string, client: ClientInfo = {}, 
   if (!current) return null;
   const next = await createSession(current.actor.userId, client, now, policy);
   await db().session.deleteMany({ where: { id: current.session.id } });
+  forgetVerifiedCredentials();
   return next;
 }
 
 export async function revokeSession(secret: string | null | undefined): Promise<boolean> {
   if (!secret || !SECRET_PATTERN.test(secret)) return false;
   const { count } = await db().session.deleteMany({ where: { id: sha256Hex(secret) } });
+  forgetVerifiedCredentials();
   return count > 0;
 }
 
 /** Signs a user out everywhere (disabled, password reset), optionally keeping the session doing the change. */
 export async function revokeUserSessions(userId: string, exceptSessionId?: string): Promise<number> {
   const { count } = await db().session.deleteMany({ where: { userId, ...(exceptSessionId ? { id: { not: exceptSessionId } } : {}) } });
+  forgetVerifiedCredentials();
   return count;
 }
 

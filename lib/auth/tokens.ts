@@ -2,7 +2,7 @@ import { db, type Tx } from '@/lib/db/client';
 import { NotFoundError } from '@/lib/intents/errors';
 import { parseInput } from '@/lib/intents/schemas';
 import { recordAuthEvent } from './events';
-import { cachedToken, cacheGeneration, forgetVerifiedTokens, rememberToken } from './token-cache';
+import { cachedToken, cacheGeneration, forgetVerifiedCredentials, rememberToken } from './token-cache';
 import { requirePermission } from './errors';
 import { can, type Role } from './permissions';
 import { createTokenSchema, tokenIdSchema } from './schemas';
@@ -132,7 +132,7 @@ export async function revokeApiToken(tokenId: unknown, actor: AuthActor, now = n
     include: { user: { select: { username: true } } },
   });
   // This instance stops accepting it before answering; the others drop theirs on the trigger's notification.
-  forgetVerifiedTokens();
+  forgetVerifiedCredentials();
   await recordAuthEvent({ action: 'token.revoked', actor: actor.name, subject: row.user.username, details: { tokenId: id, prefix: row.prefix, name: row.name } });
   return view(updated);
 }

@@ -19,7 +19,7 @@ import {
   type SignInLimits,
 } from './rate-limit';
 import { createUserSchema, newPasswordSchema, ROLES_REQUIRED, rolesSchema, signInSchema, userIdSchema } from './schemas';
-import { forgetVerifiedTokens } from './token-cache';
+import { forgetVerifiedCredentials } from './token-cache';
 import { createSession, revokeUserSessions, type SessionInfo, type SessionPolicy, sessionPolicy } from './sessions';
 import type { AuthActor, ClientInfo, UserView } from './types';
 
@@ -180,7 +180,7 @@ export async function resetUserPassword(userId: unknown, actor: AuthActor): Prom
     if ((err as { code?: string }).code === 'P2025') throw new NotFoundError(`User ${id}`);
     throw err;
   });
-  forgetVerifiedTokens();
+  forgetVerifiedCredentials();
   await revokeUserSessions(id);
   await recordAuthEvent({ action: 'user.password_reset', actor: actor.name, subject: row.username });
   return { user: view(row), oneTimePassword };
@@ -235,6 +235,6 @@ async function changeUserGuarded(
     return { before: view(before), after: view(after) };
   });
   // Their API tokens act with the new roles (or not at all) from this answer on, here and, by notification, elsewhere.
-  forgetVerifiedTokens();
+  forgetVerifiedCredentials();
   return changed;
 }

@@ -1,10 +1,11 @@
 import pg from 'pg';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { forgetVerifiedTokens } from '@/lib/auth/token-cache';
+import { forgetVerifiedCredentials } from '@/lib/auth/token-cache';
+import { createSession, revokeSession, validateSession } from '@/lib/auth/sessions';
 import { revokeApiToken, verifyApiToken } from '@/lib/auth/tokens';
 import { setUserDisabled } from '@/lib/auth/users';
 import { liveHub } from '@/lib/live/hub';
-import { actorOf, makeUser, resetAuth, userWithToken } from '../auth-helpers';
+import { actorOf, makeUser, resetAuth, userWithSession, userWithToken } from '../auth-helpers';
 
 /**
  * Verified API tokens are cached per process; every change that ends or narrows a token must still take effect at
@@ -19,7 +20,7 @@ afterAll(async () => {
 
 beforeEach(async () => {
   await resetAuth();
-  forgetVerifiedTokens();
+  forgetVerifiedCredentials();
   // The cache only serves while the listener is up: make sure it is, so the cached path is what is tested.
   const hub = await liveHub();
   for (let i = 0; i < 500 && !hub.isListening(); i++) await new Promise((r) => setTimeout(r, 10));
@@ -75,5 +76,73 @@ describe('the verified-token cache', () => {
     let roles: string[] | undefined;
     while (Date.now() < deadline && (roles = (await verifyApiToken(token))?.roles)?.includes('operator')) await new Promise((r) => setTimeout(r, 5));
     expect(roles).toEqual(['viewer']);
+  });
+});
+
+async function outsideClient(): Promise<pg.Client> {
+  if (!connected) {
+    await outside.connect();
+    connected = true;
+  }
+  return outside;
+}
+
+/** Polls until the session stops validating (a barrier on the notification's arrival, bounded). */
+async function sessionRefusedWithin(secret: string, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if ((await validateSession(secret)) === null) return true;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return false;
+}
+
+describe('the verified-session cache', () => {
+  it('serves a session verified moments ago without reading the sessions table', async () => {
+    const { secret } = await userWithSession(['viewer']);
+    expect(await validateSession(secret)).not.toBeNull();
+    // With the table locked, a lookup would wait for the lock; the cached verification answers at once.
+    const holder = new pg.Client({ connectionString: process.env.DATABASE_URL, application_name: 'bridge-test:holder' });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE sessions IN ACCESS EXCLUSIVE MODE');
+      const answer = await Promise.race([validateSession(secret), new Promise((r) => setTimeout(() => r('waited for the table'), 5_000))]);
+      expect(answer).toMatchObject({ actor: { via: 'session' } });
+    } finally {
+      await holder.query('ROLLBACK');
+      await holder.end();
+    }
+  });
+
+  it('a sign-out through the console takes effect before it answers', async () => {
+    const { secret } = await userWithSession(['viewer']);
+    expect(await validateSession(secret)).not.toBeNull();
+    expect(await validateSession(secret)).not.toBeNull();
+    await revokeSession(secret);
+    expect(await validateSession(secret)).toBeNull();
+  });
+
+  it('disabling the user takes effect before the change answers', async () => {
+    const { user, secret } = await userWithSession(['operator']);
+    const { user: admin } = await makeUser(['admin']);
+    expect(await validateSession(secret)).not.toBeNull();
+    await setUserDisabled(user.id, true, actorOf(admin, 'session'));
+    expect(await validateSession(secret)).toBeNull();
+  });
+
+  it('a sign-out made elsewhere (another instance, someone’s psql) reaches this instance through the notification', async () => {
+    const { secret, session } = await userWithSession(['viewer']);
+    expect(await validateSession(secret)).not.toBeNull();
+    await (await outsideClient()).query('DELETE FROM sessions WHERE id = $1', [session.id]);
+    expect(await sessionRefusedWithin(secret, 5_000)).toBe(true);
+  });
+
+  it('a session made to expire sooner elsewhere is refused here too', async () => {
+    const { user } = await makeUser(['viewer']);
+    const { secret, session } = await createSession(user.id);
+    expect(await validateSession(secret)).not.toBeNull();
+    await (await outsideClient()).query('UPDATE sessions SET expires_at = now() - interval \'1 second\' WHERE id = $1', [session.id]);
+    expect(await sessionRefusedWithin(secret, 5_000)).toBe(true);
   });
 });
