@@ -26,7 +26,7 @@ DECLARE
   raced boolean := false;
   started timestamptz;
 BEGIN
-  PERFORM "bridge_label"('update_status', p_id, p_lock_timeout_ms);
+  PERFORM "bridge_label"('update_status', p_id, p_lock_timeout_ms, p_actor);
   IF mode = 'adaptive' THEN
     mode := CASE WHEN "bridge_recently_contended"(p_id, p_contended_within_ms) THEN 'wait' ELSE 'none' END;
   END IF;

@@ -22,7 +22,7 @@ DECLARE
   started timestamptz;
   step integer;
 BEGIN
-  PERFORM "bridge_label"('reevaluate', p_id, p_lock_timeout_ms);
+  PERFORM "bridge_label"('reevaluate', p_id, p_lock_timeout_ms, p_actor);
   IF mode = 'adaptive' THEN
     mode := CASE WHEN "bridge_recently_contended"(p_id, p_contended_within_ms) THEN 'wait' ELSE 'none' END;
   END IF;
