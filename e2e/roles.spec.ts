@@ -5,7 +5,8 @@ import { seedIntent, short, uniqueMarker } from './intents-fixtures';
 
 /**
  * Roles (docs/AUTH.md): each role signs in and sees only what it may do. Operators change statuses (one and in bulk),
- * reviewers correct, admins manage users and run the replay; everyone reads everything. The server refuses the
+ * reviewers correct, admins manage users and run the replay, release engineers run the replay and manage no one;
+ * everyone reads everything. The server refuses the
  * same things again (test/doors/*.test.ts); here the page must not even offer them.
  */
 const MAY = {
@@ -14,6 +15,7 @@ const MAY = {
   reviewer: { status: false, bulk: false, correct: true, replay: false, users: false },
   oncall: { status: false, bulk: false, correct: false, replay: false, users: false },
   admin: { status: false, bulk: false, correct: false, replay: true, users: true },
+  release: { status: false, bulk: false, correct: false, replay: true, users: false },
 } satisfies Record<Role, Record<string, boolean>>;
 
 test('signed out, every console page sends you to sign in', async ({ page }) => {

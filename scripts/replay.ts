@@ -52,7 +52,7 @@ async function main(): Promise<number> {
     const full = await runWithComparison(run.id);
     console.log(formatRun(run, full?.comparison));
     if (values.json) {
-      writeFileSync(values.json, JSON.stringify({ run, previousRunId: full?.previous?.id ?? null, comparison: full?.comparison ?? null }, null, 2) + '\n');
+      writeFileSync(values.json, JSON.stringify({ run, previousRunId: full?.previous?.id ?? null, comparison: full?.comparison ?? null, failedChecks: full?.failedChecks ?? [] }, null, 2) + '\n');
       say(`wrote ${values.json}`);
     }
     return run.status !== 'finished' ? 2 : run.verdict === 'pass' ? 0 : 1;

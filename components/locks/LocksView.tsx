@@ -1,6 +1,7 @@
 'use client';
 
 import { Fragment, useState, type ReactNode } from 'react';
+import { operationLabel } from '@/lib/contention/series';
 import { LOCKS_BACKOFF, SLOW_SNAPSHOT_MS } from '@/lib/locks/backoff';
 import { ageAt } from '@/lib/locks/format';
 import { isIdleInTransaction } from '@/lib/locks/tree';
@@ -98,7 +99,14 @@ export function LocksView({ canCancel, canTerminate }: { canCancel: boolean; can
 function BackendLine({ b, now }: { b: Backend; now: string }) {
   return (
     <span className={styles.nodeMeta}>
-      {b.applicationName || '(no application name)'} · {b.user ?? '?'}
+      {b.applicationName || '(no application name)'}
+      {b.actor && (
+        <>
+          {' '}
+          · for console user <strong data-testid="node-actor">{b.actor}</strong>
+        </>
+      )}{' '}
+      · {b.user ?? '?'}
       {b.clientAddr && <> @ {b.clientAddr}</>} · {b.state ?? '—'}
       {b.stateChange && <> for {ageAt(b.stateChange, now)}</>}
       {b.xactStart && <> · transaction {ageAt(b.xactStart, now)}</>}
@@ -190,7 +198,8 @@ function SessionsSection({ snap }: { snap: LocksSnapshot }) {
               <tr>
                 <th>pid</th>
                 <th>application</th>
-                <th>user @ client</th>
+                <th>console user</th>
+                <th>database user @ client</th>
                 <th>intent</th>
                 <th>state, for</th>
                 <th>wait event</th>
@@ -204,6 +213,16 @@ function SessionsSection({ snap }: { snap: LocksSnapshot }) {
                 <tr key={b.pid} id={`session-${b.pid}`} className={b.blockedBy.length ? styles.waitingRow : ''} data-testid={`session-${b.pid}`}>
                   <td className={`${styles.mono} ${styles.nowrap}`}>{b.pid}</td>
                   <td className={styles.wrap}>{b.applicationName || '—'}</td>
+                  <td className={styles.wrap} data-testid="session-actor">
+                    {b.actor ? (
+                      <>
+                        <strong>{b.actor}</strong>
+                        {b.operation && <span className={styles.hint}> · {operationLabel(b.operation).toLowerCase()}</span>}
+                      </>
+                    ) : (
+                      '—'
+                    )}
+                  </td>
                   <td className={styles.wrap} data-testid="session-user">
                     {b.user ?? '?'}
                     {b.clientAddr ? <span className={styles.hint}> @ {b.clientAddr}</span> : <span className={styles.hint}> (local socket)</span>}
@@ -230,7 +249,7 @@ function SessionsSection({ snap }: { snap: LocksSnapshot }) {
               ))}
               {snap.backendsHidden > 0 && (
                 <tr className={styles.summaryRow}>
-                  <td colSpan={9}>… and {snap.backendsHidden} more sessions{snap.allSessions ? '' : ' in a transaction'}, not shown</td>
+                  <td colSpan={10}>… and {snap.backendsHidden} more sessions{snap.allSessions ? '' : ' in a transaction'}, not shown</td>
                 </tr>
               )}
             </tbody>

@@ -90,7 +90,8 @@ export function UnblockPanel({ pid, canTerminate, onClose }: { pid: number; canT
             </div>
           </div>
           <p className={styles.hint}>
-            {impact.applicationName || '(no application name)'} · {impact.user ?? '?'} · <span className={styles.mono}>{impact.query?.slice(0, 160) ?? '—'}</span>
+            {impact.applicationName || '(no application name)'}
+            {impact.actor && <> · acting for console user {impact.actor}</>} · {impact.user ?? '?'} · <span className={styles.mono}>{impact.query?.slice(0, 160) ?? '—'}</span>
           </p>
           {impact.isWaiting && (
             <div className={`${styles.banner} ${styles.bannerWarn}`}>

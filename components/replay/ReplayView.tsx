@@ -8,7 +8,9 @@ import styles from '@/components/locks/console.module.css';
 import { ErrorState } from '@/components/ui/ErrorState';
 import { PageHeader } from '@/components/ui/PageHeader';
 import { Skeleton } from '@/components/ui/Skeleton';
+import { permissionDeniedMessage } from '@/lib/auth/permissions';
 import { fetchReplayRun, fetchReplayRuns, replayKeys } from '@/lib/console/replay-client';
+import { operationLabel } from '@/lib/contention/series';
 import type { ConcurrencySettings, LockStrategy } from '@/lib/env';
 import type { Targets } from '@/lib/replay/targets';
 import type { ScenarioName, StrategyFlag } from '@/lib/replay/types';
@@ -131,9 +133,9 @@ export function ReplayView(props: ReplayViewProps) {
                     <td>{x.requestedBy}</td>
                     <td>{x.door}</td>
                     <td>{x.environment}</td>
-                    <td className={styles.mono}>
+                    <td>
                       {Object.entries(x.strategies)
-                        .map(([op, s]) => `${op}: ${s}${x.strategyOverrides.includes(op) ? ' (this run)' : ''}`)
+                        .map(([op, s]) => `${operationLabel(op)}: ${s}${x.strategyOverrides.includes(op) ? ' (this run)' : ''}`)
                         .join(', ')}
                     </td>
                     <td>
@@ -172,7 +174,7 @@ function StartPanel(props: ReplayViewProps & { running: { id: string; requestedB
 
   const reasons: string[] = [];
   if (!props.guard.allowed) reasons.push(props.guard.reason ?? `The replay is disabled in ${props.environment}.`);
-  if (!props.canRun) reasons.push('Starting a run needs the admin role.');
+  if (!props.canRun) reasons.push(`${permissionDeniedMessage('replay.run')} Ask an administrator if you need it.`);
   if (props.running) reasons.push(`A run is in progress (started by ${props.running.requestedBy} at ${when(props.running.createdAt)}): one at a time keeps the figures honest.`);
   if (chosen.size === 0) reasons.push('Pick at least one scenario.');
   const disabled = reasons.length > 0 || pending;
@@ -278,7 +280,7 @@ function FlagsPanel({ settings, targets, targetsProblem }: { settings: Concurren
           <dt>environment</dt>
           <dd>{settings.environment}</dd>
           {Object.entries(settings.strategies).map(([op, s]) => (
-            <FlagRow key={op} name={`strategy · ${op}`} value={s} />
+            <FlagRow key={op} name={`${operationLabel(op).toLowerCase()} strategy`} value={s} />
           ))}
           <FlagRow name="lock timeout" value={`${settings.lockTimeoutMs} ms`} />
           <FlagRow name="retries (version conflicts)" value={`${retry.maxAttempts} tries, ${retry.baseMs} ms × ${retry.factor}^n ± ${retry.jitterMs} ms, max ${retry.maxDelayMs} ms`} />
@@ -306,7 +308,10 @@ function FlagsPanel({ settings, targets, targetsProblem }: { settings: Concurren
             <FlagRow name="50 corrections p95" value={`< ${targets.corrections50P95MaxMs} ms`} />
             <FlagRow name="deadlock recovery mean" value={`< ${targets.deadlockRecoveryMeanMaxMs} ms`} />
             <FlagRow name="NOWAIT refusal" value={`< ${targets.nowaitFailFastMaxMs} ms`} />
-            <FlagRow name="regression beyond" value={`${Math.round(targets.regressionTolerance * 100)} % worse than the previous run`} />
+            <FlagRow
+              name="regression"
+              value={`a figure ${Math.round(targets.regressionTolerance * 100)} % worse than the previous run and outside the spread of recent runs with the same settings; throughput only when its share of the raw-SQL baseline fell too (docs/REPLAY.md)`}
+            />
           </dl>
         )}
       </section>

@@ -4,13 +4,15 @@ import { useState, useTransition } from 'react';
 import styles from '@/components/locks/console.module.css';
 import type { RunWithComparison } from '@/lib/replay/runner';
 import type { ScenarioResult, StrategyFlag } from '@/lib/replay/types';
-import type { ScenarioComparison } from '@/lib/replay/verdict';
+import type { FailedCheck, ScenarioComparison } from '@/lib/replay/verdict';
+import { operationLabel } from '@/lib/contention/series';
+import type { ReplayRunView } from '@/lib/replay/types';
 import { duration, figure, VerdictBadge, when } from './format';
 import r from './replay.module.css';
 
 /** One run: live progress and cancel while it runs; per-scenario verdicts, figures and outcomes; the comparison. */
 export function RunDetail({ data, canCancel, onCancel }: { data: RunWithComparison; canCancel: boolean; onCancel: () => Promise<string | null> }) {
-  const { run, previous, comparison } = data;
+  const { run, previous, comparison, failedChecks } = data;
   const [cancelError, setCancelError] = useState<string | null>(null);
   const [cancelling, startCancel] = useTransition();
   const settings = run.config.settings as {
@@ -50,13 +52,15 @@ export function RunDetail({ data, canCancel, onCancel }: { data: RunWithComparis
         <span className={styles.mono}>
           {Object.entries(settings.strategies ?? {})
             .filter(([, s]) => s !== 'none')
-            .map(([op, s]) => `${op} ${s}${run.config.strategyOverrides?.[op as StrategyFlag] ? ' (chosen for this run)' : ''}`)
+            .map(([op, s]) => `${operationLabel(op).toLowerCase()} ${s}${run.config.strategyOverrides?.[op as StrategyFlag] ? ' (chosen for this run)' : ''}`)
             .join(', ')}
           , lock timeout {settings.lockTimeoutMs} ms, {settings.retry?.maxAttempts} retries from {settings.retry?.baseMs} ms
           {settings.preparedStatements === false ? ', unprepared statements' : ''}
         </span>
         ; PostgreSQL {run.config.runtime.postgres} (deadlock_timeout {run.config.runtime.serverSettings.deadlock_timeout ?? '?'}).
       </p>
+
+      <FailedChecks run={run} failed={failedChecks} />
 
       {run.status === 'running' && (
         <div data-testid="run-progress">
@@ -86,6 +90,22 @@ export function RunDetail({ data, canCancel, onCancel }: { data: RunWithComparis
           {previous
             ? `Compared with the previous finished run (${when(previous.createdAt)}, by ${previous.requestedBy}, ${previous.verdict ?? 'no verdict'}): ${comparison.regressions === 0 ? 'no regressions' : `${comparison.regressions} regression${comparison.regressions === 1 ? '' : 's'}`}.`
             : 'No earlier finished run to compare with: the next run will be compared with this one.'}
+          {previous &&
+            (comparison.spreadRuns >= 2
+              ? ` Worse figures count only outside the spread of the last ${comparison.spreadRuns} runs with the same settings.`
+              : ' Too few earlier runs with the same settings for a run-to-run spread: worse figures are judged on the tolerance alone.')}
+        </div>
+      )}
+      {run.status !== 'running' && comparison.settingsDifferences.length > 0 && (
+        <div className={`${styles.banner} ${styles.bannerWarn}`} role="note" data-testid="run-settings-differ">
+          <strong>Not like for like:</strong> this run and the previous one used different settings, so their figures measure different things.
+          <ul className={r.differences}>
+            {comparison.settingsDifferences.map((d) => (
+              <li key={d.key}>
+                {d.label}: {d.previous} → <strong>{d.current}</strong>
+              </li>
+            ))}
+          </ul>
         </div>
       )}
 
@@ -121,6 +141,7 @@ export function RunDetail({ data, canCancel, onCancel }: { data: RunWithComparis
                 <th>previous</th>
                 <th>this run</th>
                 <th>change</th>
+                <th>recent runs, same settings</th>
               </tr>
             </thead>
             <tbody>
@@ -128,15 +149,25 @@ export function RunDetail({ data, canCancel, onCancel }: { data: RunWithComparis
                 s.rows
                   .filter((x) => x.previous !== null || x.current !== null)
                   .map((x) => (
-                    <tr key={`${s.scenario}-${x.measure}`} className={x.regression ? r.regression : undefined} data-regression={x.regression ? 'true' : undefined}>
+                    <tr
+                      key={`${s.scenario}-${x.measure}`}
+                      className={x.regression ? r.regression : x.context ? r.context : undefined}
+                      data-regression={x.regression ? 'true' : undefined}
+                      data-testid={`comparison-${s.scenario}-${x.measure}`}
+                    >
                       <td>{s.scenario}</td>
-                      <td>{x.label}</td>
+                      <td>
+                        {x.label}
+                        {x.context && <span className={r.contextTag}> context</span>}
+                      </td>
                       <td>{figure(x.previous, x.unit)}</td>
                       <td>{figure(x.current, x.unit)}</td>
                       <td className={x.regression ? r.worse : undefined}>
                         {x.change === null ? '—' : `${x.change > 0 ? '+' : ''}${Math.round(x.change * 100)} %`}
                         {x.regression ? ' regression' : ''}
+                        {x.note && <div className={styles.hint}>{x.note}</div>}
                       </td>
+                      <td>{x.spread ? `${figure(x.spread.min, x.unit)} – ${figure(x.spread.max, x.unit)} (${x.spread.runs} runs)` : '—'}</td>
                     </tr>
                   )),
               )}
@@ -199,5 +230,35 @@ function ScenarioRow({ result, comparison }: { result: ScenarioResult; compariso
         )}
       </td>
     </tr>
+  );
+}
+
+/**
+ * What a release engineer reads first: every check the run missed (and any scenario that broke), measured against
+ * its target, or that every check was met. While the run goes, the misses so far.
+ */
+function FailedChecks({ run, failed }: { run: ReplayRunView; failed: FailedCheck[] }) {
+  if (run.results.length === 0) return null;
+  if (failed.length === 0) {
+    return run.status === 'finished' ? (
+      <div className={`${styles.banner} ${styles.bannerOk}`} data-testid="run-failed-checks" data-count="0">
+        Every check met, in all {run.results.length} scenarios.
+      </div>
+    ) : null;
+  }
+  return (
+    <div className={`${styles.banner} ${styles.bannerError}`} data-testid="run-failed-checks" data-count={failed.length}>
+      <strong>
+        {failed.length} check{failed.length === 1 ? '' : 's'} missed{run.status === 'running' ? ' so far' : ''}
+      </strong>
+      <ul className={r.differences}>
+        {failed.map((f) => (
+          <li key={`${f.scenario}-${f.label}`}>
+            {f.title}: {f.label} — <strong>{f.actual}</strong>
+            {f.broke ? '' : ` (target ${f.target})`}
+          </li>
+        ))}
+      </ul>
+    </div>
   );
 }

@@ -2,7 +2,7 @@
  * Roles and what they may do. The table is the single source of truth: route handlers, server actions and pages
  * all ask `can(actor, permission)`; a user holding several roles gets the union.
  */
-export const ROLES = ['viewer', 'operator', 'reviewer', 'oncall', 'admin'] as const;
+export const ROLES = ['viewer', 'operator', 'reviewer', 'oncall', 'admin', 'release'] as const;
 export type Role = (typeof ROLES)[number];
 
 export const ROLE_LABELS: Record<Role, string> = {
@@ -11,6 +11,7 @@ export const ROLE_LABELS: Record<Role, string> = {
   reviewer: 'reviewer',
   oncall: 'on-call',
   admin: 'admin',
+  release: 'release',
 };
 
 export const ROLE_DESCRIPTIONS: Record<Role, string> = {
@@ -19,6 +20,7 @@ export const ROLE_DESCRIPTIONS: Record<Role, string> = {
   reviewer: 'applies corrections',
   oncall: 'cancels and terminates database backends on the Locks page',
   admin: 'manages users and everyone’s API tokens, runs the contention replay',
+  release: 'runs the contention replay before a rollout (and reads everything), without managing users',
 };
 
 export const PERMISSIONS = [
@@ -45,6 +47,7 @@ export const PERMISSIONS = [
   // admin
   'users.manage',
   'tokens.manage',
+  // release and admin
   'replay.run',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
@@ -57,6 +60,9 @@ export const ROLE_PERMISSIONS: Record<Role, readonly Permission[]> = {
   reviewer: [...EVERY_ROLE, 'intents.correct', 'leases.use'],
   oncall: [...EVERY_ROLE, 'locks.cancel', 'locks.terminate', 'leases.use'],
   admin: [...EVERY_ROLE, 'users.manage', 'tokens.manage', 'replay.run', 'leases.use'],
+  // A release engineer presses the replay button on staging and compares runs: nothing else to change. Admin keeps
+  // it too (an admin could give themselves any role anyway).
+  release: [...EVERY_ROLE, 'replay.run'],
 };
 
 /**

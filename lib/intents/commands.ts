@@ -2,6 +2,7 @@ import { db } from '@/lib/db/client';
 import { SQLSTATE, sqlState } from '@/lib/db/sqlstate';
 import { concurrencySettings, type LockStrategy } from '@/lib/env';
 import { announceCommitted } from '@/lib/live/announce';
+import { noteActor } from '@/lib/locks/actors';
 import { findRowLockHolders } from '@/lib/locks/holders';
 import { backoffDelayMs, sleep } from '@/lib/shared/backoff';
 import { withDeadlockRetry } from './deadlock';
@@ -205,6 +206,7 @@ export async function updateIntentStatus(input: UpdateStatusInput, actor: Actor,
   const settings = concurrencySettings();
   const lockTimeoutMs = options.lockTimeoutMs ?? settings.lockTimeoutMs;
   const call: StatusCall = { id, target, expectedVersion, fencing };
+  await noteActor(actor.name);
   const run = (key: KeyRef | undefined, lock: LockMode) =>
     updateStatus({
       id,
@@ -254,6 +256,7 @@ export async function bulkUpdateStatus(input: BulkStatusInput, actor: Actor, opt
   const operation = 'bulk_update_status';
   const lockTimeoutMs = options.lockTimeoutMs ?? concurrencySettings().lockTimeoutMs;
   const allowedFrom = INTENT_STATUSES.filter((s) => canTransition(s, target));
+  await noteActor(actor.name);
   let rows: BulkRow[];
   try {
     rows = await withDeadlockRetry(operation, ids, () => bulkUpdateStatusCall({ ids, to: target, allowedFrom, lockTimeoutMs, actor: actor.name, reason: reason ?? null, details: options.auditDetails ?? null }));
@@ -324,6 +327,7 @@ export async function reevaluateIntent(input: ReevaluateInput, actor: Actor, opt
   const lockTimeoutMs = options.lockTimeoutMs ?? settings.lockTimeoutMs;
   const call: CorrectionCall = { id, correctionId: correctionIdFor(id, diff), expectedVersion, fencing };
   const write = { id, correctionId: call.correctionId, diff, source, reason, metadata, actor: actor.name, expectedVersion: expectedVersion ?? null, fencing: fencing ?? null, ...CORRECTABLE };
+  await noteActor(actor.name);
   const work = async (key: KeyRef | undefined) => {
     try {
       const first = firstMode(options.strategy ?? settings.strategies.reevaluate, false);

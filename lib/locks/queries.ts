@@ -35,6 +35,7 @@ export type SnapshotOptions = z.input<typeof snapshotOptionsSchema>;
 type BackendRow = {
   pid: number;
   applicationName: string | null;
+  actor: string | null;
   user: string | null;
   clientAddr: string | null;
   backendType: string | null;
@@ -76,14 +77,22 @@ async function readBackends(tx: Tx, allSessions = false): Promise<{ backends: Om
       SELECT a.*, (a.pid IN (SELECT pid FROM blockers)) AS is_blocker FROM a
       WHERE a.xact_start IS NOT NULL OR cardinality(a.blocked_by) > 0 OR a.pid IN (SELECT pid FROM blockers)
          OR (${allSessions} AND a.backend_type = 'client backend')
+    ),
+    -- The engine's backends name the user they act for with a shared advisory lock (prisma/functions/00_helpers.sql):
+    -- read pg_locks once for all of them.
+    actors AS MATERIALIZED (
+      SELECT l.pid, string_agg(DISTINCT n.name, ' or ') AS name
+      FROM pg_locks l JOIN backend_actors n ON n.key = l.objid::bigint
+      WHERE l.locktype = 'advisory' AND l.objsubid = 2 AND l.granted AND l.classid::bigint = bridge_actor_space()
+      GROUP BY l.pid
     )
-    SELECT r.pid, r.application_name AS "applicationName", r.usename::text AS "user", r.client_addr::text AS "clientAddr",
+    SELECT r.pid, r.application_name AS "applicationName", ac.name AS actor, r.usename::text AS "user", r.client_addr::text AS "clientAddr",
            r.backend_type AS "backendType", r.state, left(r.query, 1000) AS query, r.xact_start AS "xactStart",
            r.query_start AS "queryStart", r.backend_start AS "backendStart", r.state_change AS "stateChange", r.wait_event_type AS "waitEventType",
            r.wait_event AS "waitEvent",
            (SELECT min(l.waitstart) FROM pg_locks l WHERE l.pid = r.pid AND NOT l.granted) AS "waitingSince",
            r.blocked_by AS "blockedBy", count(*) OVER () AS total
-    FROM relevant r
+    FROM relevant r LEFT JOIN actors ac ON ac.pid = r.pid
     ORDER BY (cardinality(r.blocked_by) > 0 OR r.is_blocker) DESC, r.xact_start ASC NULLS LAST, r.backend_start, r.pid
     LIMIT ${MAX_BACKENDS}`;
   return {
@@ -91,6 +100,7 @@ async function readBackends(tx: Tx, allSessions = false): Promise<{ backends: Om
     backends: rows.map((r) => ({
       pid: r.pid,
       applicationName: r.applicationName,
+      actor: r.actor,
       user: r.user,
       clientAddr: r.clientAddr,
       backendType: r.backendType,
@@ -179,6 +189,8 @@ async function readLocks(tx: Tx, blockers: number[], limit: number) {
         AND (l.database IS NULL OR l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))
         AND (a.datname IS NULL OR a.datname = current_database())
         AND a.application_name IS DISTINCT FROM ${SNAPSHOT_LABEL}
+        -- Actor locks name a backend's user (shown with the session), never block anyone: not locks of interest.
+        AND NOT (l.locktype = 'advisory' AND l.objsubid = 2 AND l.classid::bigint = bridge_actor_space())
     ), ranked AS (
       SELECT l.*, row_number() OVER (
         ORDER BY l.granted,

@@ -8,7 +8,7 @@ const b = (pid: number, blockedBy: number[] = [], applicationName: string | null
 
 function full(pid: number, blockedBy: number[] = [], extra: Partial<Backend> = {}): Backend {
   return {
-    pid, blockedBy, applicationName: null, operation: null, user: 'postgres', clientAddr: null, backendType: 'client backend',
+    pid, blockedBy, applicationName: null, operation: null, actor: null, user: 'postgres', clientAddr: null, backendType: 'client backend',
     state: 'active', query: 'select', xactStart: null, queryStart: null, backendStart: null, stateChange: null, waitEventType: null,
     waitEvent: null, waitingSince: null, intents: [], ...extra,
   };

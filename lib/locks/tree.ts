@@ -145,6 +145,7 @@ export function impactOf(backends: readonly Backend[], pid: number, now: Date): 
     backendStart: me.backendStart,
     backendType: me.backendType,
     applicationName: me.applicationName,
+    actor: me.actor,
     user: me.user,
     state: me.state,
     query: me.query,

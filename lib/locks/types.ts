@@ -19,6 +19,11 @@ export type Backend = {
   applicationName: string | null;
   /** The engine's operation, from the label (`bridge:<operation>:<intentId>`). */
   operation: string | null;
+  /**
+   * The console user (or API token owner, or worker) the engine's backend acts for: from its actor lock
+   * (prisma/functions/00_helpers.sql). Null for sessions the engine does not run.
+   */
+  actor: string | null;
   user: string | null;
   clientAddr: string | null;
   backendType: string | null;
@@ -107,6 +112,8 @@ export type UnblockImpact = {
   backendStart: string | null;
   backendType: string | null;
   applicationName: string | null;
+  /** The console user the engine's backend acts for (Backend.actor). */
+  actor: string | null;
   user: string | null;
   state: string | null;
   query: string | null;

@@ -96,6 +96,8 @@ async function readResolvedBackendsIncluding(tx: Tx, pid: number) {
       waitingSince: null,
       blockedBy: [],
       operation: null,
+      // Outside a transaction it holds no actor lock (they end with the transaction).
+      actor: null,
       intents: [],
     })),
   };
@@ -118,6 +120,7 @@ async function signalAndAudit(action: UnblockAction, actor: AuthActor, reason: s
     backendStart: impact.backendStart,
     reason,
     applicationName: impact.applicationName,
+    actor: impact.actor,
     user: impact.user,
     state: impact.state,
     query: impact.query?.slice(0, 300) ?? null,

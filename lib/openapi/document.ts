@@ -131,7 +131,7 @@ export function openApiDocument() {
     servers: [{ url: '/' }],
     tags: [
       { name: 'intents', description: 'Create, read, move and correct intents.' },
-      { name: 'operations', description: 'Locks, metrics and health.' },
+      { name: 'operations', description: 'Locks, metrics, health and the contention replay.' },
       { name: 'console', description: 'What the console pages read; open to tokens with the same permissions.' },
       { name: 'meta', description: 'This document.' },
     ],

@@ -7,6 +7,7 @@ import { snapshotOptionsSchema } from '@/lib/locks/queries';
 import { holdersQuerySchema } from '@/lib/locks/holders';
 import { auditQuerySchema } from '@/lib/audit/log';
 import { runPipelineSchema } from '@/lib/pipeline/run';
+import { consoleReplaySchema } from '@/lib/replay/runner';
 import { positionSchema } from '@/lib/live/positions';
 import {
   auditEventSchema,
@@ -56,7 +57,7 @@ export type ApiOperation = {
   pathParams?: z.ZodObject;
   query?: z.ZodObject;
   body?: z.ZodType;
-  success: { status: 200 | 201; description: string; schema?: z.ZodType; contentType?: string; headers?: Record<string, z.ZodType> };
+  success: { status: 200 | 201 | 202; description: string; schema?: z.ZodType; contentType?: string; headers?: Record<string, z.ZodType> };
   errors: Partial<Record<number, ErrorCodes>>;
   /** Answers that are not the error envelope (the health check's 503). */
   otherResponses?: Record<number, { description: string; schema: z.ZodType }>;
@@ -457,6 +458,38 @@ export const OPERATIONS: ApiOperation[] = [
     pathParams: z.object({ id: z.uuid().meta({ description: 'The run id.' }) }),
     success: { status: 200, description: 'The run, its progress and results, and the comparison with the previous finished run.', schema: replayRunSchema },
     errors: { 400: ['invalid_request'], 404: ['not_found'] },
+  },
+  {
+    operationId: 'startReplay',
+    method: 'post',
+    path: '/api/replay/runs',
+    summary: 'Start a contention replay',
+    description:
+      'Runs the chosen scenarios (`all` by default) against this environment’s engine and database, at `full` size (the one the targets are set for) or `small` (a smoke run), with the configured lock strategies or ones chosen for this run. Staging and development only (403 `replay_disabled` in production); one run at a time across every console instance (409 `replay_in_progress`). The run goes on in the background: poll `GET /api/console/replay/runs/{id}` (the Location) for progress, verdicts and the comparison with the previous run.',
+    tag: 'operations',
+    auth: 'bearer',
+    permission: 'replay.run',
+    body: consoleReplaySchema,
+    success: {
+      status: 202,
+      description: 'The run as started.',
+      schema: z.object({ run: z.looseObject({ id: z.string(), status: z.string() }) }).meta({ id: 'ReplayStarted' }),
+      headers: { Location: z.string().meta({ description: 'The run: `/api/console/replay/runs/{id}`.' }) },
+    },
+    errors: { 403: ['replay_disabled'], 409: ['replay_in_progress'] },
+  },
+  {
+    operationId: 'cancelReplay',
+    method: 'post',
+    path: '/api/replay/runs/{id}/cancel',
+    summary: 'Cancel a running contention replay',
+    description: 'The run stops between steps and is recorded as cancelled, with the scenarios it finished.',
+    tag: 'operations',
+    auth: 'bearer',
+    permission: 'replay.run',
+    pathParams: z.object({ id: z.uuid().meta({ description: 'The run id.' }) }),
+    success: { status: 200, description: 'The cancel was asked for.', schema: z.object({ runId: z.string() }).meta({ id: 'ReplayCancelRequested' }) },
+    errors: { 400: ['invalid_request'], 409: ['replay_not_running'] },
   },
   ...LEASE_OPERATIONS,
   ...CONSOLE_AND_WORKER_OPERATIONS,

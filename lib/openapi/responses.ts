@@ -166,6 +166,7 @@ export const locksSnapshotSchema = z
         pid: z.int(),
         applicationName: nullableText,
         operation: nullableText,
+        actor: nullableText.meta({ description: 'The console user (or token owner, or worker) an engine backend acts for; null for other sessions.' }),
         state: nullableText,
         query: nullableText,
         blockedBy: z.array(z.int()),

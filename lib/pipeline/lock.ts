@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { createPool, createPrisma, databaseUrl, type Db } from '@/lib/db/client';
 import { env } from '@/lib/env';
 import { LockTimeoutError, type LockHolder } from '@/lib/intents/errors';
+import { noteActor } from '@/lib/locks/actors';
 
 /**
  * The pipeline's execution lock: a transaction-scoped advisory lock on (namespace, hashtext(intent id)), taken
@@ -54,7 +55,8 @@ class LockBusy extends Error {
  * Runs `body` while holding the intent's execution lock; refuses at once with a 423 `lock_timeout` naming the holder
  * when another execution has it.
  */
-export async function withPipelineLock<T>(intentId: string, body: () => Promise<T>): Promise<T> {
+export async function withPipelineLock<T>(intentId: string, body: () => Promise<T>, actor?: string): Promise<T> {
+  if (actor) await noteActor(actor);
   try {
     return await lockDb().$transaction(
       async (tx) => {
@@ -79,6 +81,8 @@ export async function withPipelineLock<T>(intentId: string, body: () => Promise<
                  END AS holders
           FROM attempt`;
         if (!row.locked) throw new LockBusy(row.holders ?? []);
+        // Who the run is for, held as long as the run: the Locks page names them (prisma/functions/00_helpers.sql).
+        if (actor) await tx.$queryRaw`SELECT pg_advisory_xact_lock_shared(bridge_actor_space(), hashtext(${actor}))::text`;
         return body();
       },
       { maxWait: 5_000, timeout: env().PIPELINE_MAX_RUN_MS },

@@ -221,7 +221,7 @@ export async function runPipeline(input: RunPipelineInput, actor: Actor, options
       steps,
     };
     return { intent: finished.intent, run };
-  });
+  }, actor.name);
 }
 
 /** An intent's pipeline runs, newest first, with their steps. */

@@ -1,5 +1,5 @@
 import type { ReplayRunView, ScenarioResult, StrategyFlag } from './types';
-import type { RunComparison } from './verdict';
+import { failedChecks, type RunComparison } from './verdict';
 
 /** Plain-text reports for the CLI and the bench: the same facts the Replay page shows. */
 
@@ -46,10 +46,21 @@ export function formatScenario(r: ScenarioResult): string[] {
   return lines;
 }
 
+/** The missed checks first: what a release engineer needs to decide, before the detail. */
+export function formatFailedChecks(results: ScenarioResult[]): string[] {
+  const failed = failedChecks(results);
+  if (!failed.length) return results.length ? ['Every check met.'] : [];
+  return [
+    `${failed.length} check${failed.length === 1 ? '' : 's'} missed:`,
+    ...failed.map((f) => `  ${f.scenario}: ${f.label} — ${f.actual}${f.broke ? '' : ` (target ${f.target})`}`),
+  ];
+}
+
 export function formatRun(run: ReplayRunView, comparison?: RunComparison | null): string {
   const lines = [
     `Replay run ${run.id} — ${run.status}${run.verdict ? `, verdict ${run.verdict.toUpperCase()}` : ''}`,
     `Requested by ${run.requestedBy} from the ${run.door} in ${run.environment}, ${run.createdAt}${run.finishedAt ? ` → ${run.finishedAt}` : ''}`,
+    ...formatFailedChecks(run.results),
     ...formatSettings(run),
     '',
     ...run.results.flatMap((r) => [...formatScenario(r), '']),
@@ -57,11 +68,17 @@ export function formatRun(run: ReplayRunView, comparison?: RunComparison | null)
   if (run.error) lines.push(`Run ${run.status}: ${run.error}`, '');
   if (comparison?.previousRunId) {
     lines.push(`Compared with run ${comparison.previousRunId} (${comparison.previousCreatedAt}): ${comparison.regressions} regression(s)`);
+    if (comparison.settingsDifferences.length) {
+      lines.push(`  WARNING: the runs used different settings, so their figures are not like for like:`);
+      for (const d of comparison.settingsDifferences) lines.push(`    ${d.label}: ${d.previous} → ${d.current}`);
+    }
+    lines.push(`  Run-to-run spread from ${comparison.spreadRuns} earlier run(s) with the same settings.`);
     for (const s of comparison.scenarios) {
       if (s.verdictRegression) lines.push(`  REGRESSION ${s.scenario}: was ${s.previousVerdict}, now ${s.currentVerdict}${s.newlyFailing.length ? ` (${s.newlyFailing.join('; ')})` : ''}`);
       for (const row of s.rows.filter((x) => x.regression)) {
         lines.push(`  REGRESSION ${s.scenario} ${row.label}: ${row.previous} → ${row.current}${row.change !== null ? ` (${Math.round(row.change * 100)} %)` : ''}`);
       }
+      for (const row of s.rows.filter((x) => !x.regression && x.note)) lines.push(`  not a regression: ${s.scenario} ${row.label} ${row.previous} → ${row.current}: ${row.note}`);
     }
   } else if (comparison) {
     lines.push('No earlier finished run to compare with.');

@@ -2,16 +2,18 @@ import { cpus, hostname } from 'node:os';
 import { z } from 'zod';
 import { databaseUrl } from '@/lib/db/client';
 import { concurrencySettings, env, LOCK_STRATEGIES, type ConcurrencySettings, type LockStrategy } from '@/lib/env';
+import { requirePermission } from '@/lib/auth/errors';
+import type { AuthActor } from '@/lib/auth/types';
 import { asReplayWork } from '@/lib/intents/outcomes';
 import { parseInput } from '@/lib/intents/schemas';
 import type { Actor } from '@/lib/intents/types';
 import { ReplayCancelledError, ReplayDisabledError, ReplayNotRunningError } from './errors';
 import { serverSettings } from './queries';
-import { abandonStaleRuns, finishRun, getRun, insertRun, previousFinishedRun, requestCancel, saveProgress, settleDeadlockCounter } from './runs';
+import { abandonStaleRuns, finishedRunsBefore, finishRun, getRun, insertRun, requestCancel, saveProgress, settleDeadlockCounter } from './runs';
 import { runScenario, type ScenarioContext } from './scenarios';
 import { resolveTargets } from './targets';
 import { SCENARIO_NAMES, SIZES, STRATEGY_FLAGS, type ReplayRunView, type StrategyFlag, type RunConfig, type RunDoor, type RunProgress, type ScenarioName, type ScenarioResult, type Sizes } from './types';
-import { compareRuns, runVerdict, type RunComparison } from './verdict';
+import { compareRuns, failedChecks, runVerdict, type FailedCheck, type RunComparison } from './verdict';
 
 /**
  * Starting, running, cancelling and reading replay runs. A run executes in the process that started it (the console's
@@ -188,17 +190,46 @@ export async function startReplayInBackground(input: StartReplayInput, actor: Ac
   return run;
 }
 
+/**
+ * What a person may choose when starting a run from the console or the API: scenarios, size and strategies. Sizes
+ * and targets are the CLI's and the bench's (a run judged against relaxed targets is not a go/no-go).
+ */
+export const consoleReplaySchema = startReplaySchema.pick({ scenarios: true, size: true, strategies: true }).strict();
+export type ConsoleReplayInput = z.input<typeof consoleReplaySchema>;
+
+/**
+ * The Replay page's button and `POST /api/replay/runs`: needs `replay.run` (the release and admin roles), then the
+ * environment guard, then one run at a time; the run goes on in the background of this server process.
+ */
+export async function startReplayForUser(actor: AuthActor, input: unknown): Promise<ReplayRunView> {
+  requirePermission(actor, 'replay.run');
+  return startReplayInBackground(parseInput(consoleReplaySchema, input), { name: actor.name });
+}
+
+/** Cancel from the page or the API: needs `replay.run`, like starting. */
+export async function cancelReplayForUser(actor: AuthActor, id: unknown): Promise<{ runId: string }> {
+  requirePermission(actor, 'replay.run');
+  const runId = parseInput(z.uuid({ error: 'must be a UUID' }), id, 'runId');
+  await cancelReplay(runId, { name: actor.name });
+  return { runId };
+}
+
 export async function cancelReplay(id: string, actor: Actor): Promise<void> {
   const runId = parseInput(z.uuid({ error: 'must be a UUID' }), id, 'runId');
   if (!(await requestCancel(runId, actor.name))) throw new ReplayNotRunningError(`Replay run ${runId} is not running (it finished, or does not exist).`, { runId });
 }
 
-export type RunWithComparison = { run: ReplayRunView; previous: ReplayRunView | null; comparison: RunComparison };
+/** A run as the Replay page, the API and the CLI report it: its missed checks first, then the comparison. */
+export type RunWithComparison = { run: ReplayRunView; previous: ReplayRunView | null; comparison: RunComparison; failedChecks: FailedCheck[] };
+
+/** Earlier finished runs read for the run-to-run spread: the spread itself uses those with the same settings. */
+const HISTORY_RUNS = 20;
 
 export async function runWithComparison(id: string): Promise<RunWithComparison | null> {
   const runId = parseInput(z.uuid({ error: 'must be a UUID' }), id, 'runId');
   const run = await getRun(runId);
   if (!run) return null;
-  const previous = await previousFinishedRun(run);
-  return { run, previous, comparison: compareRuns(run, previous, run.config.targets.regressionTolerance) };
+  const earlier = await finishedRunsBefore(run, HISTORY_RUNS);
+  const previous = earlier[0] ?? null;
+  return { run, previous, comparison: compareRuns(run, previous, run.config.targets.regressionTolerance, earlier), failedChecks: failedChecks(run.results) };
 }

@@ -78,8 +78,9 @@ export async function saveProgress(id: string, progress: RunProgress, results: S
 }
 
 /**
- * Postgres' own deadlock counter and its last reset. Backends report their counts to it asynchronously (within about
- * a second of going idle), which is why a run waits for it to settle before its end snapshot (settleDeadlockCounter).
+ * Postgres' own deadlock counter and its last reset. Backends report their counts to it asynchronously: an idle
+ * backend that reported less than a second ago waits 10 s before reporting again (PostgreSQL's PGSTAT_IDLE_INTERVAL),
+ * which is why a run waits for it to settle before its end snapshot (settleDeadlockCounter).
  */
 const PG_DEADLOCK_COUNTER = Prisma.raw(`(SELECT (SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()) AS deadlocks,
   (SELECT stats_reset FROM pg_stat_database WHERE datname = current_database()) AS reset)`);
@@ -93,7 +94,7 @@ export async function deadlocksSinceStart(id: string): Promise<number | null> {
 }
 
 /** How long a finished run waits at most for Postgres' counter to show the deadlocks the run saw itself. */
-export const COUNTER_SETTLE_MS = 5_000;
+export const COUNTER_SETTLE_MS = 12_000;
 
 /**
  * Waits (bounded) until Postgres' deadlock counter has counted at least the deadlocks the run's own calls met, so
@@ -105,7 +106,7 @@ export async function settleDeadlockCounter(id: string, seenByRun: number, optio
     const added = await deadlocksSinceStart(id);
     if (added === null || added >= seenByRun) return true;
     if (Date.now() >= deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 100));
+    await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? 200));
   }
 }
 
@@ -141,8 +142,13 @@ export async function listRuns(limit = 20): Promise<ReplayRunView[]> {
 
 /** The run to compare with: the latest one before it that ran to the end (a cancelled or broken run is no yardstick). */
 export async function previousFinishedRun(run: Pick<ReplayRunView, 'id' | 'createdAt'>): Promise<ReplayRunView | null> {
+  return (await finishedRunsBefore(run, 1))[0] ?? null;
+}
+
+/** The latest finished runs before `run`, newest first: the previous one, and the history the run-to-run spread comes from. */
+export async function finishedRunsBefore(run: Pick<ReplayRunView, 'id' | 'createdAt'>, limit: number): Promise<ReplayRunView[]> {
   const rows = await db().$queryRaw<RunRow[]>`
     SELECT ${COLUMNS} FROM replay_runs WHERE status = 'finished' AND created_at < ${new Date(run.createdAt)}::timestamptz AND id <> ${run.id}::uuid
-    ORDER BY created_at DESC, id DESC LIMIT 1`;
-  return rows[0] ? toView(rows[0]) : null;
+    ORDER BY created_at DESC, id DESC LIMIT ${limit}`;
+  return rows.map(toView);
 }

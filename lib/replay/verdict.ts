@@ -1,6 +1,6 @@
 import { round } from './stats';
 import type { Targets } from './targets';
-import type { Check, ReplayRunView, ScenarioName, ScenarioResult } from './types';
+import type { Check, ReplayRunView, RunConfig, ScenarioName, ScenarioResult } from './types';
 
 /**
  * Verdicts and comparisons: pure functions of what a scenario measured and the targets in force, so that the
@@ -87,10 +87,24 @@ export function runVerdict(results: readonly ScenarioResult[]): 'pass' | 'fail' 
 /**
  * The measures worth comparing run against run, which way is better, and the smallest change that counts (so that
  * a p95 of 1.2 ms becoming 1.5 ms is not called a regression).
+ *
+ * - `context`: a figure that describes the machine, not the engine (the raw-SQL baseline): shown beside the others
+ *   to explain them, never a regression.
+ * - `confirmedBy`: a figure the machine moves as much as the engine (throughput) counts as a regression only when
+ *   that measure (its share of the baseline, measured side by side in the same run) regressed too.
  */
-export const MEASURES: Record<string, { label: string; better: 'higher' | 'lower'; minDelta: number; unit: 'ms' | '/s' | 'ratio' }> = {
-  throughputPerSec: { label: 'status updates /s', better: 'higher', minDelta: 50, unit: '/s' },
-  baselinePerSec: { label: 'raw-SQL baseline /s', better: 'higher', minDelta: 50, unit: '/s' },
+export type MeasureInfo = {
+  label: string;
+  better: 'higher' | 'lower';
+  minDelta: number;
+  unit: 'ms' | '/s' | 'ratio';
+  context?: string;
+  confirmedBy?: string;
+};
+
+export const MEASURES: Record<string, MeasureInfo> = {
+  throughputPerSec: { label: 'status updates /s', better: 'higher', minDelta: 50, unit: '/s', confirmedBy: 'baselineRatio' },
+  baselinePerSec: { label: 'raw-SQL baseline /s', better: 'higher', minDelta: 50, unit: '/s', context: 'the raw-SQL baseline measures the machine, not the engine' },
   baselineRatio: { label: 'share of baseline', better: 'higher', minDelta: 0.03, unit: 'ratio' },
   p50Ms: { label: 'latency p50', better: 'lower', minDelta: 1, unit: 'ms' },
   p95Ms: { label: 'latency p95', better: 'lower', minDelta: 1, unit: 'ms' },
@@ -99,6 +113,9 @@ export const MEASURES: Record<string, { label: string; better: 'higher' | 'lower
   loserMaxMs: { label: 'NOWAIT refusal, slowest', better: 'lower', minDelta: 5, unit: 'ms' },
   acquireP95Ms: { label: 'lock statement p95', better: 'lower', minDelta: 1, unit: 'ms' },
 };
+
+/** How many earlier comparable runs (same settings) make the run-to-run spread a figure must leave to regress. */
+export const SPREAD_RUNS = 5;
 
 export type ComparisonRow = {
   scenario: ScenarioName;
@@ -110,6 +127,12 @@ export type ComparisonRow = {
   /** Relative change, current vs previous (0.1 = 10 % higher). */
   change: number | null;
   regression: boolean;
+  /** A figure about the machine (the raw-SQL baseline): context for the others, never a regression. */
+  context: boolean;
+  /** The range of this figure over the recent runs with the same settings (the run-to-run spread), when there were two or more. */
+  spread: { min: number; max: number; runs: number } | null;
+  /** Why a worse figure is not a regression (within the spread, the machine was slower, context), for people. */
+  note: string | null;
 };
 
 export type ScenarioComparison = {
@@ -122,26 +145,68 @@ export type ScenarioComparison = {
   rows: ComparisonRow[];
 };
 
+/** A setting the two compared runs did not share: their figures are not like for like. */
+export type SettingDifference = { key: string; label: string; previous: string; current: string };
+
 export type RunComparison = {
   previousRunId: string | null;
   previousCreatedAt: string | null;
   regressions: number;
   scenarios: ScenarioComparison[];
+  /** What differed between this run and the previous one (strategies, timeouts, pool, sizes, targets, machine). */
+  settingsDifferences: SettingDifference[];
+  /** How many earlier runs with the same settings gave the run-to-run spread. */
+  spreadRuns: number;
 };
 
-export function compareResults(current: readonly ScenarioResult[], previous: readonly ScenarioResult[] | null, tolerance: number): ScenarioComparison[] {
+/**
+ * Whether `current` is a regression against `previous`, by the rules of docs/REPLAY.md: worse by more than the
+ * measure's absolute floor and by more than `tolerance` of the previous figure, outside the range the same figure
+ * took over the recent runs with the same settings (when two or more are known), and for a figure the machine moves
+ * (`confirmedBy`), only when the side-by-side measure that cancels the machine out regressed as well.
+ */
+function judge(info: MeasureInfo, current: number | null, previous: number | null, spread: ComparisonRow['spread'], tolerance: number, confirmed: boolean | null): { regression: boolean; note: string | null } {
+  if (current === null || previous === null) return { regression: false, note: null };
+  const worse = info.better === 'higher' ? previous - current : current - previous;
+  if (!(worse > info.minDelta && worse > Math.abs(previous) * tolerance)) return { regression: false, note: null };
+  if (info.context) return { regression: false, note: `worse, but context: ${info.context}` };
+  if (spread && (info.better === 'higher' ? current >= spread.min : current <= spread.max)) {
+    return { regression: false, note: `worse, but within the spread of the last ${spread.runs} runs with the same settings` };
+  }
+  if (confirmed === false) return { regression: false, note: 'worse, but the raw-SQL baseline fell as much in the same run: the machine was slower' };
+  return { regression: true, note: null };
+}
+
+function spreadOf(key: string, name: ScenarioName, history: readonly (readonly ScenarioResult[])[]): ComparisonRow['spread'] {
+  const values = history.map((results) => results.find((r) => r.name === name)?.measures[key]).filter((v): v is number => Number.isFinite(v));
+  return values.length >= 2 ? { min: Math.min(...values), max: Math.max(...values), runs: values.length } : null;
+}
+
+export function compareResults(
+  current: readonly ScenarioResult[],
+  previous: readonly ScenarioResult[] | null,
+  tolerance: number,
+  history: readonly (readonly ScenarioResult[])[] = [],
+): ScenarioComparison[] {
   return current.map((cur) => {
     const prev = previous?.find((p) => p.name === cur.name) ?? null;
-    const rows: ComparisonRow[] = Object.entries(MEASURES)
-      .filter(([key]) => key in cur.measures || (prev && key in prev.measures))
-      .map(([key, info]) => {
-        const c = Number.isFinite(cur.measures[key]) ? cur.measures[key] : null;
-        const p = prev && Number.isFinite(prev.measures[key]) ? prev.measures[key] : null;
-        const change = c !== null && p !== null && p !== 0 ? (c - p) / Math.abs(p) : null;
-        const worse = c !== null && p !== null && (info.better === 'higher' ? p - c : c - p);
-        const regression = worse !== false && worse > info.minDelta && worse > Math.abs(p as number) * tolerance;
-        return { scenario: cur.name, measure: key, label: info.label, unit: info.unit, previous: p, current: c, change, regression };
-      });
+    const keys = Object.keys(MEASURES).filter((key) => key in cur.measures || (prev && key in prev.measures));
+    const valueOf = (m: Record<string, number> | undefined, key: string) => (m && Number.isFinite(m[key]) ? m[key] : null);
+    const first = new Map<string, ComparisonRow>();
+    // Measures that confirm others first, so a confirmed measure can read their verdict.
+    const order = [...keys].sort((a, b) => Number(Boolean(MEASURES[a].confirmedBy)) - Number(Boolean(MEASURES[b].confirmedBy)));
+    for (const key of order) {
+      const info = MEASURES[key];
+      const c = valueOf(cur.measures, key);
+      const p = valueOf(prev?.measures, key);
+      const spread = spreadOf(key, cur.name, history);
+      const confirming = info.confirmedBy ? first.get(info.confirmedBy) : undefined;
+      const confirmed = info.confirmedBy && confirming && confirming.current !== null && confirming.previous !== null ? confirming.regression : null;
+      const { regression, note } = judge(info, c, p, spread, tolerance, confirmed);
+      const change = c !== null && p !== null && p !== 0 ? (c - p) / Math.abs(p) : null;
+      first.set(key, { scenario: cur.name, measure: key, label: info.label, unit: info.unit, previous: p, current: c, change, regression, context: Boolean(info.context), spread, note });
+    }
+    const rows = keys.map((key) => first.get(key)!);
     const newlyFailing = prev ? cur.checks.filter((c) => !c.pass && prev.checks.some((pc) => pc.id === c.id && pc.pass)).map((c) => c.label) : [];
     return {
       scenario: cur.name,
@@ -154,8 +219,96 @@ export function compareResults(current: readonly ScenarioResult[], previous: rea
   });
 }
 
-export function compareRuns(current: Pick<ReplayRunView, 'results'>, previous: Pick<ReplayRunView, 'id' | 'createdAt' | 'results'> | null, tolerance: number): RunComparison {
-  const scenarios = compareResults(current.results, previous?.results ?? null, tolerance);
+type Comparable = Pick<ReplayRunView, 'results'> & { config?: RunConfig };
+
+export function compareRuns(
+  current: Comparable,
+  previous: (Comparable & Pick<ReplayRunView, 'id' | 'createdAt'>) | null,
+  tolerance: number,
+  history: readonly Comparable[] = [],
+): RunComparison {
+  // The spread comes only from runs like this one: a different strategy or machine is another distribution.
+  const alike = history.filter((h) => settingsDifferences(h.config, current.config).length === 0).slice(0, SPREAD_RUNS);
+  const scenarios = compareResults(
+    current.results,
+    previous?.results ?? null,
+    tolerance,
+    alike.map((h) => h.results),
+  );
   const regressions = scenarios.reduce((n, s) => n + (s.verdictRegression ? 1 : 0) + s.rows.filter((r) => r.regression).length, 0);
-  return { previousRunId: previous?.id ?? null, previousCreatedAt: previous?.createdAt ?? null, regressions, scenarios };
+  return {
+    previousRunId: previous?.id ?? null,
+    previousCreatedAt: previous?.createdAt ?? null,
+    regressions,
+    scenarios,
+    settingsDifferences: previous ? settingsDifferences(previous.config, current.config) : [],
+    spreadRuns: alike.length,
+  };
+}
+
+/** Names people know for the recorded settings; anything else is shown by its key. */
+const SETTING_LABELS: Record<string, string> = {
+  'settings.strategies.update_status': 'status update strategy',
+  'settings.strategies.reevaluate': 'correction strategy',
+  'settings.strategies.bulk_update_status': 'bulk update strategy',
+  'settings.lockTimeoutMs': 'lock timeout (ms)',
+  'settings.retry.maxAttempts': 'retries',
+  'settings.retry.baseMs': 'retry base (ms)',
+  'settings.retry.factor': 'retry factor',
+  'settings.retry.jitterMs': 'retry jitter (ms)',
+  'settings.retry.maxDelayMs': 'retry delay cap (ms)',
+  'settings.deadlockMaxAttempts': 'deadlock attempts',
+  'settings.poolSize': 'database pool',
+  'settings.preparedStatements': 'prepared statements',
+  'settings.contentionMemoryMs': 'adaptive: contended for (ms)',
+  sizePreset: 'sizes',
+  'runtime.postgres': 'PostgreSQL version',
+  'runtime.cpus': 'CPUs',
+  'runtime.host': 'host',
+  'runtime.serverSettings.deadlock_timeout': 'deadlock_timeout',
+  'runtime.serverSettings.synchronous_commit': 'synchronous_commit',
+  'runtime.serverSettings.fsync': 'fsync',
+  'runtime.serverSettings.max_connections': 'max_connections',
+  'runtime.serverSettings.shared_buffers': 'shared_buffers',
+};
+
+/** Recorded but not a setting: which run chose a strategy, or the environment's name, change nothing measured. */
+const NOT_SETTINGS = /^(strategyOverrides|settings\.environment|runtime\.node)(\.|$)/;
+
+function flatten(value: unknown, prefix: string, into: Map<string, string>): Map<string, string> {
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    for (const [k, v] of Object.entries(value)) flatten(v, prefix ? `${prefix}.${k}` : k, into);
+  } else if (prefix && !NOT_SETTINGS.test(prefix)) {
+    into.set(prefix, value === undefined ? '—' : Array.isArray(value) ? value.join(', ') : String(value));
+  }
+  return into;
+}
+
+/**
+ * What two runs did not share: the rollout's flags (strategies, lock timeout, retries, pool, prepared statements),
+ * the sizes and targets they were judged against, and the database and machine they ran on. Runs that differ here
+ * measure different things; their comparison is shown with a warning naming each difference.
+ */
+export function settingsDifferences(previous: RunConfig | null | undefined, current: RunConfig | null | undefined): SettingDifference[] {
+  const a = flatten(previous ?? {}, '', new Map());
+  const b = flatten(current ?? {}, '', new Map());
+  const keys = [...new Set([...a.keys(), ...b.keys()])].sort();
+  // Two named size presets differ in every size: the preset says it once.
+  const presets = [a.get('sizePreset'), b.get('sizePreset')];
+  const presetSaysIt = presets[0] !== presets[1] && !presets.includes('custom');
+  return keys
+    .filter((k) => (a.get(k) ?? '—') !== (b.get(k) ?? '—'))
+    .filter((k) => !(presetSaysIt && k.startsWith('sizes.')))
+    .map((key) => ({ key, label: SETTING_LABELS[key] ?? key.replace(/^(runtime\.serverSettings|settings|runtime)\./, '').replace(/^targets\./, 'target ').replace(/^sizes\./, 'size '), previous: a.get(key) ?? '—', current: b.get(key) ?? '—' }));
+}
+
+/** A check the run missed, or a scenario that broke: what a release engineer reads first. */
+export type FailedCheck = { scenario: ScenarioName; title: string; label: string; actual: string; target: string; broke: boolean };
+
+/** Every missed check and broken scenario of a run, in the run's order: the summary at the top of a run. */
+export function failedChecks(results: readonly ScenarioResult[]): FailedCheck[] {
+  return results.flatMap((r) => [
+    ...(r.error ? [{ scenario: r.name, title: r.title, label: 'the scenario broke', actual: r.error, target: 'runs to the end', broke: true }] : []),
+    ...r.checks.filter((c) => !c.pass).map((c) => ({ scenario: r.name, title: r.title, label: c.label, actual: c.actual, target: c.target, broke: false })),
+  ]);
 }

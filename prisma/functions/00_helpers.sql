@@ -13,12 +13,29 @@ BEGIN
   END LOOP;
 END $$;
 
+-- The namespace (the first key of a two-key advisory lock) of the locks that name a backend's acting user.
+CREATE OR REPLACE FUNCTION "bridge_actor_space"() RETURNS integer
+LANGUAGE sql IMMUTABLE AS $$ SELECT 1094931538 $$;  -- "ACTR"
+
 -- Labels the backend for the Locks page (bridge:<operation>:<intent id>) and sets this transaction's lock timeout.
+-- The acting user (the console user or API token owner) does not fit in application_name beside the operation and
+-- the intent (63 bytes), and no other session can read this one's settings, so it is named by a shared advisory
+-- lock (bridge_actor_space(), hashtext(actor)) held to the end of the transaction: shared locks never conflict with
+-- each other, nothing takes them exclusively, and pg_locks shows them to the Locks page, which maps the key back
+-- to the name through backend_actors (written by the console before it first acts for that name).
+CREATE OR REPLACE FUNCTION "bridge_label"(p_operation text, p_intent uuid, p_lock_timeout_ms integer, p_actor text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM set_config('application_name', left('bridge:' || p_operation || ':' || p_intent::text, 63), true),
+          set_config('lock_timeout', p_lock_timeout_ms || 'ms', true);
+  IF p_actor IS NOT NULL THEN
+    PERFORM pg_advisory_xact_lock_shared("bridge_actor_space"(), hashtext(p_actor));
+  END IF;
+END $$;
+
+-- Without the acting user: what functions from before it existed call while an upgrade replaces them.
 CREATE OR REPLACE FUNCTION "bridge_label"(p_operation text, p_intent uuid, p_lock_timeout_ms integer) RETURNS void
-LANGUAGE sql AS $$
-  SELECT set_config('application_name', left('bridge:' || p_operation || ':' || p_intent::text, 63), true),
-         set_config('lock_timeout', p_lock_timeout_ms || 'ms', true);
-$$;
+LANGUAGE sql AS $$ SELECT "bridge_label"(p_operation, p_intent, p_lock_timeout_ms, NULL) $$;
 
 -- An intent met a version conflict: remembered for a while so every instance's adaptive commands queue on the row
 -- lock at once instead of retrying into the same conflict (see docs/LOCKING.md).

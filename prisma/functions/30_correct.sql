@@ -67,7 +67,7 @@ DECLARE
   raced boolean := false;
   started timestamptz;
 BEGIN
-  PERFORM "bridge_label"('reevaluate', p_id, p_lock_timeout_ms);
+  PERFORM "bridge_label"('reevaluate', p_id, p_lock_timeout_ms, p_actor);
   mode := "bridge_first_mode"(p_lock, p_id, p_contended_within_ms);
   took_lock := false;
   lock_wait_ms := 0;

@@ -14,7 +14,7 @@ DECLARE
   started timestamptz;
   waited double precision;
 BEGIN
-  PERFORM "bridge_label"('bulk_update_status', p_ids[1], p_lock_timeout_ms);
+  PERFORM "bridge_label"('bulk_update_status', p_ids[1], p_lock_timeout_ms, p_actor);
   started := clock_timestamp();
   PERFORM 1 FROM "intents" i WHERE i."id" = ANY(p_ids) ORDER BY i."id" FOR UPDATE;
   waited := extract(epoch FROM clock_timestamp() - started) * 1000;

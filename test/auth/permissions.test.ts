@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { can, PERMISSION_ACTIONS, permissionDeniedMessage, PERMISSIONS, permissionsOf, rolesGranting, ROLES, type Permission, type Role } from '@/lib/auth/permissions';
 
-/** The role table, written out permission by permission: the code's table must match it exactly. */
+/** The role table of docs/AUTH.md, written out permission by permission: the code's table must match it exactly. */
 const READS: Permission[] = ['intents.read', 'locks.read', 'contention.read', 'replay.read', 'audit.read', 'tokens.own'];
 const EXPECTED: Record<Role, Permission[]> = {
   viewer: READS,
@@ -9,6 +9,7 @@ const EXPECTED: Record<Role, Permission[]> = {
   reviewer: [...READS, 'intents.correct', 'leases.use'],
   oncall: [...READS, 'locks.cancel', 'locks.terminate', 'leases.use'],
   admin: [...READS, 'users.manage', 'tokens.manage', 'replay.run', 'leases.use'],
+  release: [...READS, 'replay.run'],
 };
 
 describe('permission table', () => {
@@ -44,7 +45,8 @@ describe('permission table', () => {
   it('words refusals by role, never by permission name', () => {
     expect(permissionDeniedMessage('intents.create', ['viewer'])).toBe('Creating intents needs the operator role (you have: viewer).');
     expect(permissionDeniedMessage('users.manage', [])).toBe('Managing users needs the admin role (you have no roles).');
-    expect(permissionDeniedMessage('locks.read', ['operator'])).toBe('Viewing locks needs one of the viewer, operator, reviewer, on-call or admin roles (you have: operator).');
+    expect(permissionDeniedMessage('locks.read', ['operator'])).toBe('Viewing locks needs one of the viewer, operator, reviewer, on-call, admin or release roles (you have: operator).');
+    expect(permissionDeniedMessage('replay.run', ['viewer'])).toBe('Starting a contention replay needs one of the admin or release roles (you have: viewer).');
     for (const permission of PERMISSIONS) {
       expect(PERMISSION_ACTIONS[permission]).toBeTruthy();
       expect(rolesGranting(permission)).toEqual(ROLES.filter((r) => EXPECTED[r].includes(permission)));

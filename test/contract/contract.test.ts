@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { db } from '@/lib/db/client';
+import { startReplay } from '@/lib/replay/runner';
 import { ROLES } from '@/lib/auth/permissions';
 import { openApiDocument } from '@/lib/openapi/document';
 import { OPERATIONS, type ApiOperation } from '@/lib/openapi/operations';
@@ -55,6 +57,14 @@ beforeAll(async () => {
   await resetDatabase();
   await resetAuth();
   token = (await userWithToken(ROLES)).token;
+  // A replay run "in progress" for the whole file: every valid start is answered 409 replay_in_progress (documented)
+  // instead of starting real runs in the background of the test.
+  await db().$executeRaw`TRUNCATE replay_runs`;
+  const held = await startReplay({ scenarios: ['lock-latency'], size: 'small' }, 'cli', { name: 'contract' });
+  await db().$executeRaw`UPDATE replay_runs SET heartbeat_at = now() + interval '1 day' WHERE id = ${held.id}::uuid`;
+});
+afterAll(async () => {
+  await db().$executeRaw`TRUNCATE replay_runs`;
 });
 
 async function freshIntents() {

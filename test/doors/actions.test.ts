@@ -45,8 +45,8 @@ function codeOf(result: unknown): string | undefined {
 
 type Case = { name: string; roles: Role[]; call: (intentId: string) => Promise<unknown> };
 
-// Who may: written from the issue's role list (operator: status and bulk; reviewer: corrections; on-call:
-// cancel/terminate backends; admin: users, tokens, replay), not read from the permission table.
+// Who may: written from the role list of docs/AUTH.md (operator: status and bulk; reviewer: corrections; on-call:
+// cancel/terminate backends; admin: users, tokens, replay; release: replay), not read from the permission table.
 const CASES: Case[] = [
   { name: 'changeIntentStatusAction', roles: ['operator'], call: (id) => changeIntentStatusAction({ id, status: 'PROCESSED' }) },
   { name: 'bulkChangeStatusAction', roles: ['operator'], call: (id) => bulkChangeStatusAction({ ids: [id], status: 'PROCESSED' }) },
@@ -55,22 +55,22 @@ const CASES: Case[] = [
   { name: 'cancelBackendAction', roles: ['oncall'], call: () => cancelBackendAction({ status: 'idle' }, form({ pid: '2000000000', reason: 'matrix' })) },
   { name: 'terminateBackendAction', roles: ['oncall'], call: () => terminateBackendAction({ status: 'idle' }, form({ pid: '2000000000', reason: 'matrix' })) },
   // An unknown scenario: an allowed caller gets past the door and is refused by validation, so no run starts.
-  { name: 'startReplayAction', roles: ['admin'], call: () => startReplayAction({ scenarios: ['no-such-scenario'] }) },
-  { name: 'cancelReplayAction', roles: ['admin'], call: () => cancelReplayAction('00000000-0000-0000-0000-000000000000') },
+  { name: 'startReplayAction', roles: ['admin', 'release'], call: () => startReplayAction({ scenarios: ['no-such-scenario'] }) },
+  { name: 'cancelReplayAction', roles: ['admin', 'release'], call: () => cancelReplayAction('00000000-0000-0000-0000-000000000000') },
   { name: 'createUserAction', roles: ['admin'], call: () => createUserAction({ status: 'idle' }, form({ username: `m-${Math.random().toString(36).slice(2, 10)}`, roles: ['viewer'] })) },
   { name: 'setRolesAction', roles: ['admin'], call: () => setRolesAction({ status: 'idle' }, form({ userId: '00000000-0000-0000-0000-000000000000', roles: ['viewer'] })) },
   { name: 'setDisabledAction', roles: ['admin'], call: () => setDisabledAction({ status: 'idle' }, form({ userId: '00000000-0000-0000-0000-000000000000', disabled: 'true' })) },
   { name: 'resetPasswordAction', roles: ['admin'], call: () => resetPasswordAction({ status: 'idle' }, form({ userId: '00000000-0000-0000-0000-000000000000' })) },
   // Every signed-in role manages its own tokens.
-  { name: 'createTokenAction', roles: ['viewer', 'operator', 'reviewer', 'oncall', 'admin'], call: () => createTokenAction({ status: 'idle' }, form({ name: 'matrix' })) },
-  { name: 'revokeTokenAction', roles: ['viewer', 'operator', 'reviewer', 'oncall', 'admin'], call: () => revokeTokenAction({ status: 'idle' }, form({ tokenId: '00000000-0000-0000-0000-000000000000' })) },
+  { name: 'createTokenAction', roles: ['viewer', 'operator', 'reviewer', 'oncall', 'admin', 'release'], call: () => createTokenAction({ status: 'idle' }, form({ name: 'matrix' })) },
+  { name: 'revokeTokenAction', roles: ['viewer', 'operator', 'reviewer', 'oncall', 'admin', 'release'], call: () => revokeTokenAction({ status: 'idle' }, form({ tokenId: '00000000-0000-0000-0000-000000000000' })) },
   // Edit leases: every role that may take leases (operator and above, reviewers for their corrections); all may look.
   { name: 'takeEditLeaseAction', roles: ['operator', 'reviewer', 'oncall', 'admin'], call: (id) => takeEditLeaseAction({ intentId: id }) },
   { name: 'renewEditLeaseAction', roles: ['operator', 'reviewer', 'oncall', 'admin'], call: (id) => renewEditLeaseAction({ intentId: id, token: 1 }) },
   { name: 'releaseEditLeaseAction', roles: ['operator', 'reviewer', 'oncall', 'admin'], call: (id) => releaseEditLeaseAction({ intentId: id, token: 1 }) },
-  { name: 'currentEditLeaseAction', roles: ['viewer', 'operator', 'reviewer', 'oncall', 'admin'], call: (id) => currentEditLeaseAction({ intentId: id }) },
+  { name: 'currentEditLeaseAction', roles: ['viewer', 'operator', 'reviewer', 'oncall', 'admin', 'release'], call: (id) => currentEditLeaseAction({ intentId: id }) },
 ];
-const ROLES: Role[] = ['viewer', 'operator', 'reviewer', 'oncall', 'admin'];
+const ROLES: Role[] = ['viewer', 'operator', 'reviewer', 'oncall', 'admin', 'release'];
 let cookies: Record<Role, string>;
 
 beforeAll(async () => {

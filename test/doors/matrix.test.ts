@@ -6,9 +6,9 @@ import { DOORS } from './routes';
 
 /**
  * The authorization matrix (docs/AUTH.md) for the JSON API: every door × every role × signed out, by API token and by
- * session cookie. The expectation is written from the issue's role list, not read from the permission table:
- * viewer reads everything; operator changes statuses (single, bulk) and creates; reviewer corrects. Leases (issue
- * 11): operator and above take them — reviewers too, for their edit leases.
+ * session cookie. The expectation is written from the role list of docs/AUTH.md, not read from the permission table:
+ * viewer reads everything; operator changes statuses (single, bulk) and creates; reviewer corrects; release and admin
+ * run the contention replay. Leases: operator and above take them — reviewers too, for their edit leases.
  */
 const READS = ['intents.read', 'locks.read', 'contention.read', 'replay.read', 'audit.read'];
 const MAY: Record<Role, (permission: string) => boolean> = {
@@ -16,7 +16,8 @@ const MAY: Record<Role, (permission: string) => boolean> = {
   operator: (p) => [...READS, 'intents.create', 'intents.status', 'intents.bulk', 'pipeline.run', 'leases.use'].includes(p),
   reviewer: (p) => [...READS, 'intents.correct', 'leases.use'].includes(p),
   oncall: (p) => [...READS, 'leases.use'].includes(p),
-  admin: (p) => [...READS, 'leases.use'].includes(p),
+  admin: (p) => [...READS, 'leases.use', 'replay.run'].includes(p),
+  release: (p) => [...READS, 'replay.run'].includes(p),
 };
 const ROLES = Object.keys(MAY) as Role[];
 

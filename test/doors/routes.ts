@@ -20,6 +20,10 @@ import { GET as getLeases } from '@/app/api/leases/route';
 import { POST as postAcquire } from '@/app/api/leases/[resource]/acquire/route';
 import { GET as getPipelineRuns, POST as postPipeline } from '@/app/api/intents/[id]/pipeline/route';
 import { GET as getWorkers } from '@/app/api/workers/route';
+import { POST as postReplayRun } from '@/app/api/replay/runs/route';
+import { POST as postReplayCancel } from '@/app/api/replay/runs/[id]/cancel/route';
+import { startReplay } from '@/lib/replay/runner';
+import { finishRun, getRun } from '@/lib/replay/runs';
 import type { Permission } from '@/lib/auth/permissions';
 
 export type Door = {
@@ -35,6 +39,19 @@ export type Door = {
 };
 
 const params = (id: string) => ({ params: Promise.resolve({ id }) });
+
+/**
+ * Starts a replay run and, when it started, waits for it to end (reading its row): one run at a time, so the next
+ * allowed caller in the matrix gets its own start rather than 409.
+ */
+async function startReplayAndWait(request: Request): Promise<Response> {
+  const res = await postReplayRun(request, undefined);
+  if (res.status === 202) {
+    const { run } = (await res.clone().json()) as { run: { id: string } };
+    while ((await getRun(run.id))?.status === 'running') await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return res;
+}
 
 export const DOORS: Door[] = [
   { name: 'GET /api/intents', method: 'GET', permission: 'intents.read', path: () => '/api/intents', call: (r) => listIntents(r, undefined) },
@@ -108,4 +125,31 @@ export const DOORS: Door[] = [
   },
   { name: 'GET /api/intents/:id/pipeline', method: 'GET', permission: 'intents.read', path: (id) => `/api/intents/${id}/pipeline`, call: (r, id) => getPipelineRuns(r, params(id)) },
   { name: 'GET /api/workers', method: 'GET', permission: 'intents.read', path: () => '/api/workers', call: (r) => getWorkers(r, undefined), fuzz: false },
+  {
+    name: 'POST /api/replay/runs',
+    method: 'POST',
+    permission: 'replay.run',
+    path: () => '/api/replay/runs',
+    call: (r) => startReplayAndWait(r),
+    // The smallest real run: one quick scenario at the small size.
+    validBody: () => ({ scenarios: ['lock-latency'], size: 'small' }),
+    // A valid fuzzed body would start runs; test/replay/replay.test.ts covers bad bodies at this door.
+    fuzz: false,
+  },
+  {
+    name: 'POST /api/replay/runs/:id/cancel',
+    method: 'POST',
+    permission: 'replay.run',
+    path: (id) => `/api/replay/runs/${id}/cancel`,
+    // A run row in `running` (claimed, not executed) for the call to cancel, closed again afterwards.
+    call: async (r) => {
+      const run = await startReplay({ scenarios: ['lock-latency'], size: 'small' }, 'cli', { name: 'matrix' });
+      try {
+        return await postReplayCancel(r, params(run.id));
+      } finally {
+        await finishRun(run.id, { status: 'cancelled', verdict: null, progress: run.progress, results: [], error: 'matrix' });
+      }
+    },
+    fuzz: false,
+  },
 ];

@@ -3,7 +3,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DatabaseUnderPressureError } from '@/lib/locks/errors';
 import { takeLocksSnapshot } from '@/lib/locks/queries';
 import type { Backend, BlockingNode, LocksSnapshot } from '@/lib/locks/types';
-import { updateIntentStatus } from '@/lib/intents/commands';
+import { reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
+import { pipelineLockLabel, withPipelineLock } from '@/lib/pipeline/lock';
 import { GET } from '@/app/api/locks/route';
 import { apiRequest, resetAuth, userWithToken } from '../auth-helpers';
 import { makeIntent, rawClient, resetDatabase, tester, waitForLockWaiters } from '../helpers';
@@ -114,6 +115,54 @@ describe('locks snapshot', () => {
     await holder.query('ROLLBACK');
     await psql.query('SELECT 1'); // its row lock was granted and its autocommit statement ended
     expect((await engine).intent.status).toBe('NORMALIZED');
+  });
+
+  it('names the console user an engine backend acts for, while it waits behind a held lock, and not for other sessions', async () => {
+    const intent = await makeIntent();
+    const holder = await client('bridge-test:holder');
+    await holder.query('BEGIN');
+    await holder.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [intent.id]);
+    // Two people act on the same intent through the engine: each backend waits, each named for its person.
+    const alice = start(updateIntentStatus({ id: intent.id, status: 'NORMALIZED' }, { name: 'alice' }));
+    await waitForLockWaiters(1);
+    const bob = start(reevaluateIntent({ id: intent.id, diff: { checked: true }, source: 't', reason: 'r' }, { name: 'bob.k' }, { strategy: 'pessimistic' }));
+    await waitForLockWaiters(2);
+
+    const snap = await takeLocksSnapshot();
+    const byOperation = (op: string) => snap.backends.find((b) => b.operation === op)!;
+    expect(byOperation('update_status')).toMatchObject({ actor: 'alice', intents: [{ id: intent.id, via: 'label' }] });
+    expect(byOperation('reevaluate')).toMatchObject({ actor: 'bob.k' });
+    // The holder is someone's psql: no console user behind it.
+    expect(backend(snap, holder.pid).actor).toBeNull();
+    // The locks that carry the names block nobody and are not listed among the locks.
+    expect(snap.locks.filter((l) => l.lockType === 'advisory')).toEqual([]);
+
+    await holder.query('ROLLBACK');
+    expect((await alice).intent.status).toBe('NORMALIZED');
+    expect((await bob).alreadyApplied).toBe(false);
+  });
+
+  it('names the user a pipeline run is for, as long as the run holds its execution lock', async () => {
+    const intent = await makeIntent();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
+    const run = start(
+      withPipelineLock(
+        intent.id,
+        async () => {
+          entered();
+          await held;
+        },
+        'carol',
+      ),
+    );
+    await inside;
+    const snap = await takeLocksSnapshot();
+    expect(snap.backends.find((b) => b.applicationName === pipelineLockLabel(intent.id))).toMatchObject({ actor: 'carol', operation: 'pipeline_execute' });
+    release();
+    await run;
   });
 
   it('caps the lock list at the top N and summarises the rest by lock type', async () => {

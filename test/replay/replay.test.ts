@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
 import { listIntents, countIntentsByStatus } from '@/lib/intents/queries';
 import { ReplayDisabledError, ReplayInProgressError, ReplayNotRunningError } from '@/lib/replay/errors';
-import { cancelReplay, executeReplay, replayAllowed, runReplay, runWithComparison, startReplay } from '@/lib/replay/runner';
+import { cancelReplay, cancelReplayForUser, executeReplay, replayAllowed, runReplay, runWithComparison, startReplay, startReplayForUser } from '@/lib/replay/runner';
 import { getRun, listRuns } from '@/lib/replay/runs';
 import { summarizeRun } from '@/lib/replay/summary';
 import { SCENARIO_NAMES, type ScenarioResult } from '@/lib/replay/types';
@@ -107,6 +107,42 @@ describe('contention replay', () => {
       ['lock-latency', null],
     ]);
     expect((await listRuns()).map((r) => r.id)).toEqual([second.id, first.id]);
+    // Same settings: like for like, and relaxed targets mean nothing missed.
+    expect(cmp.comparison.settingsDifferences).toEqual([]);
+    expect(cmp.failedChecks).toEqual([]);
+  });
+
+  it('warns when the compared runs used different settings, and lists the checks a run missed first', async () => {
+    const first = await runReplay({ scenarios: ['lock-latency'], size: 'small', targets: relaxed }, 'cli', releaseEngineer, { environment: 'development' });
+    const second = await runReplay(
+      { scenarios: ['lock-latency'], size: 'small', targets: { ...relaxed, lockAcquisitionP95MaxMs: 0.000001 }, strategies: { reevaluate: 'pessimistic' } },
+      'cli',
+      releaseEngineer,
+      { environment: 'development' },
+    );
+    const cmp = (await runWithComparison(second.id))!;
+    expect(cmp.previous?.id).toBe(first.id);
+    expect(cmp.comparison.settingsDifferences).toEqual(
+      expect.arrayContaining([
+        { key: 'settings.strategies.reevaluate', label: 'correction strategy', previous: 'adaptive', current: 'pessimistic' },
+        { key: 'targets.lockAcquisitionP95MaxMs', label: 'target lockAcquisitionP95MaxMs', previous: '60000', current: '0.000001' },
+      ]),
+    );
+    expect(cmp.failedChecks).toEqual([expect.objectContaining({ scenario: 'lock-latency', label: 'uncontended lock, take and release, p95', target: '< 0 ms', broke: false })]);
+  });
+
+  it('starts and cancels only for a person who may, at the domain function both doors call', async () => {
+    const viewer = { name: 'v', roles: ['viewer'] as const, id: 'x', via: 'token' as const };
+    await expect(startReplayForUser(viewer as never, { scenarios: ['lock-latency'], size: 'small' })).rejects.toMatchObject({ code: 'forbidden', httpStatus: 403 });
+    await expect(cancelReplayForUser(viewer as never, '00000000-0000-0000-0000-000000000000')).rejects.toMatchObject({ code: 'forbidden' });
+    const release = { ...viewer, roles: ['release'] as const };
+    // Only what the page offers: sizes and targets are the CLI's.
+    await expect(startReplayForUser(release as never, { scenarios: ['lock-latency'], targets: { throughputMinPerSec: 1 } })).rejects.toMatchObject({
+      code: 'invalid_request',
+      details: { fields: [{ field: 'targets' }] },
+    });
+    await expect(cancelReplayForUser(release as never, 'nope')).rejects.toMatchObject({ code: 'invalid_request', details: { fields: [{ field: 'runId' }] } });
+    expect(await listRuns()).toEqual([]);
   });
 
   it('refuses in production, at the domain door every other door goes through, and records nothing', async () => {
