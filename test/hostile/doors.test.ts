@@ -6,6 +6,7 @@ import { safeReturnPath } from '@/lib/http/redirect';
 import { readJsonBody, toErrorResponse } from '@/lib/http/respond';
 import { cancelBackend } from '@/lib/locks/unblock';
 import { actorOf, apiRequest, resetAuth, userWithSession, userWithToken } from '../auth-helpers';
+import { session } from '../barriers';
 import { makeIntent, resetDatabase } from '../helpers';
 
 /**
@@ -37,6 +38,8 @@ vi.mock('next/navigation', () => ({
 const { GET: listIntents, POST: createIntent } = await import('@/app/api/intents/route');
 const { GET: getLocks } = await import('@/app/api/locks/route');
 const { GET: getCounts } = await import('@/app/api/console/intents/counts/route');
+const { GET: getHolders } = await import('@/app/api/console/locks/holders/route');
+const { POST: postStatus } = await import('@/app/api/intents/[id]/status/route');
 const actions = {
   ...(await import('@/app/actions/auth')),
   ...(await import('@/app/actions/intents')),
@@ -279,6 +282,51 @@ describe('hostile traffic at the doors', () => {
     await db().$queryRaw`SELECT ${'99999999999'}::int`.catch((e: unknown) => (err = e));
     await expect4xx(toErrorResponse(err), 'invalid_request');
     await unchanged();
+  });
+});
+
+describe('query text of lock holders, wherever they are named', () => {
+  it('is masked for everyone but on-call: the holders route, 423 answers from the API and from server actions', async () => {
+    const intent = await makeIntent('NORMALIZED');
+    const holder = await session('psql');
+    await holder.query('BEGIN');
+    // A person's psql session holding the row, with data in its statement's literals.
+    await holder.query(`SELECT id, 'card-4111111111111111' AS secret FROM intents WHERE id = '${intent.id}' FOR UPDATE`);
+    try {
+      const viewer = (await userWithToken(['viewer', 'operator'])).token;
+      const holdersAs = async (t: string) => {
+        const res = await getHolders(apiRequest(`/api/console/locks/holders?ids=${intent.id}`, { token: t }), undefined as never);
+        expect(res.status).toBe(200);
+        return ((await res.json()) as { holders: { query: string }[] }).holders;
+      };
+      const masked = await holdersAs(viewer);
+      expect(masked).toHaveLength(1);
+      expect(masked[0].query).toContain('FOR UPDATE');
+      expect(masked[0].query).not.toContain('4111');
+      expect((await holdersAs(token))[0].query).toContain('card-4111111111111111'); // on-call sees it whole
+
+      const refusedAs = async (t: string) => {
+        const res = await postStatus(apiRequest(`/api/intents/${intent.id}/status`, { method: 'POST', token: t, body: { status: 'PROCESSED', nowait: true } }), { params: Promise.resolve({ id: intent.id }) });
+        expect(res.status).toBe(423);
+        return ((await res.json()) as { error: { details: { holders: { query: string }[] } } }).error.details.holders;
+      };
+      const maskedRefusal = await refusedAs(viewer);
+      expect(maskedRefusal.length).toBeGreaterThan(0);
+      for (const h of maskedRefusal) expect(h.query).not.toContain('4111');
+      expect((await refusedAs(token)).map((h) => h.query).join('\n')).toContain('card-4111111111111111');
+
+      const operator = await userWithSession(['operator']);
+      jar.cookie = operator.cookie;
+      const fromAction = (await actions.changeIntentStatusAction({ id: intent.id, status: 'PROCESSED', nowait: true })) as { ok: false; error: { code: string; details: { holders: { query: string }[] } } };
+      expect(fromAction.error.code).toBe('lock_timeout');
+      expect(fromAction.error.details.holders.length).toBeGreaterThan(0);
+      for (const h of fromAction.error.details.holders) expect(h.query).not.toContain('4111');
+      jar.cookie = oncall.cookie;
+      const whole = (await actions.changeIntentStatusAction({ id: intent.id, status: 'PROCESSED', nowait: true })) as typeof fromAction;
+      expect(whole.error.details.holders.map((h) => h.query).join('\n')).toContain('card-4111111111111111');
+    } finally {
+      await holder.query('ROLLBACK');
+    }
   });
 });
 
