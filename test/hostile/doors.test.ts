@@ -47,6 +47,8 @@ const actions = {
   ...(await import('@/app/actions/replay')),
   ...(await import('@/app/actions/tokens')),
   ...(await import('@/app/actions/users')),
+  ...(await import('@/app/actions/pipeline')),
+  ...(await import('@/app/actions/workers')),
 };
 
 async function snapshot() {
@@ -57,7 +59,10 @@ async function snapshot() {
     UNION ALL SELECT 'users', count(*) + coalesce(sum(length(array_to_string(roles, ','))), 0) + count(*) FILTER (WHERE disabled) FROM users
     UNION ALL SELECT 'tokens', count(*) + count(*) FILTER (WHERE revoked_at IS NOT NULL) FROM api_tokens
     UNION ALL SELECT 'sessions', count(*) FROM sessions
-    UNION ALL SELECT 'sign_in_attempts', count(*) FROM sign_in_attempts`;
+    UNION ALL SELECT 'sign_in_attempts', count(*) FROM sign_in_attempts
+    UNION ALL SELECT 'workers_paused', count(*) FILTER (WHERE paused) FROM worker_control
+    UNION ALL SELECT 'work', count(*) + count(*) FILTER (WHERE state = 'cancelled') FROM intent_work
+    UNION ALL SELECT 'pipeline_runs', count(*) FROM pipeline_runs`;
   return Object.fromEntries(rows.map((r) => [r.t, Number(r.n)]));
 }
 
@@ -215,6 +220,32 @@ describe('hostile traffic at the doors', () => {
     }
   });
 
+  it('the Workers page’s actions refuse lax values naming the field, and change nothing', async () => {
+    jar.cookie = oncall.cookie;
+    const intent = await makeIntent('RECEIVED');
+    before = await snapshot();
+    for (const paused of ['true', 'yes', 1, 0, null, 'false', [true], { value: true }]) {
+      const result = (await actions.setWorkersPausedAction({ paused })) as { ok: boolean; error?: { code: string; details: { fields: { field: string }[] } } };
+      expect({ paused, code: result.error?.code }).toEqual({ paused, code: 'invalid_request' });
+      expect(result.error!.details.fields.map((f) => f.field)).toEqual(['paused']);
+    }
+    for (const intentId of [intent.id.toUpperCase() + 'x', 42, '', null, [intent.id]]) {
+      for (const act of [actions.retryNowAction, actions.cancelRetryAction]) {
+        const result = (await act({ intentId })) as { ok: boolean; error?: { code: string; details: { fields: { field: string }[] } } };
+        expect(result.error?.code).toBe('invalid_request');
+        expect(result.error!.details.fields.map((f) => f.field)).toEqual(['intentId']);
+      }
+    }
+    for (const mode of ['failfast', 1, null]) {
+      const result = (await actions.runPipelineAction({ id: intent.id, mode })) as { ok: boolean; error?: { code: string; details: { fields: { field: string }[] } } };
+      expect(result.error?.code).toBe('invalid_request');
+      expect(result.error!.details.fields.map((f) => f.field)).toEqual(['mode']);
+    }
+    await unchanged();
+    // The form's own values go through.
+    expect(await actions.setWorkersPausedAction({ paused: false })).toMatchObject({ ok: true, data: { paused: false } });
+  });
+
   it('server actions called with arguments that are not their form', async () => {
     jar.cookie = oncall.cookie;
     const odd: unknown[] = [undefined, null, 'a string', 42, [1, 2], { username: 'admin', password: 'x' }, new Blob(['x'])];
@@ -234,6 +265,11 @@ describe('hostile traffic at the doors', () => {
         // An object is the replay form's envelope (unknown keys are ignored, defaults apply): only non-objects here.
         await actions.startReplayAction(typeof arg === 'object' && arg !== null && !Array.isArray(arg) && !(arg instanceof Blob) ? 'not an object' : arg),
         await actions.cancelReplayAction(arg),
+        await actions.setWorkersPausedAction(arg),
+        await actions.retryNowAction(arg),
+        await actions.cancelRetryAction(arg),
+        await actions.runPipelineAction(arg),
+        await actions.retryPipelineAction(arg),
       ];
       for (const [i, result] of results.entries()) {
         const r = result as { ok?: boolean; status?: string; code?: string; error?: { code: string } };
