@@ -24,7 +24,16 @@ async function freePort(): Promise<number> {
   });
 }
 
-export type RedisServer = { url: string; port: number; stop(): Promise<void>; restart(): Promise<void> };
+export type RedisServer = {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+  restart(): Promise<void>;
+  /** SIGKILL, and stay down until `up()` (Redis unreachable: connections refused on its port). */
+  down(): Promise<void>;
+  /** Start again on the same port after `down()` (nothing when it is running). */
+  up(): Promise<void>;
+};
 
 export async function startRedisServer(): Promise<RedisServer> {
   const port = await freePort();
@@ -74,6 +83,11 @@ export async function startRedisServer(): Promise<RedisServer> {
     // replica that had not caught up.
     restart: async () => {
       await stop();
+      await launch();
+    },
+    down: stop,
+    up: async () => {
+      if (child && child.exitCode === null) return;
       await launch();
     },
   };

@@ -9,31 +9,23 @@ import type { PipelineResult } from '@/lib/pipeline/types';
 
 /**
  * The console's doors into the pipeline: the same domain functions as POST /api/intents/:id/pipeline, with the
- * signed-in user as the actor. Each validates its input once with the domain's schema (actionInput); errors come back
- * as results the page shows.
+ * signed-in user as the actor, each validating its input once with the domain's schema.
  */
-const UNEXPECTED = 'The server failed to handle this request; nothing was applied by it. Try again, and report it if it persists.';
+const run = <T>(what: string, fn: () => Promise<T>) =>
+  runAction(what, fn, 'The server failed to handle this request; nothing was applied by it. Try again, and report it if it persists.');
 
 /** "Run pipeline" on the intent page. */
 export async function runPipelineAction(input: unknown): Promise<ActionResult<PipelineResult>> {
-  return runAction(
-    'pipeline run',
-    async () => {
-      const actor = await actionActor('pipeline.run');
-      return runPipeline(actionInput(runPipelineInputSchema, input), actor, { door: 'console' });
-    },
-    UNEXPECTED,
-  );
+  return run('pipeline run', async () => {
+    const actor = await actionActor('pipeline.run');
+    return runPipeline(actionInput(runPipelineInputSchema, input), actor, { door: 'console' });
+  });
 }
 
 /** "Retry" on a FAILED intent: back to RECEIVED (at the version the operator saw), then the pipeline. */
 export async function retryPipelineAction(input: unknown): Promise<ActionResult<PipelineResult>> {
-  return runAction(
-    'pipeline retry',
-    async () => {
-      const actor = await actionActor('pipeline.run');
-      return retryPipeline(actionInput(retryPipelineInputSchema, input), actor, { door: 'console' });
-    },
-    UNEXPECTED,
-  );
+  return run('pipeline retry', async () => {
+    const actor = await actionActor('pipeline.run');
+    return retryPipeline(actionInput(retryPipelineInputSchema, input), actor, { door: 'console' });
+  });
 }

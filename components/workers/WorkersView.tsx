@@ -91,7 +91,11 @@ export function WorkersView({ canControl, bridgeSet, bridges, settings }: Props)
     startTransition(async () => {
       const intent = 'intentId' in p ? p.intentId : '';
       const result =
-        p.kind === 'pause' || p.kind === 'resume' ? await setWorkersPausedAction(p.kind === 'pause') : p.kind === 'retry-now' ? await retryNowAction(intent) : await cancelRetryAction(intent);
+        p.kind === 'pause' || p.kind === 'resume'
+          ? await setWorkersPausedAction({ paused: p.kind === 'pause' })
+          : p.kind === 'retry-now'
+            ? await retryNowAction({ intentId: intent })
+            : await cancelRetryAction({ intentId: intent });
       const done = { pause: 'Claiming is paused for every worker.', resume: 'Claiming resumed.', 'retry-now': `Intent ${shortId(intent)} is due now.`, cancel: `The retry of ${shortId(intent)} is cancelled.` };
       setMessage(result.ok ? { tone: 'ok', text: done[p.kind] } : { tone: 'error', text: result.error.message });
       setPending(null);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { LuaScript, redisClient } from '@/lib/leases/redis-client';
+import { LuaScript, redisClient, RedisUnavailableError } from '@/lib/leases/redis-client';
+import { DomainError } from '@/lib/shared/errors';
 
 /**
  * Idempotency keys in Redis (IDEMPOTENCY_BACKEND=redis): the same record as the Postgres table — which request
@@ -11,6 +12,29 @@ import { LuaScript, redisClient } from '@/lib/leases/redis-client';
  * store it after the commit. A crash in between leaves the key claimed until the claim lease runs out, and the
  * retry then does the work again — which the engine recognises as already applied.
  */
+/**
+ * Redis, holding the idempotency keys, cannot be reached: 503 with Retry-After. Before the work, nothing was done;
+ * after it (storing the answer), the work is committed and a retry with the same key is recognised as applied.
+ */
+export class IdempotencyBackendUnavailableError extends DomainError {
+  readonly code = 'idempotency_backend_unavailable';
+  readonly httpStatus = 503;
+  readonly headers = { 'Retry-After': '1' };
+  constructor() {
+    super(
+      'The idempotency key store (Redis) is unavailable. Repeat the request with the same idempotency key shortly: it is answered from its first outcome, or done once.',
+    );
+  }
+}
+
+async function available<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw err instanceof RedisUnavailableError ? new IdempotencyBackendUnavailableError() : err;
+  }
+}
+
 export type RedisIdempotencyRecord = {
   operation: string;
   requestHash: string;
@@ -56,18 +80,17 @@ export async function claimInRedis(
   url: string,
   args: { scope: string; key: string; operation: string; requestHash: string; claimLeaseMs: number; ttlMs: number },
 ): Promise<{ claimed: true } | { claimed: false; record: RedisIdempotencyRecord }> {
-  const redis = await redisClient(url);
   const fresh = { operation: args.operation, requestHash: args.requestHash, state: 'in_progress', responseStatus: null, responseBody: null, lockedUntil: args.claimLeaseMs };
-  const reply = await CLAIM.run(redis, [keyOf(args.scope, args.key)], [JSON.stringify(fresh), args.ttlMs, args.requestHash]);
+  const reply = await available(async () => CLAIM.run(await redisClient(url), [keyOf(args.scope, args.key)], [JSON.stringify(fresh), args.ttlMs, args.requestHash]));
   if (reply === 'claimed') return { claimed: true };
   const record = JSON.parse(String(reply)) as RedisIdempotencyRecord & { responseBody: string | null };
   return { claimed: false, record: { ...record, responseBody: typeof record.responseBody === 'string' ? JSON.parse(record.responseBody) : null } };
 }
 
 export async function completeInRedis(url: string, scope: string, key: string, status: number, body: unknown): Promise<void> {
-  await COMPLETE.run(await redisClient(url), [keyOf(scope, key)], [status, JSON.stringify(body)]);
+  await available(async () => COMPLETE.run(await redisClient(url), [keyOf(scope, key)], [status, JSON.stringify(body)]));
 }
 
 export async function abandonInRedis(url: string, scope: string, key: string): Promise<void> {
-  await ABANDON.run(await redisClient(url), [keyOf(scope, key)], []);
+  await available(async () => ABANDON.run(await redisClient(url), [keyOf(scope, key)], []));
 }

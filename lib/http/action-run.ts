@@ -1,19 +1,25 @@
+import { currentUser } from '@/lib/auth/server';
 import type { ActionResult } from '@/lib/console/action-result';
+import { errorBodyFor, namesLockHolders } from '@/lib/locks/mask';
 import { asDomainError } from './respond';
 
 const UNEXPECTED = 'The server failed to handle this request. Try again, and report it if it persists.';
 
 /**
  * The server actions' one wrapper: the data, or the error as the page shows it. Expected failures (validation,
- * conflicts, lock timeouts, a lost database) come back as their domain error; anything else is logged and answered
- * with `unexpected`, never thrown at the page.
+ * conflicts, lock timeouts, a lost database) come back as their domain error (a lock refusal's holder queries masked
+ * as the Locks page masks them, by who is signed in); anything else is logged and answered with `unexpected`, never
+ * thrown at the page.
  */
 export async function runAction<T>(what: string, fn: () => Promise<T>, unexpected = UNEXPECTED, tag = 'actions'): Promise<ActionResult<T>> {
   try {
     return { ok: true, data: await fn() };
   } catch (err) {
     const known = asDomainError(err);
-    if (known) return { ok: false, error: known.toBody() };
+    if (known) {
+      const body = known.toBody();
+      return { ok: false, error: namesLockHolders(body) ? errorBodyFor(body, await currentUser().catch(() => null)) : body };
+    }
     console.error(`[${tag}] ${what} failed unexpectedly:`, err);
     return { ok: false, error: { code: 'internal_error', message: unexpected } };
   }

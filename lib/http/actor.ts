@@ -8,6 +8,15 @@ import type { AuthActor } from '@/lib/auth/types';
  * first, before reading the body, so a refused request touches nothing. The audit log's actor comes from here,
  * never from the request body.
  */
-export function requestActor(request: Request, permission: Permission): Promise<AuthActor> {
-  return requireRequestActor(request, permission);
+export async function requestActor(request: Request, permission: Permission): Promise<AuthActor> {
+  const actor = await requireRequestActor(request, permission);
+  actors.set(request, actor);
+  return actor;
+}
+
+const actors = new WeakMap<Request, AuthActor>();
+
+/** Who a request was authenticated as by requestActor, if it got that far: its error answer is shaped for them. */
+export function authenticatedActor(request: Request): AuthActor | undefined {
+  return actors.get(request);
 }

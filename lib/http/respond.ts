@@ -1,9 +1,12 @@
 import { NextResponse } from 'next/server';
 import type { z } from 'zod';
+import type { AuthActor } from '@/lib/auth/types';
 import { isConnectionLoss, sqlState } from '@/lib/db/sqlstate';
+import { errorBodyFor } from '@/lib/locks/mask';
 import { DomainError, ValidationError, type ErrorBody } from '@/lib/shared/errors';
 import { isPlainObject } from '@/lib/shared/json';
 import { parseInput } from '@/lib/shared/validation';
+import { authenticatedActor } from './actor';
 import { MAX_BODY_BYTES } from './gate';
 
 /** The API's error envelope: `{ error: { code, message, details? } }`. */
@@ -11,10 +14,11 @@ export function errorJson(status: number, body: ErrorBody, headers?: HeadersInit
   return NextResponse.json({ error: body }, { status, headers });
 }
 
-export function domainErrorResponse(err: DomainError): NextResponse {
+/** A domain error as an answer for `viewer` (the lock holders' query text a 423 names is masked for most roles). */
+export function domainErrorResponse(err: DomainError, viewer?: AuthActor | null): NextResponse {
   // Auth errors carry the headers HTTP asks for (WWW-Authenticate on 401, Retry-After on 429).
   const headers = (err as { headers?: Record<string, string> }).headers;
-  return errorJson(err.httpStatus, err.toBody(), headers);
+  return errorJson(err.httpStatus, errorBodyFor(err.toBody(), viewer), headers);
 }
 
 /**
@@ -61,9 +65,9 @@ export function asDomainError(err: unknown): DomainError | null {
 }
 
 /** Maps anything thrown by a door to a response; unexpected failures are logged and answered generically. */
-export function toErrorResponse(err: unknown): NextResponse {
+export function toErrorResponse(err: unknown, viewer?: AuthActor | null): NextResponse {
   const known = asDomainError(err);
-  if (known) return domainErrorResponse(known);
+  if (known) return domainErrorResponse(known, viewer);
   console.error('[api] unexpected error:', err);
   return errorJson(500, { code: 'internal_error', message: 'The server failed to handle this request; nothing was applied by it. Try again, and report it if it persists.' });
 }
@@ -145,7 +149,7 @@ export function handler<C>(fn: (request: Request, context: C) => Promise<Respons
     try {
       return await fn(request, context);
     } catch (err) {
-      return toErrorResponse(err);
+      return toErrorResponse(err, authenticatedActor(request));
     }
   };
 }

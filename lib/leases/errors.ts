@@ -36,8 +36,17 @@ export class FencingTokenStaleError extends DomainError {
   }
 }
 
-/** The Redis backend was configured but cannot be reached. */
+/**
+ * The Redis backend was configured but cannot be reached, or went away during the call: 503 with Retry-After. A
+ * grant lost with the connection is never used by anyone (its holder did not hear of it) and runs out by its TTL.
+ */
 export class LeaseBackendUnavailableError extends DomainError {
   readonly code = 'lease_backend_unavailable';
   readonly httpStatus = 503;
+  readonly headers = { 'Retry-After': '1' };
+  constructor() {
+    super(
+      'The lease backend (Redis) is unavailable; nothing was granted, refreshed or released that you can rely on. Try again shortly.',
+    );
+  }
 }

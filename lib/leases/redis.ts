@@ -1,6 +1,7 @@
 import { db, type Db } from '@/lib/db/client';
 import { recordGrant, recordLeaseEvents, type NewLeaseEvent } from './events';
-import { LuaScript, redisClient, type Redis } from './redis-client';
+import { LeaseBackendUnavailableError } from './errors';
+import { LuaScript, redisClient, RedisUnavailableError, type Redis } from './redis-client';
 import type { AcquireResult, LeaseBackend, LiveLease, RefreshResult } from './types';
 
 /**
@@ -119,6 +120,15 @@ export const redisLeaseScripts = {
   holderKey: (resource: string) => HOLDER + resource,
 };
 const iso = (ms: number) => new Date(ms).toISOString();
+
+/** Redis being away, as the lease manager answers it: 503 `lease_backend_unavailable` (with Retry-After). */
+async function available<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw err instanceof RedisUnavailableError ? new LeaseBackendUnavailableError() : err;
+  }
+}
 const holderValue = (token: number, owner: string) => `${token}:${owner}`;
 const ownerOf = (value: string) => value.slice(value.indexOf(':') + 1);
 
@@ -145,7 +155,27 @@ export class RedisLeases implements LeaseBackend {
     return Number(rows[0].floor);
   }
 
-  async acquire(resource: string, owner: string, ttlMs: number, retried = false): Promise<AcquireResult> {
+  acquire(resource: string, owner: string, ttlMs: number): Promise<AcquireResult> {
+    return available(() => this.grant(resource, owner, ttlMs, false));
+  }
+
+  refresh(resource: string, owner: string, token: number, ttlMs: number): Promise<RefreshResult> {
+    return available(() => this.extend(resource, owner, token, ttlMs));
+  }
+
+  release(resource: string, owner: string, token: number): Promise<boolean> {
+    return available(() => this.free(resource, owner, token));
+  }
+
+  live(limit: number): Promise<LiveLease[]> {
+    return available(() => this.list(limit));
+  }
+
+  sweep(): Promise<number> {
+    return available(() => this.sweepExpired());
+  }
+
+  private async grant(resource: string, owner: string, ttlMs: number, retried: boolean): Promise<AcquireResult> {
     const redis = await this.client();
     let reply = await redisLeaseScripts.grant(redis, resource, owner, ttlMs);
     if (reply[0] === 'seed') reply = await redisLeaseScripts.grant(redis, resource, owner, ttlMs, await this.counterFloor(resource));
@@ -170,12 +200,12 @@ export class RedisLeases implements LeaseBackend {
       await redisLeaseScripts.compareAndDelete(redis, resource, owner, token);
       if (retried) throw new Error(`the Redis lease counter of ${resource} stays behind Postgres' fence`);
       await RAISE_COUNTER.run(redis, [TOKEN + resource], [await this.counterFloor(resource)]);
-      return this.acquire(resource, owner, ttlMs, true);
+      return this.grant(resource, owner, ttlMs, true);
     }
     return { acquired: true, token, expiresAt };
   }
 
-  async refresh(resource: string, owner: string, token: number, ttlMs: number): Promise<RefreshResult> {
+  private async extend(resource: string, owner: string, token: number, ttlMs: number): Promise<RefreshResult> {
     const redis = await this.client();
     const reply = Number(await REFRESH.run(redis, [HOLDER + resource, LIVE, GRANTED], [resource, holderValue(token, owner), ttlMs]));
     if (reply < 0) return { refreshed: false };
@@ -184,7 +214,7 @@ export class RedisLeases implements LeaseBackend {
     return { refreshed: true, expiresAt };
   }
 
-  async release(resource: string, owner: string, token: number): Promise<boolean> {
+  private async free(resource: string, owner: string, token: number): Promise<boolean> {
     const redis = await this.client();
     const releasedAt = await redisLeaseScripts.compareAndDelete(redis, resource, owner, token);
     if (releasedAt === 0) return false;
@@ -193,7 +223,7 @@ export class RedisLeases implements LeaseBackend {
     return true;
   }
 
-  async live(limit: number): Promise<LiveLease[]> {
+  private async list(limit: number): Promise<LiveLease[]> {
     const redis = await this.client();
     const reply = (await LIVE_GRANTS.run(redis, [LIVE, GRANTED], [limit])) as string[];
     const leases: LiveLease[] = [];
@@ -204,7 +234,7 @@ export class RedisLeases implements LeaseBackend {
     return leases;
   }
 
-  async sweep(): Promise<number> {
+  private async sweepExpired(): Promise<number> {
     const redis = await this.client();
     const reply = (await SWEEP.run(redis, [LIVE, GRANTED], [HOLDER, 1000])) as string[];
     const events: NewLeaseEvent[] = [];

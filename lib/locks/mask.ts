@@ -1,5 +1,6 @@
 import { can } from '@/lib/auth/permissions';
 import type { AuthActor } from '@/lib/auth/types';
+import type { ErrorBody } from '@/lib/shared/errors';
 
 /**
  * Query text on the Locks page can carry data: the literals of a statement (an email in a WHERE clause, an amount,
@@ -18,6 +19,20 @@ export function maskSqlLiterals(sql: string): string {
 export function queriesFor<T>(actor: AuthActor, value: T): T {
   if (can(actor, 'locks.cancel')) return value;
   return maskDeep(value) as T;
+}
+
+/**
+ * An error answer as `viewer` may see it: a lock refusal (423) names the backends holding the lock, with their query
+ * text, which is masked like the Locks page's unless the viewer may see it whole. Nobody known: masked.
+ */
+export function errorBodyFor(body: ErrorBody, viewer: AuthActor | null | undefined): ErrorBody {
+  if (!namesLockHolders(body) || (viewer && can(viewer, 'locks.cancel'))) return body;
+  return { ...body, details: maskDeep(body.details) };
+}
+
+/** Whether an error answer names lock holders (and so carries their query text). */
+export function namesLockHolders(body: ErrorBody): boolean {
+  return !!body.details && typeof body.details === 'object' && 'holders' in body.details;
 }
 
 function maskDeep(value: unknown): unknown {

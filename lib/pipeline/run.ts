@@ -39,8 +39,9 @@ export const runPipelineSchema = z.strictObject({
 });
 export const runPipelineInputSchema = runPipelineSchema.extend({ id: intentIdSchema });
 export type RunPipelineInput = z.input<typeof runPipelineInputSchema>;
-/** A retry adds the version the operator saw. */
+/** An operator's retry of a FAILED intent: the run's input and the version the operator saw. */
 export const retryPipelineInputSchema = runPipelineInputSchema.extend({ expectedVersion: updateStatusSchema.shape.expectedVersion });
+export type RetryPipelineInput = z.input<typeof retryPipelineInputSchema>;
 
 /**
  * A worker's claim as a fence: claim tokens come from one sequence, so the intent's next claim always has a higher
@@ -237,13 +238,13 @@ export async function listPipelineRuns(idInput: string, limit = 20): Promise<Pip
  * An operator's retry of a FAILED intent: FAILED → RECEIVED through the engine (at `expectedVersion` when given,
  * which starts the intent's next round), then the pipeline.
  */
-export async function retryPipeline(input: RunPipelineInput & { expectedVersion?: number }, actor: Actor, options: RunPipelineOptions = {}): Promise<PipelineResult> {
-  const id = parseInput(intentIdSchema, input.id, 'id').toLowerCase();
-  const { mode, fencing } = parseInput(runPipelineSchema, { mode: input.mode, fencing: input.fencing });
+export async function retryPipeline(input: RetryPipelineInput, actor: Actor, options: RunPipelineOptions = {}): Promise<PipelineResult> {
+  const { mode, fencing, expectedVersion, ...parsed } = parseInput(retryPipelineInputSchema, input);
+  const id = parsed.id.toLowerCase();
   const current = await getIntent(id);
   if (current.status !== 'FAILED') {
     throw new InvalidTransitionError(`Intent ${id} is ${current.status}: only a FAILED intent is retried.`, { intentId: id, from: current.status });
   }
-  await updateIntentStatus({ id, status: 'RECEIVED', expectedVersion: input.expectedVersion ?? current.version, ...(fencing ? { fencing } : {}) }, actor);
+  await updateIntentStatus({ id, status: 'RECEIVED', expectedVersion: expectedVersion ?? current.version, ...(fencing ? { fencing } : {}) }, actor);
   return runPipeline({ id, mode, ...(fencing ? { fencing } : {}) }, actor, options);
 }

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { db } from '@/lib/db/client';
 import { InvalidTransitionError, NotFoundError } from '@/lib/intents/errors';
 import { intentIdSchema, parseInput } from '@/lib/intents/schemas';
@@ -9,6 +10,10 @@ import { announceCommitted } from '@/lib/live/announce';
  * worker, retry a scheduled intent now, cancel a scheduled retry. Running claims are not touched: a worker's claim
  * is its own until it ends or is rescued.
  */
+
+/** The Workers page's inputs, validated by its actions (lib/http/action-input.ts). */
+export const workersPausedSchema = z.strictObject({ paused: z.boolean({ error: 'must be true or false' }) });
+export const queuedIntentSchema = z.strictObject({ intentId: intentIdSchema });
 
 export async function setClaimingPaused(paused: boolean, actor: Actor): Promise<{ paused: boolean; changed: boolean }> {
   const [row] = await db().$queryRaw<{ changed: boolean }[]>`

@@ -6,6 +6,7 @@ import { safeReturnPath } from '@/lib/http/redirect';
 import { readJsonBody, toErrorResponse } from '@/lib/http/respond';
 import { cancelBackend } from '@/lib/locks/unblock';
 import { actorOf, apiRequest, resetAuth, userWithSession, userWithToken } from '../auth-helpers';
+import { session } from '../barriers';
 import { makeIntent, resetDatabase, untyped } from '../helpers';
 
 /**
@@ -37,6 +38,8 @@ vi.mock('next/navigation', () => ({
 const { GET: listIntents, POST: createIntent } = await import('@/app/api/intents/route');
 const { GET: getLocks } = await import('@/app/api/locks/route');
 const { GET: getCounts } = await import('@/app/api/console/intents/counts/route');
+const { GET: getHolders } = await import('@/app/api/console/locks/holders/route');
+const { POST: postStatus } = await import('@/app/api/intents/[id]/status/route');
 const actions = {
   ...(await import('@/app/actions/auth')),
   ...(await import('@/app/actions/intents')),
@@ -44,6 +47,8 @@ const actions = {
   ...(await import('@/app/actions/replay')),
   ...(await import('@/app/actions/tokens')),
   ...(await import('@/app/actions/users')),
+  ...(await import('@/app/actions/pipeline')),
+  ...(await import('@/app/actions/workers')),
 };
 
 async function snapshot() {
@@ -54,7 +59,10 @@ async function snapshot() {
     UNION ALL SELECT 'users', count(*) + coalesce(sum(length(array_to_string(roles, ','))), 0) + count(*) FILTER (WHERE disabled) FROM users
     UNION ALL SELECT 'tokens', count(*) + count(*) FILTER (WHERE revoked_at IS NOT NULL) FROM api_tokens
     UNION ALL SELECT 'sessions', count(*) FROM sessions
-    UNION ALL SELECT 'sign_in_attempts', count(*) FROM sign_in_attempts`;
+    UNION ALL SELECT 'sign_in_attempts', count(*) FROM sign_in_attempts
+    UNION ALL SELECT 'workers_paused', count(*) FILTER (WHERE paused) FROM worker_control
+    UNION ALL SELECT 'work', count(*) + count(*) FILTER (WHERE state = 'cancelled') FROM intent_work
+    UNION ALL SELECT 'pipeline_runs', count(*) FROM pipeline_runs`;
   return Object.fromEntries(rows.map((r) => [r.t, Number(r.n)]));
 }
 
@@ -212,6 +220,32 @@ describe('hostile traffic at the doors', () => {
     }
   });
 
+  it('the Workers page’s actions refuse lax values naming the field, and change nothing', async () => {
+    jar.cookie = oncall.cookie;
+    const intent = await makeIntent('RECEIVED');
+    before = await snapshot();
+    for (const paused of ['true', 'yes', 1, 0, null, 'false', [true], { value: true }]) {
+      const result = (await actions.setWorkersPausedAction({ paused })) as { ok: boolean; error?: { code: string; details: { fields: { field: string }[] } } };
+      expect({ paused, code: result.error?.code }).toEqual({ paused, code: 'invalid_request' });
+      expect(result.error!.details.fields.map((f) => f.field)).toEqual(['paused']);
+    }
+    for (const intentId of [intent.id.toUpperCase() + 'x', 42, '', null, [intent.id]]) {
+      for (const act of [actions.retryNowAction, actions.cancelRetryAction]) {
+        const result = (await act({ intentId })) as { ok: boolean; error?: { code: string; details: { fields: { field: string }[] } } };
+        expect(result.error?.code).toBe('invalid_request');
+        expect(result.error!.details.fields.map((f) => f.field)).toEqual(['intentId']);
+      }
+    }
+    for (const mode of ['failfast', 1, null]) {
+      const result = (await actions.runPipelineAction({ id: intent.id, mode })) as { ok: boolean; error?: { code: string; details: { fields: { field: string }[] } } };
+      expect(result.error?.code).toBe('invalid_request');
+      expect(result.error!.details.fields.map((f) => f.field)).toEqual(['mode']);
+    }
+    await unchanged();
+    // The form's own values go through.
+    expect(await actions.setWorkersPausedAction({ paused: false })).toMatchObject({ ok: true, data: { paused: false } });
+  });
+
   it('server actions called with arguments that are not their form', async () => {
     jar.cookie = oncall.cookie;
     const odd: unknown[] = [undefined, null, 'a string', 42, [1, 2], { username: 'admin', password: 'x' }, new Blob(['x'])];
@@ -231,6 +265,11 @@ describe('hostile traffic at the doors', () => {
         // An object is the replay form's envelope (unknown keys are ignored, defaults apply): only non-objects here.
         await actions.startReplayAction(typeof arg === 'object' && arg !== null && !Array.isArray(arg) && !(arg instanceof Blob) ? 'not an object' : arg),
         await actions.cancelReplayAction(arg),
+        await actions.setWorkersPausedAction(arg),
+        await actions.retryNowAction(arg),
+        await actions.cancelRetryAction(arg),
+        await actions.runPipelineAction(arg),
+        await actions.retryPipelineAction(arg),
       ];
       for (const [i, result] of results.entries()) {
         const r = result as { ok?: boolean; status?: string; code?: string; error?: { code: string } };
@@ -279,6 +318,51 @@ describe('hostile traffic at the doors', () => {
     await db().$queryRaw`SELECT ${'99999999999'}::int`.catch((e: unknown) => (err = e));
     await expect4xx(toErrorResponse(err), 'invalid_request');
     await unchanged();
+  });
+});
+
+describe('query text of lock holders, wherever they are named', () => {
+  it('is masked for everyone but on-call: the holders route, 423 answers from the API and from server actions', async () => {
+    const intent = await makeIntent('NORMALIZED');
+    const holder = await session('psql');
+    await holder.query('BEGIN');
+    // A person's psql session holding the row, with data in its statement's literals.
+    await holder.query(`SELECT id, 'card-4111111111111111' AS secret FROM intents WHERE id = '${intent.id}' FOR UPDATE`);
+    try {
+      const viewer = (await userWithToken(['viewer', 'operator'])).token;
+      const holdersAs = async (t: string) => {
+        const res = await getHolders(apiRequest(`/api/console/locks/holders?ids=${intent.id}`, { token: t }), undefined as never);
+        expect(res.status).toBe(200);
+        return ((await res.json()) as { holders: { query: string }[] }).holders;
+      };
+      const masked = await holdersAs(viewer);
+      expect(masked).toHaveLength(1);
+      expect(masked[0].query).toContain('FOR UPDATE');
+      expect(masked[0].query).not.toContain('4111');
+      expect((await holdersAs(token))[0].query).toContain('card-4111111111111111'); // on-call sees it whole
+
+      const refusedAs = async (t: string) => {
+        const res = await postStatus(apiRequest(`/api/intents/${intent.id}/status`, { method: 'POST', token: t, body: { status: 'PROCESSED', nowait: true } }), { params: Promise.resolve({ id: intent.id }) });
+        expect(res.status).toBe(423);
+        return ((await res.json()) as { error: { details: { holders: { query: string }[] } } }).error.details.holders;
+      };
+      const maskedRefusal = await refusedAs(viewer);
+      expect(maskedRefusal.length).toBeGreaterThan(0);
+      for (const h of maskedRefusal) expect(h.query).not.toContain('4111');
+      expect((await refusedAs(token)).map((h) => h.query).join('\n')).toContain('card-4111111111111111');
+
+      const operator = await userWithSession(['operator']);
+      jar.cookie = operator.cookie;
+      const fromAction = (await actions.changeIntentStatusAction({ id: intent.id, status: 'PROCESSED', nowait: true })) as { ok: false; error: { code: string; details: { holders: { query: string }[] } } };
+      expect(fromAction.error.code).toBe('lock_timeout');
+      expect(fromAction.error.details.holders.length).toBeGreaterThan(0);
+      for (const h of fromAction.error.details.holders) expect(h.query).not.toContain('4111');
+      jar.cookie = oncall.cookie;
+      const whole = (await actions.changeIntentStatusAction({ id: intent.id, status: 'PROCESSED', nowait: true })) as typeof fromAction;
+      expect(whole.error.details.holders.map((h) => h.query).join('\n')).toContain('card-4111111111111111');
+    } finally {
+      await holder.query('ROLLBACK');
+    }
   });
 });
 

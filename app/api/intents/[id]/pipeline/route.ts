@@ -1,16 +1,14 @@
 import { NextResponse } from 'next/server';
 import { requestActor } from '@/lib/http/actor';
-import { handler, otherMethods, readJsonBody } from '@/lib/http/respond';
-import { parseInput } from '@/lib/intents/schemas';
-import { listPipelineRuns, runPipeline, runPipelineSchema } from '@/lib/pipeline/run';
+import { handler, otherMethods, readInput } from '@/lib/http/respond';
+import { listPipelineRuns, runPipeline, runPipelineInputSchema } from '@/lib/pipeline/run';
 
 export const dynamic = 'force-dynamic';
 
 /** Runs the BridgeSet on the intent: 200 `{ intent, run }`, 423 `lock_timeout` while another execution holds it. */
 export const POST = handler(async (request, { params }: { params: Promise<{ id: string }> }) => {
   const actor = await requestActor(request, 'pipeline.run');
-  const body = parseInput(runPipelineSchema, await readJsonBody(request));
-  const result = await runPipeline({ ...body, id: (await params).id }, actor, { door: 'api' });
+  const result = await runPipeline(await readInput(request, runPipelineInputSchema, { id: (await params).id }), actor, { door: 'api' });
   return NextResponse.json(result);
 });
 

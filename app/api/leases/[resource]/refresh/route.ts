@@ -1,6 +1,7 @@
 import { NextResponse } from 'next/server';
 import { requestActor } from '@/lib/http/actor';
-import { handler, otherMethods, readJsonBody } from '@/lib/http/respond';
+import { handler, otherMethods, readInput } from '@/lib/http/respond';
+import { refreshBodySchema } from '@/lib/leases/schemas';
 import { refreshLease } from '@/lib/leases/service';
 
 export const dynamic = 'force-dynamic';
@@ -8,7 +9,7 @@ export const dynamic = 'force-dynamic';
 /** POST /api/leases/:resource/refresh {owner, token, ttlMs}: 200 { refreshed: true, token, expiresAt } or 409 `lease_not_held`. */
 export const POST = handler(async (request, { params }: { params: Promise<{ resource: string }> }) => {
   await requestActor(request, 'leases.use');
-  const body = await readJsonBody(request);
+  const body = await readInput(request, refreshBodySchema);
   return NextResponse.json(await refreshLease((await params).resource, body));
 });
 

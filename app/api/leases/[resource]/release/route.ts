@@ -1,6 +1,7 @@
 import { NextResponse } from 'next/server';
 import { requestActor } from '@/lib/http/actor';
-import { handler, otherMethods, readJsonBody } from '@/lib/http/respond';
+import { handler, otherMethods, readInput } from '@/lib/http/respond';
+import { releaseBodySchema } from '@/lib/leases/schemas';
 import { releaseLease } from '@/lib/leases/service';
 
 export const dynamic = 'force-dynamic';
@@ -8,7 +9,7 @@ export const dynamic = 'force-dynamic';
 /** POST /api/leases/:resource/release {owner, token}: 200 { released: true } or 409 `lease_not_held` for a stale token. */
 export const POST = handler(async (request, { params }: { params: Promise<{ resource: string }> }) => {
   await requestActor(request, 'leases.use');
-  const body = await readJsonBody(request);
+  const body = await readInput(request, releaseBodySchema);
   return NextResponse.json(await releaseLease((await params).resource, body));
 });
 
