@@ -24,13 +24,13 @@ function result(name: ScenarioResult['name'], measures: Record<string, number>, 
 
 describe('replay verdicts', () => {
   it('judges throughput on both the absolute target and the share of the baseline', () => {
-    const ok = checksFor('throughput', { calls: 1000, succeeded: 1000, throughputPerSec: 2100, baselineRatio: 0.61 }, t);
+    const ok = checksFor('throughput', { calls: 1000, succeeded: 1000, throughputPerSec: 2100, baselineRatio: 0.81 }, t);
     expect(verdictOf(ok)).toBe('pass');
     const slow = checksFor('throughput', { calls: 1000, succeeded: 1000, throughputPerSec: 1999, baselineRatio: 0.9 }, t);
     expect(slow.find((c) => c.id === 'throughput')).toMatchObject({ pass: false, actual: '1999 /s', target: '≥ 2000 /s' });
     expect(verdictOf(slow)).toBe('fail');
-    const lowShare = checksFor('throughput', { calls: 1000, succeeded: 1000, throughputPerSec: 5000, baselineRatio: 0.59 }, t);
-    expect(lowShare.find((c) => c.id === 'baseline-ratio')).toMatchObject({ pass: false, actual: '59 %' });
+    const lowShare = checksFor('throughput', { calls: 1000, succeeded: 1000, throughputPerSec: 5000, baselineRatio: 0.79 }, t);
+    expect(lowShare.find((c) => c.id === 'baseline-ratio')).toMatchObject({ pass: false, actual: '79 %' });
     const oneFailed = checksFor('throughput', { calls: 1000, succeeded: 999, throughputPerSec: 5000, baselineRatio: 0.9 }, t);
     expect(verdictOf(oneFailed)).toBe('fail');
   });
