@@ -96,14 +96,20 @@ describe('a deadlock inside a request', () => {
     await foreign.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [second]);
     const t0 = performance.now();
     const bulk = api.bulk({ ids: [first, second], status: 'FAILED' });
-    // The bulk holds `first` and waits for `second`; now the foreign transaction asks for `first`.
-    await waitForWaiters(1, { application: `bridge:bulk_update_status:${first}` });
-    const foreignGetsFirst = foreign.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [first]);
-    await foreignGetsFirst; // granted once the bulk was rolled back
-    // The bulk's retry now queues behind the foreign transaction, which commits without changing anything.
-    await waitForWaiters(1, { application: `bridge:bulk_update_status:${first}` });
-    await foreign.query('COMMIT');
-    const res = await bulk;
+    let res: Awaited<typeof bulk>;
+    try {
+      // The bulk holds `first` and waits for `second`; now the foreign transaction asks for `first`.
+      await waitForWaiters(1, { application: `bridge:bulk_update_status:${first}` });
+      const foreignGetsFirst = foreign.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [first]);
+      await foreignGetsFirst; // granted once the bulk was rolled back
+      // The bulk's retry now queues behind the foreign transaction, which commits without changing anything.
+      await waitForWaiters(1, { application: `bridge:bulk_update_status:${first}` });
+      await foreign.query('COMMIT');
+      res = await bulk;
+    } finally {
+      // Whatever happened, the foreign transaction must not outlive the test: it would block every later reset.
+      await foreign.query('ROLLBACK').catch(() => undefined);
+    }
     const elapsed = performance.now() - t0;
     console.log(`[measure] API bulk deadlock: detected, retried and answered in ${elapsed.toFixed(0)} ms (deadlock_timeout ${100} ms + backoff)`);
     expect(res.status).toBe(200);
