@@ -6,7 +6,7 @@ import { disconnectLockDb } from '@/lib/pipeline/lock';
 import { runPipeline } from '@/lib/pipeline/run';
 import { startStep } from '@/lib/pipeline/repository';
 import { finishClaim, heartbeatClaims, releaseClaim, scheduleRetry } from '@/lib/workers/repository';
-import { resetEngine, session, waitForWaiters } from '../barriers';
+import { resetEngine, session } from '../barriers';
 import { tester } from '../helpers';
 import { GATE_LOCK_KEY } from './bridges.fixture';
 import { spawnWorker, until, type WorkerProcess } from './spawn';
@@ -77,7 +77,13 @@ describe('a worker killed mid-run', () => {
     const env = { PIPELINE_BRIDGES: 'input,test-gate,normalize,feedback,output', WORKER_LEASE_MS: '60000' };
 
     const a = start(env);
-    await waitForWaiters(1, {}, 90_000); // worker A (once started) is inside test-gate, holding its claim and the execution lock
+    // Worker A (once started) is inside test-gate, holding its claim and the execution lock: a backend waits for the
+    // gate's lock itself (any lock wait would not do: a heartbeat may briefly wait for the status change's row).
+    await until(
+      'worker A waiting at the gate',
+      async () => (await gate.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objsubid = 1 AND objid = $1::bigint::oid`, [GATE_LOCK_KEY])).rowCount! > 0,
+      90_000,
+    );
     const [claimA] = await workRows();
     expect(claimA).toMatchObject({ state: 'running', attempt: 1 });
     a.child.kill('SIGKILL');
