@@ -66,15 +66,6 @@ export class InvalidCredentialsError extends DomainError {
   }
 }
 
-/** The password was right but the account is switched off: 403. */
-export class AccountDisabledError extends DomainError {
-  readonly code = 'account_disabled';
-  readonly httpStatus = 403;
-  constructor() {
-    super('This account is disabled; ask an administrator to enable it.');
-  }
-}
-
 /** Too many failed sign-ins for this username or client address within the window: 429. */
 export class RateLimitedError extends DomainError {
   readonly code = 'rate_limited';

@@ -142,7 +142,7 @@ export async function insertUser(
     });
     return view(row);
   } catch (err) {
-    if (isSqlState(err, SQLSTATE.uniqueViolation) || (err as { code?: string }).code === 'P2002') {
+    if (isSqlState(err, SQLSTATE.uniqueViolation)) {
       throw new UserConflictError(`A user named "${input.username}" already exists.`, { username: input.username });
     }
     throw err;
@@ -176,10 +176,10 @@ export async function resetUserPassword(userId: unknown, actor: AuthActor): Prom
   const id = parseInput(userIdSchema, userId, 'userId');
   const oneTimePassword = generatePassword();
   const passwordHash = await hashPassword(oneTimePassword);
-  const row = await db().user.update({ where: { id }, data: { passwordHash, mustChangePassword: true, passwordChangedAt: new Date() }, select: userSelect }).catch((err: unknown) => {
-    if ((err as { code?: string }).code === 'P2025') throw new NotFoundError(`User ${id}`);
-    throw err;
-  });
+  // updateMany tells a missing user by its count, so no Prisma error code has to be read for it.
+  const { count } = await db().user.updateMany({ where: { id }, data: { passwordHash, mustChangePassword: true, passwordChangedAt: new Date() } });
+  const row = count ? await db().user.findUnique({ where: { id }, select: userSelect }) : null;
+  if (!row) throw new NotFoundError(`User ${id}`);
   forgetVerifiedCredentials();
   await revokeUserSessions(id);
   await recordAuthEvent({ action: 'user.password_reset', actor: actor.name, subject: row.username });

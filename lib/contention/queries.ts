@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { db, type Tx } from '@/lib/db/client';
-import { SQLSTATE, sqlState } from '@/lib/db/sqlstate';
+import { isTransactionWindowExceeded, SQLSTATE, sqlState } from '@/lib/db/sqlstate';
 import { ValidationError } from '@/lib/intents/errors';
 import { LOCK_WAIT_BOUNDS_MS } from '@/lib/intents/outcomes';
 import { DatabaseUnderPressureError } from '@/lib/locks/errors';
@@ -130,7 +130,7 @@ export async function contentionReport(query: { window?: unknown } = {}) {
     const state = sqlState(err);
     if (state === SQLSTATE.queryCanceled) throw new DatabaseUnderPressureError('statement_timeout');
     if (state === SQLSTATE.lockNotAvailable) throw new DatabaseUnderPressureError('lock_timeout');
-    if ((err as { code?: unknown })?.code === 'P2028') throw new DatabaseUnderPressureError('pool_busy');
+    if (isTransactionWindowExceeded(err)) throw new DatabaseUnderPressureError('pool_busy');
     throw err;
   }
   const { now, from, outcomes, waits, timeouts, pg, replay, app, recent } = read;

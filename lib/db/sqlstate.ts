@@ -32,6 +32,15 @@ export function isSqlState(err: unknown, state: string): boolean {
   return sqlState(err) === state;
 }
 
+/**
+ * True when an interactive transaction could not start in time (every pooled connection busy past `maxWait`) or ran
+ * past its `timeout` and was rolled back. Prisma raises these itself, before or after Postgres had any say, so there
+ * is no SQLSTATE to read: this is the one Prisma code the project branches on, and only here.
+ */
+export function isTransactionWindowExceeded(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === 'P2028';
+}
+
 /** SQLSTATEs that mean the connection, not the request, failed: class 08, the server shutting down or killing us. */
 const CONNECTION_LOSS_STATES = new Set(['57P01', '57P02', '57P03', '53300']);
 /** The same, as the Prisma driver adapter names it when there was no SQLSTATE (a socket error). */

@@ -90,6 +90,11 @@ function ownOrigins(req: IncomingMessage, options: GateOptions): Set<string> {
  */
 function checkServerAction(req: IncomingMessage, options: GateOptions): Refusal | null {
   if (req.method !== 'POST' || header(req, 'next-action') === undefined) return null;
+  // Next checks an action body's size while reading, but answers an overflow with a 500; browsers always send a
+  // length with an action, so a body without one is refused before it is read — whoever sends it, signed in or not.
+  if (header(req, 'content-length') === undefined && header(req, 'transfer-encoding') !== undefined) {
+    return { status: 411, code: 'length_required', message: 'A server action must declare its body size (Content-Length).', details: { field: 'body' } };
+  }
   const origin = header(req, 'origin');
   if (origin === undefined) {
     if (header(req, 'cookie') === undefined) return null;
@@ -103,11 +108,6 @@ function checkServerAction(req: IncomingMessage, options: GateOptions): Refusal 
   }
   if (!parsed || origin === 'null' || !ownOrigins(req, options).has(parsed.origin.toLowerCase())) {
     return { status: 403, code: 'csrf_rejected', message: 'Refused: this server action did not come from the console’s own pages (its Origin is not this console’s).', details: { field: 'origin' } };
-  }
-  // Next checks an action body's size while reading, but answers an overflow with a 500; browsers always send a
-  // length with an action, so a body without one is refused before it is read.
-  if (header(req, 'content-length') === undefined && header(req, 'transfer-encoding') !== undefined) {
-    return { status: 411, code: 'length_required', message: 'A server action must declare its body size (Content-Length).', details: { field: 'body' } };
   }
   return null;
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { wholeNumber } from '@/lib/http/strict';
 import { db, type Tx } from '@/lib/db/client';
-import { SQLSTATE, sqlState } from '@/lib/db/sqlstate';
+import { isTransactionWindowExceeded, SQLSTATE, sqlState } from '@/lib/db/sqlstate';
 import { ValidationError } from '@/lib/intents/errors';
 import { DatabaseUnderPressureError } from './errors';
 import { foldIndexLocks } from './fold';
@@ -224,8 +224,7 @@ function classify(err: unknown): never {
   const state = sqlState(err);
   if (state === SQLSTATE.lockNotAvailable) throw new DatabaseUnderPressureError('lock_timeout');
   if (state === SQLSTATE.queryCanceled) throw new DatabaseUnderPressureError('statement_timeout');
-  // Prisma's "could not start a transaction in time" (maxWait): every pooled connection was busy.
-  if ((err as { code?: unknown })?.code === 'P2028') throw new DatabaseUnderPressureError('pool_busy');
+  if (isTransactionWindowExceeded(err)) throw new DatabaseUnderPressureError('pool_busy');
   throw err;
 }
 

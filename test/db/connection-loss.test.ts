@@ -1,6 +1,6 @@
 import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createPool, createPrisma } from '@/lib/db/client';
-import { isConnectionLoss, sqlState } from '@/lib/db/sqlstate';
+import { isConnectionLoss, isTransactionWindowExceeded, sqlState } from '@/lib/db/sqlstate';
 import { toErrorResponse } from '@/lib/http/respond';
 import { rawClient, waitForLockWaiters } from '../helpers';
 
@@ -92,5 +92,47 @@ describe('a connection that died between two statements of a transaction', () =>
     } finally {
       await killer.end();
     }
+  });
+});
+
+describe('a database too busy to answer in time', () => {
+  beforeEach(() => {
+    vi.spyOn(console, 'error').mockImplementation(() => undefined);
+  });
+
+  it('a statement stopped by its statement timeout is a 503 database_busy with Retry-After, not a 500', async () => {
+    const failure = await client
+      .$transaction(async (tx) => {
+        await tx.$executeRaw`SET LOCAL statement_timeout = '20ms'`;
+        await tx.$queryRaw`SELECT pg_sleep(2)`;
+      })
+      .then(
+        () => null,
+        (err: unknown) => err,
+      );
+    expect(sqlState(failure)).toBe('57014');
+    const res = toErrorResponse(failure);
+    expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('2');
+    expect(await res.json()).toMatchObject({ error: { code: 'database_busy', details: { reason: 'statement_timeout' } } });
+  });
+
+  it('a transaction that runs past its time limit is rolled back and answered 503 database_busy', async () => {
+    const failure = await client
+      .$transaction(
+        async (tx) => {
+          await tx.$queryRaw`SELECT pg_sleep(0.5)::text`;
+          await tx.$executeRaw`CREATE TEMP TABLE never_made (x int)`;
+        },
+        { timeout: 50 },
+      )
+      .then(
+        () => null,
+        (err: unknown) => err,
+      );
+    expect(isTransactionWindowExceeded(failure)).toBe(true);
+    const res = toErrorResponse(failure);
+    expect(res.status).toBe(503);
+    expect(await res.json()).toMatchObject({ error: { code: 'database_busy', details: { reason: 'transaction_window' } } });
   });
 });
