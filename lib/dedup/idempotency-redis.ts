@@ -5,8 +5,10 @@ import { DomainError } from '@/lib/shared/errors';
 /**
  * Idempotency keys in Redis (IDEMPOTENCY_BACKEND=redis): the same record as the Postgres table — which request
  * claimed the key, whether it finished, and its answer — as one Redis key per caller and key, expiring with the
- * retention. The claim is the dedup store's SET NX PX; a claim whose worker stopped without an answer is taken over
- * once its claim lease has run out, as in Postgres.
+ * retention. The claim makes the same first-or-repeat decision as the dedup store (store.ts), but in a Lua script of
+ * its own rather than through `seen`: it must also store the record with the key, read the record a repeat is
+ * answered from, and take over a claim whose worker stopped without an answer once its claim lease has run out, as
+ * in Postgres — none of which a plain SET NX PX can do in one atomic step.
  *
  * One difference, by nature: Postgres stores the answer in the transaction that commits the work; Redis can only
  * store it after the commit. A crash in between leaves the key claimed until the claim lease runs out, and the
