@@ -36,7 +36,6 @@ export async function releaseEditLease(intentId: unknown, token: unknown, owner:
 /** Who edits the intent now, if anyone (for the form of everyone else). */
 export async function currentEditLease(intentId: unknown): Promise<{ owner: string; expiresAt: string } | null> {
   const id = parseInput(intentIdSchema, intentId, 'intentId');
-  const live = await leaseBackend().live(500);
-  const lease = live.find((l) => l.resource === editLeaseResource(id));
+  const [lease] = await leaseBackend().live(1, editLeaseResource(id));
   return lease ? { owner: lease.owner, expiresAt: lease.expiresAt } : null;
 }

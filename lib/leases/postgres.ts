@@ -48,10 +48,11 @@ export class PostgresLeases implements LeaseBackend {
     return rows.length > 0;
   }
 
-  async live(limit: number): Promise<LiveLease[]> {
+  async live(limit: number, resource?: string): Promise<LiveLease[]> {
     const rows = await this.client().$queryRaw<{ resource: string; owner: string; token: bigint; acquiredAt: Date | null; expiresAt: Date }[]>`
       SELECT resource, owner, token, acquired_at AS "acquiredAt", expires_at AS "expiresAt"
       FROM leases WHERE owner IS NOT NULL AND expires_at > clock_timestamp()
+        AND (${resource ?? null}::text IS NULL OR resource = ${resource ?? null}::text)
       ORDER BY expires_at LIMIT ${limit}`;
     return rows.map((r) => ({
       resource: r.resource,

@@ -93,8 +93,15 @@ end
 return out`);
 
 // Live grants, soonest expiry first. KEYS: live, granted. ARGV: limit.
+// ARGV: limit, and a resource to look up alone ('' for all).
 const LIVE_GRANTS = new LuaScript(`${NOW_MS}
-local rs = redis.call('ZRANGEBYSCORE', KEYS[1], nowMs + 1, '+inf', 'LIMIT', 0, tonumber(ARGV[1]))
+local rs
+if ARGV[2] ~= '' then
+  local score = redis.call('ZSCORE', KEYS[1], ARGV[2])
+  rs = (score and tonumber(score) > nowMs) and { ARGV[2] } or {}
+else
+  rs = redis.call('ZRANGEBYSCORE', KEYS[1], nowMs + 1, '+inf', 'LIMIT', 0, tonumber(ARGV[1]))
+end
 local out = {}
 for _, resource in ipairs(rs) do
   local grant = redis.call('HGET', KEYS[2], resource)
@@ -167,8 +174,8 @@ export class RedisLeases implements LeaseBackend {
     return available(() => this.free(resource, owner, token));
   }
 
-  live(limit: number): Promise<LiveLease[]> {
-    return available(() => this.list(limit));
+  live(limit: number, resource?: string): Promise<LiveLease[]> {
+    return available(() => this.list(limit, resource));
   }
 
   sweep(): Promise<number> {
@@ -223,9 +230,9 @@ export class RedisLeases implements LeaseBackend {
     return true;
   }
 
-  private async list(limit: number): Promise<LiveLease[]> {
+  private async list(limit: number, resource = ''): Promise<LiveLease[]> {
     const redis = await this.client();
-    const reply = (await LIVE_GRANTS.run(redis, [LIVE, GRANTED], [limit])) as string[];
+    const reply = (await LIVE_GRANTS.run(redis, [LIVE, GRANTED], [limit, resource])) as string[];
     const leases: LiveLease[] = [];
     for (let i = 0; i + 1 < reply.length; i += 2) {
       const g = JSON.parse(reply[i + 1]) as Grant;

@@ -50,8 +50,8 @@ export async function releaseLease(resource: unknown, input: unknown, options: L
 export async function listLeases(input: unknown, options: LeaseOptions = {}): Promise<{ backend: string; leases: LiveLease[]; events: LeaseEvent[] }> {
   const { limit, resource } = parseInput(listLeasesSchema, input, 'query');
   const backend = options.backend ?? leaseBackend();
-  const [leases, events] = await Promise.all([backend.live(limit), recentLeaseEvents({ limit, resource })]);
-  return { backend: backend.name, leases: resource ? leases.filter((l) => l.resource === resource) : leases, events };
+  const [leases, events] = await Promise.all([backend.live(limit, resource), recentLeaseEvents({ limit, resource })]);
+  return { backend: backend.name, leases, events };
 }
 
 /** One sweep of the configured backend (housekeeping runs it every LEASE_SWEEP_INTERVAL_MS). */

@@ -39,8 +39,8 @@ export interface LeaseBackend {
   refresh(resource: string, owner: string, token: number, ttlMs: number): Promise<RefreshResult>;
   /** Ends the lease, only for its holder (owner and token) and only while it is live. */
   release(resource: string, owner: string, token: number): Promise<boolean>;
-  /** Live leases, soonest expiry first, at most `limit`. */
-  live(limit: number): Promise<LiveLease[]>;
+  /** Live leases, soonest expiry first, at most `limit`; only `resource`'s when one is named. */
+  live(limit: number, resource?: string): Promise<LiveLease[]>;
   /** Records leases that ran out without anyone asking for them again; returns how many. */
   sweep(): Promise<number>;
 }

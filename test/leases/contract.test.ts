@@ -140,4 +140,13 @@ describe.each(BACKENDS)('lease contract: $name', ({ make, skip }) => {
       ['contract:list-a', 'alice', leases.name],
     ]);
   });
+
+  it('finds one resource’s lease however many others expire sooner (the limit applies after the lookup)', async () => {
+    const leases = make();
+    for (let i = 0; i < 5; i++) await leases.acquire(`contract:crowd-${i}`, `owner-${i}`, 10_000 + i);
+    await leases.acquire('contract:wanted', 'carol', 60_000);
+    expect((await leases.live(3)).map((l) => l.resource)).not.toContain('contract:wanted');
+    expect((await leases.live(3, 'contract:wanted')).map((l) => [l.resource, l.owner])).toEqual([['contract:wanted', 'carol']]);
+    expect(await leases.live(3, 'contract:nobody')).toEqual([]);
+  });
 });
