@@ -4,7 +4,7 @@ import { Prisma } from '@/generated/prisma/client';
 import { requirePermission } from '@/lib/auth/errors';
 import type { AuthActor } from '@/lib/auth/types';
 import { reasonProblem, normaliseReason } from '@/lib/console/reasons';
-import { db } from '@/lib/db/client';
+import { db, planWithValues } from '@/lib/db/client';
 import { announceCommitted } from '@/lib/live/announce';
 import { bulkUpdateStatus } from '@/lib/intents/commands';
 import { DomainError, InvalidTransitionError, NotFoundError, ValidationError } from '@/lib/intents/errors';
@@ -89,7 +89,9 @@ async function whereOf(filter: BatchFilter): Promise<Prisma.Sql[]> {
 export async function previewBatch(input: unknown): Promise<BatchPreview> {
   const { filter, to } = parseInput(previewSchema, input);
   const where = await whereOf(filter);
-  const rows = await db().$queryRaw<{ status: IntentStatus; n: bigint }[]>`
+  // Exact, not estimated like the list's counts: the dialog promises what the batch will do. Planned with its values
+  // like every filtered read of the list, so a skewed filter never meets a generic plan.
+  const rows = await db().$queryRaw<{ status: IntentStatus; n: bigint }[]>`${planWithValues}
     SELECT status::text AS status, count(*) AS n FROM intents
     ${where.length ? Prisma.sql`WHERE ${Prisma.join(where, ' AND ')}` : Prisma.empty}
     GROUP BY status`;
@@ -232,7 +234,7 @@ export async function runBatch(id: string): Promise<void> {
         Prisma.sql`status = ANY(${allowedFrom(batch.toStatus)}::"IntentStatus"[])`,
         ...(batch.cursor ? [Prisma.sql`id > ${batch.cursor}::uuid`] : []),
       ];
-      const chunk = await db().$queryRaw<{ id: string }[]>`
+      const chunk = await db().$queryRaw<{ id: string }[]>`${planWithValues}
         SELECT id::text FROM intents WHERE ${Prisma.join(where, ' AND ')} ORDER BY id LIMIT ${CHUNK}`;
       if (chunk.length === 0) return await finish(id, 'finished');
       const ids = chunk.map((r) => r.id);
