@@ -1,3 +1,4 @@
+import { announceCommitted } from '@/lib/live/announce';
 import { db, type Db, type Tx } from '@/lib/db/client';
 import type { LeaseBackendName, LeaseEvent, LeaseEventKind } from './types';
 
@@ -27,6 +28,7 @@ export async function recordLeaseEvents(backend: LeaseBackendName, events: NewLe
     SELECT e.resource, ${backend}, e.event, e.owner, e.holder, e.token, e.expires_at, coalesce(e.at, clock_timestamp())
     FROM jsonb_to_recordset(${eventsJson(events)}::jsonb)
       AS e(resource text, event text, owner text, holder text, token bigint, expires_at timestamptz, at timestamptz)`;
+  if (events.some((e) => e.event !== 'refreshed')) announceCommitted();
 }
 
 /**
@@ -44,6 +46,7 @@ export async function recordGrant(backend: LeaseBackendName, resource: string, t
       WHERE (SELECT accepted FROM fence)
     )
     SELECT accepted FROM fence`;
+  if (rows[0].accepted) announceCommitted();
   return rows[0].accepted;
 }
 

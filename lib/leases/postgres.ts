@@ -1,10 +1,14 @@
 import { db, type Db } from '@/lib/db/client';
+import { announceCommitted } from '@/lib/live/announce';
 import type { AcquireResult, LeaseBackend, LiveLease, RefreshResult } from './types';
 
 /**
  * Leases as rows in Postgres (the default): no state in this process, so any number of console instances share
  * them. Each operation is one statement (acquire is one call of bridge_lease_acquire, migration
  * 20261124110000_leases); expiry is judged by the database server's clock, never the caller's.
+ *
+ * An operation that recorded an event which goes out to other services (acquired, denied, released, expired; not
+ * refreshed) announces its commit afterwards, so the relays publish it at once instead of at their next poll.
  */
 export class PostgresLeases implements LeaseBackend {
   readonly name = 'postgres' as const;
@@ -15,6 +19,7 @@ export class PostgresLeases implements LeaseBackend {
     const rows = await this.client().$queryRaw<{ acquired: boolean; token: bigint | null; owner: string; expiresAt: Date }[]>`
       SELECT acquired, token, owner, expires_at AS "expiresAt" FROM bridge_lease_acquire(${resource}, ${owner}, ${ttlMs}::int)`;
     const r = rows[0];
+    announceCommitted(); // granted or denied, either way an event was recorded
     return r.acquired
       ? { acquired: true, token: Number(r.token), expiresAt: r.expiresAt.toISOString() }
       : { acquired: false, owner: r.owner, expiresAt: r.expiresAt.toISOString() };
@@ -45,6 +50,7 @@ export class PostgresLeases implements LeaseBackend {
         SELECT resource, 'postgres', 'released', ${owner}, token, expires_at FROM released
       )
       SELECT 1 FROM released`;
+    if (rows.length) announceCommitted();
     return rows.length > 0;
   }
 
@@ -83,6 +89,7 @@ export class PostgresLeases implements LeaseBackend {
         SELECT resource, 'postgres', 'expired', owner, token, expires_at FROM cleared
       )
       SELECT 1 FROM cleared`;
+    if (rows.length) announceCommitted();
     return rows.length;
   }
 }
