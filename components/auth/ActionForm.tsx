@@ -2,7 +2,7 @@
 
 import { createContext, startTransition, useActionState, useContext, useEffect, useRef, useState, type ReactNode } from 'react';
 import { ConfirmDialog } from '@/components/ui/ConfirmDialog';
-import { idleState, type FormState } from '@/lib/auth/form-state';
+import { idleState, type FormState } from '@/lib/auth/form-result';
 import { Reveal } from './Reveal';
 import styles from './auth.module.css';
 

@@ -2,7 +2,7 @@
 
 import { startTransition, useActionState, useEffect, useRef } from 'react';
 import { changePasswordAction } from '@/app/actions/auth';
-import { idleState } from '@/lib/auth/form-state';
+import { idleState } from '@/lib/auth/form-result';
 import styles from './auth.module.css';
 
 /**

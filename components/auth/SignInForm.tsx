@@ -2,7 +2,7 @@
 
 import { useActionState } from 'react';
 import { signInAction } from '@/app/actions/auth';
-import { idleState } from '@/lib/auth/form-state';
+import { idleState } from '@/lib/auth/form-result';
 import styles from './auth.module.css';
 
 export function SignInForm({ next }: { next: string }) {

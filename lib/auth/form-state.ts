@@ -1,23 +1,8 @@
 import { asDomainError } from '@/lib/http/respond';
 import { ValidationError } from '@/lib/intents/errors';
+import type { FormState } from './form-result';
 
-/**
- * What the auth forms' server actions return (they return results, not throw): expected failures become a
- * message and per-field errors the form shows; unexpected ones are logged and reported generically. `reveal`
- * carries a secret that is shown exactly once (a new API token, a one-time password) — never logged.
- */
-export type FormState = {
-  status: 'idle' | 'ok' | 'error';
-  /** The error's code (e.g. `forbidden`, `invalid_request`) when it failed. */
-  code?: string;
-  message?: string;
-  fieldErrors?: Record<string, string>;
-  reveal?: { label: string; value: string };
-  /** Non-secret field values to put back: React resets a form after its action, and a failed form should keep them. */
-  values?: Record<string, string>;
-};
-
-export const idleState: FormState = { status: 'idle' };
+export { idleState, type FormState } from './form-result';
 
 export function failure(err: unknown, where: string): FormState {
   if (err instanceof ValidationError) {
