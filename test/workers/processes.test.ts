@@ -69,6 +69,39 @@ describe('K workers × M intents (separate processes)', () => {
   }, 240_000); // three processes starting and working on a shared 2-core machine
 });
 
+describe('a worker stopped with SIGTERM mid-run', () => {
+  it('runs at most WORKER_CONCURRENCY at once, claims nothing more once told to stop, finishes what it holds, exits 0', async () => {
+    const gate = await session('bridge-test:gate');
+    await gate.query('SELECT pg_advisory_lock($1::bigint)', [GATE_LOCK_KEY]);
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push((await createIntent({ payload: { order: `TERM-${i}` }, source: 'test' }, tester)).id);
+    const w = start({ PIPELINE_BRIDGES: 'input,test-gate,normalize,feedback,output', WORKER_CONCURRENCY: '2', WORKER_BATCH_SIZE: '5', WORKER_SHUTDOWN_GRACE_MS: '120000' });
+    const atGate = async () => (await gate.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objsubid = 1 AND objid = $1::bigint::oid`, [GATE_LOCK_KEY])).rowCount!;
+    await until('two runs waiting at the gate', async () => (await atGate()) === 2, 90_000);
+    // The concurrency bound: two claimed and running, the other two still available, not even claimed.
+    const states = (rows: Awaited<ReturnType<typeof workRows>>) => rows.map((r) => r.state).sort();
+    expect(states(await workRows())).toEqual(['available', 'available', 'running', 'running']);
+
+    w.child.kill('SIGTERM');
+    await until('the worker registered as stopping', async () => {
+      const [row] = await db().$queryRaw<{ state: string }[]>`SELECT state FROM workers`;
+      return row?.state === 'stopping';
+    });
+    await gate.query('SELECT pg_advisory_unlock($1::bigint)', [GATE_LOCK_KEY]); // its two runs may go on now
+    expect(await w.exited).toBe(0);
+
+    const rows = await workRows();
+    expect(states(rows)).toEqual(['available', 'available', 'completed', 'completed']);
+    // What it had not claimed is left as it was, for the next worker: unclaimed, no attempt spent.
+    for (const r of rows.filter((x) => x.state === 'available')) expect(r).toMatchObject({ attempt: 0, claimToken: null });
+    const runs = await db().$queryRaw<{ status: string }[]>`SELECT status FROM pipeline_runs`;
+    expect(runs.map((r) => r.status)).toEqual(['succeeded', 'succeeded']);
+    const [registry] = await db().$queryRaw<{ state: string }[]>`SELECT state FROM workers`;
+    expect(registry.state).toBe('stopped');
+    await gate.end();
+  }, 240_000);
+});
+
 describe('a worker killed mid-run', () => {
   it('SIGKILL: the claim is rescued after its lease (moved by SQL), another worker finishes it, no step twice, the old token is refused', async () => {
     const gate = await session('bridge-test:gate');
