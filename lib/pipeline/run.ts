@@ -73,155 +73,195 @@ function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-export async function runPipeline(input: RunPipelineInput, actor: Actor, options: RunPipelineOptions = {}): Promise<PipelineResult> {
+type Bridge = ReturnType<typeof resolveBridgeSet>[number];
+type Started = Awaited<ReturnType<typeof startRun>>;
+type Opened = Started & { runId: string; round: number };
+type Outcome = Exclude<RunStatus, 'running' | 'abandoned'>;
+
+/** Everything a run needs to know, settled before it takes the lock. */
+type RunPlan = {
+  id: string;
+  mode: PipelineMode;
+  bridges: Bridge[];
+  door: PipelineDoor;
+  actor: Actor;
+  /** The worker's claim token, or null for an operator's run. */
+  token: string | null;
+  fencing: Fencing | null;
+  failIntent: boolean;
+  signal: AbortSignal;
+};
+
+function planRun(input: RunPipelineInput, actor: Actor, options: RunPipelineOptions): RunPlan {
   const parsed = parseInput(runPipelineInputSchema, input);
   const id = parsed.id.toLowerCase();
-  const mode: PipelineMode = parsed.mode ?? 'FAILFAST';
-  const bridges = resolveBridgeSet(options.bridges);
-  const door = options.door ?? 'api';
   const token = options.claimToken ?? null;
-  const fencing = token !== null ? claimFence(id, token) : (parsed.fencing ?? null);
-  // For a worker, a refused fence means a newer claim of the intent has started: the claim is lost.
-  const refused = (err: FencingTokenStaleError) =>
-    token !== null ? new LostClaimError(`The claim on intent ${id} was superseded by a newer claim (its fence refused the write).`, { intentId: id, claimToken: token }) : err;
-  const failIntent = options.failIntentOnFailure ?? true;
-  const signal = options.signal ?? new AbortController().signal;
+  return {
+    id,
+    mode: parsed.mode ?? 'FAILFAST',
+    bridges: [...resolveBridgeSet(options.bridges)],
+    door: options.door ?? 'api',
+    actor,
+    token,
+    fencing: token !== null ? claimFence(id, token) : (parsed.fencing ?? null),
+    failIntent: options.failIntentOnFailure ?? true,
+    signal: options.signal ?? new AbortController().signal,
+  };
+}
 
-  return withPipelineLock(id, async () => {
-    let started;
-    try {
-      started = await startRun(db(), { intentId: id, mode, door, actor: actor.name, claimToken: token, fencing });
-    } catch (err) {
-      const stale = await fencingError(err, fencing);
-      throw stale ? refused(stale) : err;
-    }
-    if (!started.claimHeld) throw new LostClaimError(`The claim on intent ${id} is no longer held; the run did not start.`, { intentId: id });
-    if (started.intentStatus === null) throw new NotFoundError(`Intent ${id}`, { id });
-    if (!started.runId) {
-      throw new InvalidTransitionError(
-        `Intent ${id} is ${started.intentStatus} and cannot enter the pipeline.${started.intentStatus === 'FAILED' ? ' Retry it first (FAILED → RECEIVED).' : ' COMPLETED is terminal.'}`,
-        { intentId: id, from: started.intentStatus },
-      );
-    }
-    const runId = started.runId;
-    const round = started.round!;
+/** For a worker, a refused fence means a newer claim of the intent has started: the claim is lost. */
+function refusal(plan: RunPlan, err: FencingTokenStaleError): Error {
+  return plan.token !== null
+    ? new LostClaimError(`The claim on intent ${plan.id} was superseded by a newer claim (its fence refused the write).`, { intentId: plan.id, claimToken: plan.token })
+    : err;
+}
+
+const withFence = (plan: RunPlan) => (plan.fencing ? { fencing: plan.fencing } : {});
+const at = (d: Date | null) => d?.toISOString() ?? null;
+
+/** Records the run's start, or says why it cannot start (lost claim, unknown intent, a terminal status, a stale fence). */
+async function openRun(plan: RunPlan): Promise<Opened> {
+  const { id } = plan;
+  let started: Started;
+  try {
+    started = await startRun(db(), { intentId: id, mode: plan.mode, door: plan.door, actor: plan.actor.name, claimToken: plan.token, fencing: plan.fencing });
+  } catch (err) {
+    const stale = await fencingError(err, plan.fencing);
+    throw stale ? refusal(plan, stale) : err;
+  }
+  if (!started.claimHeld) throw new LostClaimError(`The claim on intent ${id} is no longer held; the run did not start.`, { intentId: id });
+  if (started.intentStatus === null) throw new NotFoundError(`Intent ${id}`, { id });
+  if (!started.runId) {
+    throw new InvalidTransitionError(
+      `Intent ${id} is ${started.intentStatus} and cannot enter the pipeline.${started.intentStatus === 'FAILED' ? ' Retry it first (FAILED → RECEIVED).' : ' COMPLETED is terminal.'}`,
+      { intentId: id, from: started.intentStatus },
+    );
+  }
+  return { ...started, runId: started.runId, round: started.round! };
+}
+
+/** What a bridge sees and may do: the intent as it now is, and the engine's commands at that version, fenced. */
+function bridgeContext(plan: RunPlan, runId: string, bridge: Bridge, first: PipelineIntent): BridgeContext {
+  const { id, actor } = plan;
+  let current = first;
+  return {
+    get intent() {
+      return current;
+    },
+    actor,
+    runId,
+    mode: plan.mode,
+    signal: plan.signal,
+    async moveTo(to) {
+      const { intent } = await updateIntentStatus({ id, status: to, expectedVersion: current.version, ...withFence(plan) }, actor);
+      current = { id, status: intent.status, version: intent.version, payload: intent.payload };
+      return current;
+    },
+    async correct(diff, reason) {
+      const r = await reevaluateIntent({ id, diff, reason, source: `pipeline:${bridge.name}`, expectedVersion: current.version, ...withFence(plan) }, actor);
+      current = { ...current, status: r.status, version: r.version };
+      return current;
+    },
+  };
+}
+
+type BridgeOutcome = { step: PipelineStep; error: string | null; fenced: FencingTokenStaleError | null };
+
+/**
+ * One bridge: its step recorded as started, then replayed from its record when this round already completed it (or
+ * skipped when the intent's status is not one it accepts), else run and its end recorded. A write refused by the
+ * claim's conditions means the claim was lost: the run stops at once.
+ */
+async function runBridge(plan: RunPlan, opened: Opened, position: number, bridge: Bridge): Promise<BridgeOutcome> {
+  const { id, actor, token } = plan;
+  const recorded = opened.recorded[bridge.name];
+  const step = await startStep(db(), { intentId: id, runId: opened.runId, round: opened.round, position, bridge: bridge.name, accepts: bridge.accepts, replayed: recorded, actor: actor.name, claimToken: token });
+  if (step.stepId === null) throw new LostClaimError(`The claim on intent ${id} was lost before bridge ${bridge.name}.`, { intentId: id, bridge: bridge.name });
+  announceCommitted();
+  if (step.stepStatus !== 'running') {
+    const replayed = step.stepStatus === 'replayed' ? { result: recorded } : {};
+    return { step: { bridge: bridge.name, status: step.stepStatus!, startedAt: at(step.startedAt), finishedAt: at(step.finishedAt), ...replayed }, error: null, fenced: null };
+  }
+
+  const ctx = bridgeContext(plan, opened.runId, bridge, { id, status: step.status, version: step.version, payload: step.payload });
+  let result: JsonValue | null = null;
+  let error: string | null = null;
+  let fenced: FencingTokenStaleError | null = null;
+  try {
+    result = ((await bridge.run(ctx)) ?? null) as JsonObject | null;
+  } catch (err) {
+    error = errorText(err);
+    if (err instanceof FencingTokenStaleError) fenced = err;
+  }
+  const status = error === null ? 'completed' : 'failed';
+  const finishedAt = await finishStep(db(), { intentId: id, runId: opened.runId, stepId: step.stepId, bridge: bridge.name, status, result, error, actor: actor.name, claimToken: token });
+  if (!finishedAt) throw new LostClaimError(`The claim on intent ${id} was lost during bridge ${bridge.name}; its result was not recorded.`, { intentId: id, bridge: bridge.name });
+  announceCommitted();
+  return { step: { bridge: bridge.name, status, startedAt: at(step.startedAt), finishedAt: at(finishedAt), ...(result !== null ? { result } : {}), ...(error ? { error } : {}) }, error, fenced };
+}
+
+/** FAILFAST's mark on the intent; a refusal of the mark itself is recorded with the run's failures, not thrown. */
+async function markFailed(plan: RunPlan, bridge: string, error: string, failures: string[]): Promise<void> {
+  try {
+    await updateIntentStatus({ id: plan.id, status: 'FAILED', reason: auditReason(`pipeline: ${bridge} failed: ${error}`), ...withFence(plan) }, plan.actor);
+  } catch (err) {
+    failures.push(`marking the intent FAILED: ${errorText(err)}`);
+  }
+}
+
+async function closeRun(plan: RunPlan, opened: Opened, status: Outcome, failures: string[], steps: PipelineStep[]): Promise<PipelineResult> {
+  const { id, actor } = plan;
+  const runError = failures.length ? failures.join('; ') : null;
+  const finished = await finishRun(db(), { intentId: id, runId: opened.runId, status, error: runError, actor: actor.name, claimToken: plan.token });
+  if (!finished) throw new LostClaimError(`The claim on intent ${id} was lost before its run could be closed.`, { intentId: id });
+  announceCommitted();
+  const run: PipelineRun = {
+    id: opened.runId,
+    intentId: id,
+    round: opened.round,
+    mode: plan.mode,
+    status,
+    door: plan.door,
+    actor: actor.name,
+    startedAt: opened.startedAt!.toISOString(),
+    finishedAt: finished.finishedAt.toISOString(),
+    ...(runError ? { error: runError } : {}),
+    steps,
+  };
+  return { intent: finished.intent, run };
+}
+
+export async function runPipeline(input: RunPipelineInput, actor: Actor, options: RunPipelineOptions = {}): Promise<PipelineResult> {
+  const plan = planRun(input, actor, options);
+  return withPipelineLock(plan.id, async () => {
+    const opened = await openRun(plan);
     const steps: PipelineStep[] = [];
     const failures: string[] = [];
-    let status: Exclude<RunStatus, 'running' | 'abandoned'> = 'succeeded';
-
-    for (const [position, bridge] of bridges.entries()) {
-      if (signal.aborted) {
+    let status: Outcome = 'succeeded';
+    for (const [position, bridge] of plan.bridges.entries()) {
+      if (plan.signal.aborted) {
         status = 'interrupted';
         break;
       }
-      const step = await startStep(db(), {
-        intentId: id,
-        runId,
-        round,
-        position,
-        bridge: bridge.name,
-        accepts: bridge.accepts,
-        replayed: started.recorded[bridge.name],
-        actor: actor.name,
-        claimToken: token,
-      });
-      if (step.stepId === null) throw new LostClaimError(`The claim on intent ${id} was lost before bridge ${bridge.name}.`, { intentId: id, bridge: bridge.name });
-      announceCommitted();
-      const at = (d: Date | null) => d?.toISOString() ?? null;
-      if (step.stepStatus !== 'running') {
-        steps.push({ bridge: bridge.name, status: step.stepStatus!, startedAt: at(step.startedAt), finishedAt: at(step.finishedAt), ...(step.stepStatus === 'replayed' ? { result: started.recorded[bridge.name] } : {}) });
-        continue;
-      }
-
-      let current: PipelineIntent = { id, status: step.status, version: step.version, payload: step.payload };
-      const ctx: BridgeContext = {
-        get intent() {
-          return current;
-        },
-        actor,
-        runId,
-        mode,
-        signal,
-        async moveTo(to) {
-          const { intent } = await updateIntentStatus({ id, status: to, expectedVersion: current.version, ...(fencing ? { fencing } : {}) }, actor);
-          current = { id, status: intent.status, version: intent.version, payload: intent.payload };
-          return current;
-        },
-        async correct(diff, reason) {
-          const r = await reevaluateIntent({ id, diff, reason, source: `pipeline:${bridge.name}`, expectedVersion: current.version, ...(fencing ? { fencing } : {}) }, actor);
-          current = { ...current, status: r.status, version: r.version };
-          return current;
-        },
-      };
-
-      let result: JsonValue | null = null;
-      let error: string | null = null;
-      let fenced: FencingTokenStaleError | null = null;
-      try {
-        result = ((await bridge.run(ctx)) ?? null) as JsonObject | null;
-      } catch (err) {
-        error = errorText(err);
-        if (err instanceof FencingTokenStaleError) fenced = err;
-      }
-      const finishedAt = await finishStep(db(), {
-        intentId: id,
-        runId,
-        stepId: step.stepId,
-        bridge: bridge.name,
-        status: error === null ? 'completed' : 'failed',
-        result,
-        error,
-        actor: actor.name,
-        claimToken: token,
-      });
-      if (!finishedAt) throw new LostClaimError(`The claim on intent ${id} was lost during bridge ${bridge.name}; its result was not recorded.`, { intentId: id, bridge: bridge.name });
-      announceCommitted();
-      steps.push({ bridge: bridge.name, status: error === null ? 'completed' : 'failed', startedAt: at(step.startedAt), finishedAt: at(finishedAt), ...(result !== null ? { result } : {}), ...(error ? { error } : {}) });
-
+      const { step, error, fenced } = await runBridge(plan, opened, position, bridge);
+      steps.push(step);
+      if (error === null) continue;
+      failures.push(`${bridge.name}: ${error}`);
       if (fenced) {
         // The lease (or claim) this run was fenced by has passed to someone else: nothing more may be written for
         // it, not even the FAILED mark. The run is closed as failed and the refusal is the answer.
-        failures.push(`${bridge.name}: ${error}`);
-        status = 'failed';
-        const closed = await finishRun(db(), { intentId: id, runId, status, error: failures.join('; '), actor: actor.name, claimToken: token });
+        const closed = await finishRun(db(), { intentId: plan.id, runId: opened.runId, status: 'failed', error: failures.join('; '), actor: actor.name, claimToken: plan.token });
         if (closed) announceCommitted();
-        throw refused(fenced);
+        throw refusal(plan, fenced);
       }
-      if (error !== null) {
-        failures.push(`${bridge.name}: ${error}`);
-        if (mode === 'FAILFAST') {
-          status = 'failed';
-          if (failIntent) {
-            try {
-              await updateIntentStatus({ id, status: 'FAILED', reason: auditReason(`pipeline: ${bridge.name} failed: ${error}`), ...(fencing ? { fencing } : {}) }, actor);
-            } catch (err) {
-              failures.push(`marking the intent FAILED: ${errorText(err)}`);
-            }
-          }
-          break;
-        }
-        status = 'finished_with_errors';
+      if (plan.mode === 'FAILFAST') {
+        status = 'failed';
+        if (plan.failIntent) await markFailed(plan, bridge.name, error, failures);
+        break;
       }
+      status = 'finished_with_errors';
     }
-
-    const runError = failures.length ? failures.join('; ') : null;
-    const finished = await finishRun(db(), { intentId: id, runId, status, error: runError, actor: actor.name, claimToken: token });
-    if (!finished) throw new LostClaimError(`The claim on intent ${id} was lost before its run could be closed.`, { intentId: id });
-    announceCommitted();
-    const run: PipelineRun = {
-      id: runId,
-      intentId: id,
-      round,
-      mode,
-      status,
-      door,
-      actor: actor.name,
-      startedAt: started.startedAt!.toISOString(),
-      finishedAt: finished.finishedAt.toISOString(),
-      ...(runError ? { error: runError } : {}),
-      steps,
-    };
-    return { intent: finished.intent, run };
+    return closeRun(plan, opened, status, failures, steps);
   }, actor.name);
 }
 
