@@ -250,7 +250,9 @@ describe('retries, the maximum, terminal intents', () => {
 describe('a graceful stop', () => {
   it('stop(): the run in flight stops after its current bridge and its claim is released, attempt not counted', async () => {
     const [id] = await newIntents(1);
-    const worker = new Worker(workerConfig({ pollMs: 20, heartbeatMs: 50, rescueMs: 1000, shutdownGraceMs: 0, bridges: ['test-hold', 'input'] }), () => undefined);
+    // After the grace period, stop() waits for the aborted runs up to the larger of 1 s and a heartbeat: a long
+    // heartbeat here makes that a bound a loaded machine cannot reach, not a race with it.
+    const worker = new Worker(workerConfig({ pollMs: 20, heartbeatMs: 30_000, rescueMs: 1000, shutdownGraceMs: 0, bridges: ['test-hold', 'input'] }), () => undefined);
     await worker.start();
     await entered.wait;
     // No grace: the run is told to stop at once; its bridge returns, and the run stops before Input.
