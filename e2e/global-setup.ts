@@ -44,12 +44,14 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
       port: await freePort(),
       databaseUrl: database.url,
       logFile: join(root, 'test-results', 'next-server.log'),
-      env: { BRIDGE_ENV: bridgeEnv },
+      // The soak asks for a full garbage collection (SIGUSR2) before it judges the server's memory.
+      env: { BRIDGE_ENV: bridgeEnv, BRIDGE_GC_ON_SIGUSR2: '1' },
     });
     say(`the console server is serving ${server.url} (server log: test-results/next-server.log)`);
 
     process.env.DATABASE_URL = database.url;
     process.env.E2E_BASE_URL = server.url;
+    process.env.E2E_SERVER_PID = String(server.pid);
     // The workers sign in by planting the session cookie, whose name depends on the environment: same as the server.
     process.env.BRIDGE_ENV = bridgeEnv;
     return teardown;

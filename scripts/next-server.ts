@@ -40,6 +40,7 @@ export function ensureBuild(say: (line: string) => void, skip = false): void {
 
 export type NextServer = {
   url: string;
+  pid: number;
   logFile: string;
   stop: () => Promise<void>;
   /** SIGKILL: the process goes without flushing anything (the chaos run's crash). Resolves once it is gone. */
@@ -92,7 +93,7 @@ export async function startNext(options: { port: number; databaseUrl: string; lo
     try {
       // Each try is bounded: a request stuck on a loaded machine must not hold the wait past its deadline.
       const res = await fetch(`${url}/api/health`, { signal: AbortSignal.timeout(5_000) });
-      if (res.ok) return { url, logFile: options.logFile, stop, kill };
+      if (res.ok) return { url, pid: server.pid!, logFile: options.logFile, stop, kill };
       last = `answered ${res.status}`;
     } catch (err) {
       last = (err as { cause?: { code?: string } }).cause?.code ?? (err instanceof Error ? err.message : String(err));

@@ -7,6 +7,8 @@
  */
 import { createServer } from 'node:http';
 import { resolve } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import next from 'next';
 import { answerClientError, answerWritesUncompressed, gate, setResponseHeaders, type GateOptions } from '../lib/http/gate';
 
@@ -46,6 +48,14 @@ async function main() {
   server.listen(port, hostname, () => {
     console.log(`[server] listening on http://${hostname.includes(':') ? `[${hostname}]` : hostname}:${port}`);
   });
+
+  // For memory tests (the browser suite's soak): a full garbage collection on SIGUSR2, so what the process still holds
+  // can be told from garbage V8 has not collected yet. Off unless asked for.
+  if (process.env.BRIDGE_GC_ON_SIGUSR2 === '1') {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    process.on('SIGUSR2', () => gc());
+  }
 
   // Housekeeping (instrumentation.ts) flushes and exits on SIGTERM/SIGINT; without it, close and exit here.
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
