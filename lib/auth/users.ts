@@ -176,9 +176,8 @@ export async function resetUserPassword(userId: unknown, actor: AuthActor): Prom
   const id = parseInput(userIdSchema, userId, 'userId');
   const oneTimePassword = generatePassword();
   const passwordHash = await hashPassword(oneTimePassword);
-  // updateMany tells a missing user by its count, so no Prisma error code has to be read for it.
-  const { count } = await db().user.updateMany({ where: { id }, data: { passwordHash, mustChangePassword: true, passwordChangedAt: new Date() } });
-  const row = count ? await db().user.findUnique({ where: { id }, select: userSelect }) : null;
+  // One statement that returns no row for a missing user, so no Prisma error code has to be read for it.
+  const [row] = await db().user.updateManyAndReturn({ where: { id }, data: { passwordHash, mustChangePassword: true, passwordChangedAt: new Date() }, select: userSelect });
   if (!row) throw new NotFoundError(`User ${id}`);
   forgetVerifiedCredentials();
   await revokeUserSessions(id);

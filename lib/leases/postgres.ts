@@ -1,3 +1,4 @@
+import { Prisma } from '@/generated/prisma/client';
 import { db, type Db } from '@/lib/db/client';
 import { announceCommitted } from '@/lib/live/announce';
 import type { AcquireResult, LeaseBackend, LiveLease, RefreshResult } from './types';
@@ -58,7 +59,7 @@ export class PostgresLeases implements LeaseBackend {
     const rows = await this.client().$queryRaw<{ resource: string; owner: string; token: bigint; acquiredAt: Date | null; expiresAt: Date }[]>`
       SELECT resource, owner, token, acquired_at AS "acquiredAt", expires_at AS "expiresAt"
       FROM leases WHERE owner IS NOT NULL AND expires_at > clock_timestamp()
-        AND (${resource ?? null}::text IS NULL OR resource = ${resource ?? null}::text)
+        ${resource === undefined ? Prisma.empty : Prisma.sql`AND resource = ${resource}`}
       ORDER BY expires_at LIMIT ${limit}`;
     return rows.map((r) => ({
       resource: r.resource,

@@ -92,8 +92,7 @@ for _, resource in ipairs(due) do
 end
 return out`);
 
-// Live grants, soonest expiry first. KEYS: live, granted. ARGV: limit.
-// ARGV: limit, and a resource to look up alone ('' for all).
+// Live grants, soonest expiry first. KEYS: live, granted. ARGV: limit, and a resource to look up alone ('' for all).
 const LIVE_GRANTS = new LuaScript(`${NOW_MS}
 local rs
 if ARGV[2] ~= '' then
