@@ -23,6 +23,9 @@ describe('the production server', () => {
     const { readFileSync } = await import('node:fs');
     const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> };
     expect(pkg.scripts.serve).toMatch(/scripts\/serve\.ts/);
+    // The harnesses and `npm start` run the server with serverArgs: production gets the same Node flags.
+    const { serverNodeFlags } = await import('../../scripts/next-server');
+    for (const flag of serverNodeFlags) expect(pkg.scripts.serve.split(' ')).toContain(flag);
     expect(readFileSync('scripts/serve.ts', 'utf8')).toMatch(/if \(gate\(req, res, options\)\) return;/);
     for (const doc of ['docs/DEPLOY.md', 'README.md']) {
       const text = readFileSync(doc, 'utf8');
