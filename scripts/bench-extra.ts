@@ -71,7 +71,7 @@ export type ApiRow = {
   unknownPerSec: number;
 };
 
-export async function measureApiDoor(databaseUrl: string, say: Say, options: { rounds: number; requests: number; inFlight: number }): Promise<ApiRow> {
+export async function measureApiDoor(databaseUrl: string, say: Say, options: { rounds: number; requests: number; inFlight: number; warmup: number; warmupBatches: number }): Promise<ApiRow> {
   const { bootstrapAuth } = await import('../lib/auth/bootstrap');
   const { generateApiToken } = await import('../lib/auth/tokens');
   const { createBaselinePool, rawUpdateStatus } = await import('../lib/replay/baseline');
@@ -89,9 +89,20 @@ export async function measureApiDoor(databaseUrl: string, say: Say, options: { r
     send(agent, `${server.url}/api/intents/${id}/status`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body });
   const raw = (id: string) => rawUpdateStatus(pool, id, 'NORMALIZED', 'bench:baseline', settings.lockTimeoutMs, settings.preparedStatements).then(() => true);
   try {
-    // Warm both sides (compilation, connections, prepared statements) before anything is timed.
-    await throughput(await freshIntents(200, 'RECEIVED'), options.inFlight, api);
-    await throughput(await freshIntents(200, 'RECEIVED'), options.inFlight, raw);
+    // Warm both sides (compilation, connections, prepared statements) before anything is timed, each until it runs
+    // at a steady rate. The server needs far more than plain pg: Next's request path runs through hundreds of
+    // functions that V8 optimises only after many calls, and after a fixed warm-up of a few hundred requests each
+    // timed round still ran faster than the last.
+    const warm = async (side: (id: string) => Promise<boolean>) => {
+      let before = 0;
+      for (let batch = 1; batch <= options.warmupBatches; batch++) {
+        const { perSec } = await throughput(await freshIntents(options.warmup, 'RECEIVED'), options.inFlight, side);
+        if (perSec <= before * 1.05) return batch;
+        before = perSec;
+      }
+      return options.warmupBatches;
+    };
+    say(`JSON API warm-up: the server steady after ${await warm(api)} batches of ${options.warmup}, plain pg after ${await warm(raw)}`);
     const ours: { perSec: number; failed: number }[] = [];
     const theirs: { perSec: number; failed: number }[] = [];
     for (let r = 0; r < options.rounds; r++) {

@@ -166,7 +166,7 @@ async function main(): Promise<number> {
     if (run.status === 'finished' && !values.scenario?.length) {
       say('uncontended corrections: 1,000, each of its own intent, counting the row locks they take');
       uncontended = await countUncontendedRowLocks(1000);
-      if (values.api) api = await measureApiDoor(url, say, { rounds, requests: 1000, inFlight: 100 });
+      if (values.api) api = await measureApiDoor(url, say, { rounds, requests: 2000, inFlight: 100, warmup: 1000, warmupBatches: 8 });
     }
     const strategyOf = (r: typeof run) => (r.config.settings as { strategies: Record<string, string> }).strategies.reevaluate;
     const leaseRows = values.leases ? await (await import('./bench-leases')).benchLeases(say) : [];
