@@ -94,7 +94,7 @@ function extraRows(uncontended: UncontendedRow | null, api: ApiRow | null): Row[
   if (api) {
     rows.push({
       measure: 'status updates through the JSON API (next start, token, 100 in flight)',
-      measured: `${Math.round(api.apiPerSec)} /s vs ${Math.round(api.baselinePerSec)} /s naive plain-pg = ${api.ratio.toFixed(2)} (rounds ${api.rounds.join('; ')}; same server: GET /api/health ${Math.round(api.healthPerSec)} /s, unknown path ${Math.round(api.unknownPerSec)} /s)${api.apiFailed ? `, ${api.apiFailed} failed` : ''}`,
+      measured: `${Math.round(api.apiPerSec)} /s vs ${Math.round(api.baselinePerSec)} /s naive plain-pg = ${api.ratio.toFixed(3)} (rounds ${api.rounds.join('; ')}; same server: GET /api/health ${Math.round(api.healthPerSec)} /s, unknown path ${Math.round(api.unknownPerSec)} /s)${api.apiFailed ? `, ${api.apiFailed} failed` : ''}`,
       target: `≥ ${API_RATIO_TARGET} × baseline`,
       pass: api.ratio >= API_RATIO_TARGET && api.apiFailed === 0,
     });
