@@ -312,6 +312,10 @@ async function main(): Promise<number> {
     // Whatever a last fault left down comes back, so every process ends gracefully and the relays can drain.
     await Promise.all(instances.map((inst, i) => (inst.up ? undefined : launch(i))));
     if (nats) await nats.start().catch(() => undefined);
+    // The console instances stop before the outbox is drained: their housekeeping still writes events (a lease
+    // sweep records every lease that ran out), and one written after the drain would never reach the stream.
+    for (const server of servers) await server?.stop();
+    instances.forEach((i) => (i.up = false));
     // The workers finish what they hold and claim nothing new; the relays in them publish what is left.
     const { setClaimingPaused } = await import('../lib/workers/control');
     if (workerCount) {
@@ -328,8 +332,6 @@ async function main(): Promise<number> {
       say(drained ? 'outbox drained into the stream' : `outbox NOT drained after ${DRAIN_TIMEOUT_MS} ms: ${await outboxBacklog(watcher)} event(s) left`);
     }
     for (const w of workers) await w?.stop();
-    for (const server of servers) await server?.stop();
-    instances.forEach((i) => (i.up = false));
 
     // What the workers did, from their records: runs by door and how they ended, claims rescued from killed workers.
     const { rows: runRows } = await watcher.query<{ door: string; status: string; n: number }>(
