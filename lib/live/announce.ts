@@ -1,5 +1,4 @@
-import { Prisma } from '@/generated/prisma/client';
-import { queryOnPool } from '@/lib/db/client';
+import { db } from '@/lib/db/client';
 
 /**
  * Wakes every console instance's live hub (hub.ts) after something committed: `pg_notify('bridge_changes')`, sent
@@ -17,12 +16,8 @@ import { queryOnPool } from '@/lib/db/client';
  */
 export const CHANGES_CHANNEL = 'bridge_changes';
 
-/**
- * Gap between two notifications from one process. A hub starts at most one round every 50 ms (hub.ts), and a round
- * reads everything committed before it, so wake-ups closer together than that make nothing show sooner; under a
- * steady stream of commits they only cost a pooled connection and a round trip each.
- */
-const MIN_GAP_MS = 50;
+/** Gap between two notifications from one process: a hub coalesces its rounds anyway (50 ms). */
+const MIN_GAP_MS = 10;
 
 const state = globalThis as unknown as { bridgeAnnounce?: { inFlight: boolean; wanted: boolean; warned: boolean } };
 
@@ -38,7 +33,7 @@ export function announceCommitted(): void {
     try {
       do {
         s.wanted = false;
-        await queryOnPool(Prisma.sql`SELECT pg_notify(${CHANGES_CHANNEL}, '')`);
+        await db().$executeRaw`SELECT pg_notify(${CHANGES_CHANNEL}, '')`;
         s.warned = false;
         if (s.wanted) await new Promise((resolve) => setTimeout(resolve, MIN_GAP_MS));
       } while (s.wanted);
