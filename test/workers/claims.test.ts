@@ -6,6 +6,7 @@ import { BridgeError } from '@/lib/pipeline/errors';
 import { disconnectLockDb } from '@/lib/pipeline/lock';
 import type { Bridge } from '@/lib/pipeline/types';
 import { workerConfig, type WorkerConfig } from '@/lib/workers/config';
+import { getWorkersOverview } from '@/lib/workers/queries';
 import { claimDueIntents, finishClaim, heartbeatClaims, rescueStaleClaims, type Claim } from '@/lib/workers/repository';
 import { Worker } from '@/lib/workers/worker';
 import { gate, lockWaiters, resetEngine, session, started, type Session } from '../barriers';
@@ -212,6 +213,14 @@ describe('retries, the maximum, terminal intents', () => {
     await updateIntentStatus({ id, status: 'NORMALIZED' }, tester);
     expect(await work(id)).toMatchObject({ state: 'cancelled' });
     expect(await claimDueIntents(db(), claimArgs('w1'))).toEqual([]);
+  });
+
+  it('an intent moved on outside the pipeline and failed later is not listed among the pipeline’s failures', async () => {
+    const [id] = await newIntents(1);
+    await updateIntentStatus({ id, status: 'NORMALIZED' }, tester);
+    await updateIntentStatus({ id, status: 'FAILED', reason: 'partner cancelled the order' }, tester);
+    expect(await work(id)).toMatchObject({ state: 'failed', lastError: null });
+    expect((await getWorkersOverview()).failed.map((f) => f.intentId)).not.toContain(id);
   });
 
   it('an operator’s retry of a FAILED intent queues its next round', async () => {
