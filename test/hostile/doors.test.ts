@@ -331,7 +331,7 @@ describe('query text of lock holders, wherever they are named', () => {
     try {
       const viewer = (await userWithToken(['viewer', 'operator'])).token;
       const holdersAs = async (t: string) => {
-        const res = await getHolders(apiRequest(`/api/console/locks/holders?ids=${intent.id}`, { token: t }), undefined as never);
+        const res = await getHolders(apiRequest(`/api/console/locks/holders?ids=${intent.id}`, { token: t }), undefined);
         expect(res.status).toBe(200);
         return ((await res.json()) as { holders: { query: string }[] }).holders;
       };

@@ -66,7 +66,7 @@ describe.skipIf(!server)('Redis unavailable', () => {
       await lease('acquire', 'down:r2', { owner: 'bob', ttlMs: 60_000 }),
       await lease('refresh', 'down:r', { owner: 'alice', token: granted.body.token, ttlMs: 60_000 }),
       await lease('release', 'down:r', { owner: 'alice', token: granted.body.token }),
-      await answer(await list(apiRequest('/api/leases', { token }), undefined as never)),
+      await answer(await list(apiRequest('/api/leases', { token }), undefined)),
     ];
     for (const r of refused) expect(r).toMatchObject({ status: 503, retryAfter: '1', body: { error: { code: 'lease_backend_unavailable' } } });
     const events = await (await import('@/lib/db/client')).db().$queryRaw<{ event: string }[]>`SELECT event FROM lease_events ORDER BY id`;

@@ -1,3 +1,4 @@
+import type { AuthActor } from '@/lib/auth/types';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
 import { listIntents, countIntentsByStatus } from '@/lib/intents/queries';
@@ -132,16 +133,16 @@ describe('contention replay', () => {
   });
 
   it('starts and cancels only for a person who may, at the domain function both doors call', async () => {
-    const viewer = { name: 'v', roles: ['viewer'] as const, id: 'x', via: 'token' as const };
-    await expect(startReplayForUser(viewer as never, { scenarios: ['lock-latency'], size: 'small' })).rejects.toMatchObject({ code: 'forbidden', httpStatus: 403 });
-    await expect(cancelReplayForUser(viewer as never, '00000000-0000-0000-0000-000000000000')).rejects.toMatchObject({ code: 'forbidden' });
-    const release = { ...viewer, roles: ['release'] as const };
+    const viewer: AuthActor = { name: 'v', userId: 'x', roles: ['viewer'], via: 'token', credentialId: 'test', mustChangePassword: false };
+    await expect(startReplayForUser(viewer, { scenarios: ['lock-latency'], size: 'small' })).rejects.toMatchObject({ code: 'forbidden', httpStatus: 403 });
+    await expect(cancelReplayForUser(viewer, '00000000-0000-0000-0000-000000000000')).rejects.toMatchObject({ code: 'forbidden' });
+    const release: AuthActor = { ...viewer, roles: ['release'] };
     // Only what the page offers: sizes and targets are the CLI's.
-    await expect(startReplayForUser(release as never, { scenarios: ['lock-latency'], targets: { throughputMinPerSec: 1 } })).rejects.toMatchObject({
+    await expect(startReplayForUser(release, { scenarios: ['lock-latency'], targets: { throughputMinPerSec: 1 } })).rejects.toMatchObject({
       code: 'invalid_request',
       details: { fields: [{ field: 'targets' }] },
     });
-    await expect(cancelReplayForUser(release as never, 'nope')).rejects.toMatchObject({ code: 'invalid_request', details: { fields: [{ field: 'runId' }] } });
+    await expect(cancelReplayForUser(release, 'nope')).rejects.toMatchObject({ code: 'invalid_request', details: { fields: [{ field: 'runId' }] } });
     expect(await listRuns()).toEqual([]);
   });
 
