@@ -78,6 +78,28 @@ BEGIN
   RETURN cur;
 END $$;
 
+-- One turn of a command's attempt loop reads its intent here: the row as p_mode says (bridge_read_intent), how long
+-- the turn waited for the row lock (0 when it took none), and, on the turn after a lost race (p_raced), the
+-- contention recorded once the row is ours, so callers colliding on a race do not also queue on the contention
+-- record. Assign it to a record: PL/pgSQL cannot take a row and a scalar in one INTO list.
+CREATE OR REPLACE FUNCTION "bridge_command_read"(p_id uuid, p_mode text, p_raced boolean, OUT cur "intents", OUT waited_ms double precision)
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  started timestamptz := clock_timestamp();
+BEGIN
+  cur := "bridge_read_intent"(p_id, p_mode);
+  waited_ms := CASE WHEN p_mode = 'none' THEN 0 ELSE extract(epoch FROM clock_timestamp() - started) * 1000 END;
+  IF p_raced AND cur."id" IS NOT NULL THEN PERFORM "bridge_note_contention"(p_id); END IF;
+END $$;
+
+-- Whether a command's turn is followed by a locked one: an adaptive call that read without the lock and then lost
+-- the race to write queues on the row lock at once, in the same call, instead of going back to its caller to sleep
+-- through a backoff (docs/LOCKING.md). Every other outcome is the call's answer.
+CREATE OR REPLACE FUNCTION "bridge_queue_after_race"(p_outcome text, p_lock text, p_mode text) RETURNS boolean
+LANGUAGE sql IMMUTABLE AS $$
+  SELECT p_outcome IS NOT DISTINCT FROM 'raced' AND p_lock = 'adaptive' AND p_mode = 'none';
+$$;
+
 -- A command refused for a stale expected version: its conflict event, and for an adaptive command the contention
 -- it shows (the intent moved on under a caller), so the next commands of every instance queue on the row at once.
 CREATE OR REPLACE FUNCTION "bridge_refuse_stale"(p_operation text, cur "intents", p_expected_version integer, p_actor text, p_adaptive boolean) RETURNS void

@@ -72,23 +72,19 @@ LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 DECLARE
   cur "intents";
+  turn record;
   mode text;
   raced boolean := false;
-  started timestamptz;
 BEGIN
   PERFORM "bridge_label"('update_status', p_id, p_lock_timeout_ms, p_actor);
   mode := "bridge_first_mode"(p_lock, p_id, p_contended_within_ms);
   took_lock := false;
   lock_wait_ms := 0;
   LOOP
-    started := clock_timestamp();
-    cur := "bridge_read_intent"(p_id, mode);
-    IF mode <> 'none' THEN
-      took_lock := true;
-      lock_wait_ms := lock_wait_ms + extract(epoch FROM clock_timestamp() - started) * 1000;
-    END IF;
-    -- Recorded once the row is ours, so callers colliding on a race do not also queue on the contention record.
-    IF raced AND cur."id" IS NOT NULL THEN PERFORM "bridge_note_contention"(p_id); END IF;
+    turn := "bridge_command_read"(p_id, mode, raced);
+    cur := turn.cur;
+    took_lock := took_lock OR mode <> 'none';
+    lock_wait_ms := lock_wait_ms + turn.waited_ms;
     intent := cur;
     prior_status := cur."status"::text;
     outcome := "bridge_status_check"(cur, p_to, p_allowed_from, p_expected_version, p_fence_resource, p_fence_token);
@@ -97,14 +93,10 @@ BEGIN
     ELSIF outcome IS NULL THEN
       intent := "bridge_write_status"(cur, p_to, p_actor, p_reason, p_fence_resource, p_fence_token);
       outcome := CASE WHEN intent."id" IS NOT NULL THEN 'applied' ELSE 'raced' END;
-      -- Adaptive and contended: queue on the row now, in this call.
-      IF outcome = 'raced' AND p_lock = 'adaptive' AND mode = 'none' THEN
-        mode := 'wait';
-        raced := true;
-        CONTINUE;
-      END IF;
     END IF;
-    EXIT;
+    EXIT WHEN NOT "bridge_queue_after_race"(outcome, p_lock, mode);
+    mode := 'wait';
+    raced := true;
   END LOOP;
 
   IF p_idem_key IS NOT NULL AND outcome <> 'raced' THEN

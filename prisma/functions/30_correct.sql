@@ -63,23 +63,19 @@ LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 DECLARE
   cur "intents";
+  turn record;
   mode text;
   raced boolean := false;
-  started timestamptz;
 BEGIN
   PERFORM "bridge_label"('reevaluate', p_id, p_lock_timeout_ms, p_actor);
   mode := "bridge_first_mode"(p_lock, p_id, p_contended_within_ms);
   took_lock := false;
   lock_wait_ms := 0;
   LOOP
-    started := clock_timestamp();
-    cur := "bridge_read_intent"(p_id, mode);
-    IF mode <> 'none' THEN
-      took_lock := true;
-      lock_wait_ms := lock_wait_ms + extract(epoch FROM clock_timestamp() - started) * 1000;
-    END IF;
-    -- Recorded once the row is ours, so callers colliding on a race do not also queue on the contention record.
-    IF raced AND cur."id" IS NOT NULL THEN PERFORM "bridge_note_contention"(p_id); END IF;
+    turn := "bridge_command_read"(p_id, mode, raced);
+    cur := turn.cur;
+    took_lock := took_lock OR mode <> 'none';
+    lock_wait_ms := lock_wait_ms + turn.waited_ms;
     intent := cur;
     prior_status := cur."status"::text;
     outcome := "bridge_correction_check"(cur, p_correction_id, p_expected_version, p_from, p_fence_resource, p_fence_token);
@@ -92,14 +88,10 @@ BEGIN
       intent := "bridge_write_correction"(cur, p_correction_id, p_diff, p_source, p_reason, p_metadata, p_actor,
                                           p_to[array_position(p_from, cur."status"::text)], p_fence_resource, p_fence_token);
       outcome := CASE WHEN intent."id" IS NOT NULL THEN 'applied' ELSE 'raced' END;
-      -- Adaptive and contended: queue on the row now, in this call.
-      IF outcome = 'raced' AND p_lock = 'adaptive' AND mode = 'none' THEN
-        mode := 'wait';
-        raced := true;
-        CONTINUE;
-      END IF;
     END IF;
-    EXIT;
+    EXIT WHEN NOT "bridge_queue_after_race"(outcome, p_lock, mode);
+    mode := 'wait';
+    raced := true;
   END LOOP;
 
   correction_count := CASE WHEN intent."id" IS NOT NULL THEN (SELECT count(*) FROM "corrections" c WHERE c."intent_id" = p_id) ELSE 0 END;
