@@ -40,10 +40,11 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     // Development unless asked (E2E_BRIDGE_ENV), whatever the shell exports: the tests expect its badge and cookies.
     const bridgeEnv = process.env.E2E_BRIDGE_ENV ?? 'development';
 
+    const logFile = join(root, 'test-results', 'next-server.log');
     server = await startNext({
       port: await freePort(),
       databaseUrl: database.url,
-      logFile: join(root, 'test-results', 'next-server.log'),
+      logFile,
       // The soak asks for a full garbage collection (SIGUSR2) before it judges the server's memory.
       env: { BRIDGE_ENV: bridgeEnv, BRIDGE_GC_ON_SIGUSR2: '1' },
     });
@@ -52,6 +53,7 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     process.env.DATABASE_URL = database.url;
     process.env.E2E_BASE_URL = server.url;
     process.env.E2E_SERVER_PID = String(server.pid);
+    process.env.E2E_SERVER_LOG = logFile;
     // The workers sign in by planting the session cookie, whose name depends on the environment: same as the server.
     process.env.BRIDGE_ENV = bridgeEnv;
     return teardown;

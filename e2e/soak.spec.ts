@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { expect, test } from '@playwright/test';
 import { apiTokenFor } from './auth';
 import { filler, metric, raw, type RawAnswer } from './support/raw-http';
@@ -33,13 +34,17 @@ async function metrics(baseURL: string) {
 /**
  * A full garbage collection in the server (scripts/serve.ts collects on SIGUSR2 when the suite starts it so), so its
  * live memory is what it holds, not garbage V8 has not got round to: left to itself, a server that had just served
- * this traffic kept 400 MB of garbage through a quiet minute. Resolves once the metrics report the collection's result.
+ * this traffic kept 400 MB of garbage through a quiet minute. Resolves once the server's log says the collection is
+ * done.
  */
-async function collectGarbage(baseURL: string): Promise<void> {
+async function collectGarbage(): Promise<void> {
   const pid = Number(process.env.E2E_SERVER_PID);
-  if (!pid) return; // a server started elsewhere (E2E_BASE_URL): its memory is judged as it is
+  const log = process.env.E2E_SERVER_LOG;
+  if (!pid || !log) return; // a server started elsewhere (E2E_BASE_URL): its memory is judged as it is
+  const done = () => (readFileSync(log, 'utf8').match(/full garbage collection \d+ done/g) ?? []).length;
+  const before = done();
   process.kill(pid, 'SIGUSR2');
-  await raw(baseURL, { path: '/api/health' }); // the signal is handled before the next request is answered
+  await expect.poll(done, { message: 'the server logs the collection it was asked for', timeout: 15_000 }).toBeGreaterThan(before);
 }
 
 async function healthMs(baseURL: string): Promise<number> {
@@ -84,7 +89,7 @@ test('mixed hostile traffic leaves no handles, streams or memory behind', async 
   // Warm up every path once, then take the baseline of handles and streams.
   for (const name of names) await kinds[name]();
   await new Promise((r) => setTimeout(r, 1500));
-  await collectGarbage(base);
+  await collectGarbage();
   const baseline = await metrics(base);
 
   const statuses = new Map<string, Map<number | 'cut', number>>();
@@ -120,7 +125,7 @@ test('mixed hostile traffic leaves no handles, streams or memory behind', async 
     after = await metrics(base);
   }
   const quietMs = Date.now() - quietSince;
-  await collectGarbage(base);
+  await collectGarbage();
   after = await metrics(base);
   const health = await healthMs(base);
   const summary = { seconds: SECONDS, requests, baseline, after, backAfterMs: quietMs, healthMedianMs: Math.round(health), statuses: Object.fromEntries([...statuses].map(([k, m]) => [k, Object.fromEntries(m)])) };

@@ -50,11 +50,16 @@ async function main() {
   });
 
   // For memory tests (the browser suite's soak): a full garbage collection on SIGUSR2, so what the process still holds
-  // can be told from garbage V8 has not collected yet. Off unless asked for.
+  // can be told from garbage V8 has not collected yet. Off unless asked for. The line it logs once done is what the
+  // test waits for: nothing orders a signal's handling against the requests the test sends next.
   if (process.env.BRIDGE_GC_ON_SIGUSR2 === '1') {
     setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as () => void;
-    process.on('SIGUSR2', () => gc());
+    let collections = 0;
+    process.on('SIGUSR2', () => {
+      gc();
+      console.log(`[server] full garbage collection ${++collections} done (SIGUSR2)`);
+    });
   }
 
   // Housekeeping (instrumentation.ts) flushes and exits on SIGTERM/SIGINT; without it, close and exit here.
