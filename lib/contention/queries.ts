@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { db, type Tx } from '@/lib/db/client';
-import { isTransactionWindowExceeded, SQLSTATE, sqlState } from '@/lib/db/sqlstate';
+import { pressureReason } from '@/lib/db/sqlstate';
 import { ValidationError } from '@/lib/intents/errors';
 import { LOCK_WAIT_BOUNDS_MS } from '@/lib/intents/outcomes';
-import { DatabaseUnderPressureError } from '@/lib/locks/errors';
+import { DatabaseUnderPressureError, VIEW_RETRY_AFTER_SECONDS } from '@/lib/shared/errors';
 import {
   byDimension,
   counterDelta,
@@ -127,10 +127,8 @@ export async function contentionReport(query: { window?: unknown } = {}) {
       { maxWait: 2000, timeout: 5000 },
     );
   } catch (err) {
-    const state = sqlState(err);
-    if (state === SQLSTATE.queryCanceled) throw new DatabaseUnderPressureError('statement_timeout');
-    if (state === SQLSTATE.lockNotAvailable) throw new DatabaseUnderPressureError('lock_timeout');
-    if (isTransactionWindowExceeded(err)) throw new DatabaseUnderPressureError('pool_busy');
+    const reason = pressureReason(err);
+    if (reason) throw new DatabaseUnderPressureError(reason, VIEW_RETRY_AFTER_SECONDS);
     throw err;
   }
   const { now, from, outcomes, waits, timeouts, pg, replay, app, recent } = read;

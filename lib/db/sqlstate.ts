@@ -1,3 +1,5 @@
+import type { PressureReason } from '@/lib/shared/errors';
+
 /**
  * Postgres reports one error under different Prisma codes depending on the query kind (raw → P2010, model query
  * deadlock → P2034, a 40001 at COMMIT as a bare DriverAdapterError), so we branch on the SQLSTATE only.
@@ -39,6 +41,17 @@ export function isSqlState(err: unknown, state: string): boolean {
  */
 export function isTransactionWindowExceeded(err: unknown): boolean {
   return (err as { code?: unknown } | null)?.code === 'P2028';
+}
+
+/**
+ * Why the database did not answer a request in time, when that is what `err` says: its lock timeout, its statement
+ * timeout, or no pooled connection free in time (or an interactive transaction past its time limit). Null otherwise.
+ */
+export function pressureReason(err: unknown): PressureReason | null {
+  const state = sqlState(err);
+  if (state === SQLSTATE.lockNotAvailable) return 'lock_timeout';
+  if (state === SQLSTATE.queryCanceled) return 'statement_timeout';
+  return isTransactionWindowExceeded(err) ? 'pool_busy' : null;
 }
 
 /** SQLSTATEs that mean the connection, not the request, failed: class 08, the server shutting down or killing us. */

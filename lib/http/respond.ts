@@ -1,9 +1,9 @@
 import { NextResponse } from 'next/server';
 import type { z } from 'zod';
 import type { AuthActor } from '@/lib/auth/types';
-import { isConnectionLoss, isTransactionWindowExceeded, sqlState, SQLSTATE } from '@/lib/db/sqlstate';
+import { isConnectionLoss, pressureReason, sqlState } from '@/lib/db/sqlstate';
 import { errorBodyFor } from '@/lib/locks/mask';
-import { DomainError, ValidationError, type ErrorBody } from '@/lib/shared/errors';
+import { DatabaseUnderPressureError, DomainError, ValidationError, type ErrorBody } from '@/lib/shared/errors';
 import { isPlainObject } from '@/lib/shared/json';
 import { parseInput } from '@/lib/shared/validation';
 import { authenticatedActor } from './actor';
@@ -50,25 +50,6 @@ class DatabaseUnavailableError extends DomainError {
 }
 
 /**
- * The database did not answer in time: a statement ran into its statement timeout, or no pooled connection came free
- * (or a transaction ran past its time limit) — load, not the request. The transaction was rolled back, so nothing of
- * it was applied. Views and commands that expect this answer with something more specific; this is the fallback.
- */
-class DatabaseBusyError extends DomainError {
-  readonly code = 'database_busy';
-  readonly httpStatus = 503;
-  readonly headers = { 'Retry-After': '2' };
-  constructor(reason: 'statement_timeout' | 'transaction_window') {
-    super(
-      reason === 'statement_timeout'
-        ? 'The database did not finish this request within its statement timeout; it is under load. Nothing was applied: try again shortly.'
-        : 'The database had no connection free in time for this request, or it ran past its time limit; it is under load. Nothing was applied: try again shortly.',
-      { reason },
-    );
-  }
-}
-
-/**
  * A thrown error as a domain error when it is one (or a data exception from the database, or the database going
  * away); otherwise null.
  */
@@ -80,9 +61,8 @@ export function asDomainError(err: unknown): DomainError | null {
     console.warn('[db] the database connection was lost during a request:', err instanceof Error ? err.message : err);
     return new DatabaseUnavailableError();
   }
-  if (state === SQLSTATE.queryCanceled) return new DatabaseBusyError('statement_timeout');
-  if (isTransactionWindowExceeded(err)) return new DatabaseBusyError('transaction_window');
-  return null;
+  const reason = pressureReason(err);
+  return reason ? new DatabaseUnderPressureError(reason) : null;
 }
 
 /** Maps anything thrown by a door to a response; unexpected failures are logged and answered generically. */

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { wholeNumber } from '@/lib/http/strict';
 import { db, type Tx } from '@/lib/db/client';
-import { isTransactionWindowExceeded, SQLSTATE, sqlState } from '@/lib/db/sqlstate';
+import { pressureReason } from '@/lib/db/sqlstate';
 import { ValidationError } from '@/lib/intents/errors';
-import { DatabaseUnderPressureError } from './errors';
+import { DatabaseUnderPressureError, VIEW_RETRY_AFTER_SECONDS } from '@/lib/shared/errors';
 import { foldIndexLocks } from './fold';
 import { buildBlockingTree, DEFAULT_TREE_CAPS, resolveIntents } from './tree';
 import type { Backend, LockRow, LocksSnapshot } from './types';
@@ -221,10 +221,8 @@ async function readLocks(tx: Tx, blockers: number[], limit: number) {
 }
 
 function classify(err: unknown): never {
-  const state = sqlState(err);
-  if (state === SQLSTATE.lockNotAvailable) throw new DatabaseUnderPressureError('lock_timeout');
-  if (state === SQLSTATE.queryCanceled) throw new DatabaseUnderPressureError('statement_timeout');
-  if (isTransactionWindowExceeded(err)) throw new DatabaseUnderPressureError('pool_busy');
+  const reason = pressureReason(err);
+  if (reason) throw new DatabaseUnderPressureError(reason, VIEW_RETRY_AFTER_SECONDS);
   throw err;
 }
 

@@ -501,8 +501,9 @@ export function sharedErrors(op: ApiOperation): Partial<Record<number, ErrorCode
   if (op.auth === 'bearer') {
     shared[401] = ['unauthenticated'];
     shared[403] = ['forbidden', 'csrf_rejected', 'password_change_required'];
-    // The connection to the database lost mid-request (restart, failover): nothing half-applied, repeat it.
-    shared[503] = ['database_unavailable'];
+    // The connection to the database lost mid-request (restart, failover), or the database too busy to answer in
+    // time: nothing half-applied, repeat it.
+    shared[503] = ['database_unavailable', 'db_under_pressure'];
   }
   if (op.body) {
     shared[400] = ['invalid_request'];

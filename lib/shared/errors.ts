@@ -36,3 +36,34 @@ export class ValidationError extends DomainError {
     );
   }
 }
+
+/**
+ * The database did not answer in time — a lock or statement timeout, or no pooled connection free in time (or a
+ * transaction past its time limit): load, not the request, and not a bug. What the request was doing was rolled
+ * back, so nothing of it was applied. 503 with Retry-After: a single request is asked to wait a moment, the
+ * console's polling views (Locks, Contention) back off for longer so as not to pile on.
+ */
+export type PressureReason = 'lock_timeout' | 'statement_timeout' | 'pool_busy';
+
+/** The Retry-After of the console's polling views (Locks, Contention) when the database is under pressure. */
+export const VIEW_RETRY_AFTER_SECONDS = 10;
+
+export class DatabaseUnderPressureError extends DomainError {
+  readonly code = 'db_under_pressure';
+  readonly httpStatus = 503;
+  readonly headers: Record<string, string>;
+  constructor(
+    readonly reason: PressureReason,
+    retryAfterSeconds = 2,
+  ) {
+    super(
+      `${
+        reason === 'pool_busy'
+          ? 'No database connection was free in time for this request, or it ran past its time limit'
+          : `The database did not answer within this request's ${reason === 'lock_timeout' ? 'lock timeout' : 'statement timeout'}`
+      }: the database is under pressure. Nothing was applied; try again in ${retryAfterSeconds} s.`,
+      { reason, retryAfterSeconds },
+    );
+    this.headers = { 'Retry-After': String(retryAfterSeconds) };
+  }
+}

@@ -38,6 +38,7 @@ export function errorCode(answer: Answer): string | null {
 
 /**
  * 5xx answers the API documents, for failures that are the database's and not the request's: a correction whose
- * tries ran out, a deadlock that kept coming back, the database unreachable. Anything else 5xx is a broken promise.
+ * tries ran out, a deadlock that kept coming back, the database unreachable or too busy to answer in time. Anything
+ * else 5xx is a broken promise.
  */
-export const DOCUMENTED_5XX = new Set(['retries_exhausted', 'deadlock', 'deadlock_exhausted', 'database_unavailable', 'service_unavailable']);
+export const DOCUMENTED_5XX = new Set(['retries_exhausted', 'deadlock', 'deadlock_exhausted', 'database_unavailable', 'db_under_pressure', 'service_unavailable']);

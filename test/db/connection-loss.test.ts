@@ -100,7 +100,7 @@ describe('a database too busy to answer in time', () => {
     vi.spyOn(console, 'error').mockImplementation(() => undefined);
   });
 
-  it('a statement stopped by its statement timeout is a 503 database_busy with Retry-After, not a 500', async () => {
+  it('a statement stopped by its statement timeout is a 503 db_under_pressure with Retry-After, not a 500', async () => {
     const failure = await client
       .$transaction(async (tx) => {
         await tx.$executeRaw`SET LOCAL statement_timeout = '20ms'`;
@@ -114,10 +114,10 @@ describe('a database too busy to answer in time', () => {
     const res = toErrorResponse(failure);
     expect(res.status).toBe(503);
     expect(res.headers.get('retry-after')).toBe('2');
-    expect(await res.json()).toMatchObject({ error: { code: 'database_busy', details: { reason: 'statement_timeout' } } });
+    expect(await res.json()).toMatchObject({ error: { code: 'db_under_pressure', details: { reason: 'statement_timeout' } } });
   });
 
-  it('a transaction that runs past its time limit is rolled back and answered 503 database_busy', async () => {
+  it('a transaction that runs past its time limit is rolled back and answered 503 db_under_pressure', async () => {
     const failure = await client
       .$transaction(
         async (tx) => {
@@ -133,6 +133,6 @@ describe('a database too busy to answer in time', () => {
     expect(isTransactionWindowExceeded(failure)).toBe(true);
     const res = toErrorResponse(failure);
     expect(res.status).toBe(503);
-    expect(await res.json()).toMatchObject({ error: { code: 'database_busy', details: { reason: 'transaction_window' } } });
+    expect(await res.json()).toMatchObject({ error: { code: 'db_under_pressure', details: { reason: 'pool_busy' } } });
   });
 });

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DatabaseUnderPressureError } from '@/lib/locks/errors';
+import { DatabaseUnderPressureError } from '@/lib/shared/errors';
 import { takeLocksSnapshot } from '@/lib/locks/queries';
 import type { Backend, BlockingNode, LocksSnapshot } from '@/lib/locks/types';
 import { reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
