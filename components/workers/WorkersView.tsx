@@ -96,8 +96,9 @@ export function WorkersView({ canControl, bridgeSet, bridges, settings }: Props)
           : p.kind === 'retry-now'
             ? await retryNowAction({ intentId: intent })
             : await cancelRetryAction({ intentId: intent });
-      const done = { pause: 'Claiming is paused for every worker.', resume: 'Claiming resumed.', 'retry-now': `Intent ${shortId(intent)} is due now.`, cancel: `The retry of ${shortId(intent)} is cancelled.` };
-      setMessage(result.ok ? { tone: 'ok', text: done[p.kind] } : { tone: 'error', text: result.error.message });
+      // A pause is confirmed by the paused banner itself (who paused, since when), not by a second one saying the same.
+      const done = { pause: null, resume: 'Claiming resumed.', 'retry-now': `Intent ${shortId(intent)} is due now.`, cancel: `The retry of ${shortId(intent)} is cancelled.` }[p.kind];
+      setMessage(!result.ok ? { tone: 'error', text: result.error.message } : done ? { tone: 'ok', text: done } : null);
       setPending(null);
       await queryClient.invalidateQueries({ queryKey: workerKeys.all });
     });
@@ -126,7 +127,7 @@ export function WorkersView({ canControl, bridgeSet, bridges, settings }: Props)
         </div>
       )}
       {paused && data && (
-        <div className={`${styles.banner} ${styles.bannerWarn}`}>
+        <div role="status" className={`${styles.banner} ${styles.bannerWarn}`}>
           Claiming is paused for every worker{data.paused.changedBy ? ` (by ${data.paused.changedBy}${data.paused.changedAt ? `, ${formatUtc(data.paused.changedAt)}` : ''})` : ''}. Runs in flight finish; nothing new is claimed.
         </div>
       )}
