@@ -215,12 +215,14 @@ describe('retries, the maximum, terminal intents', () => {
     expect(await claimDueIntents(db(), claimArgs('w1'))).toEqual([]);
   });
 
-  it('an intent moved on outside the pipeline and failed later is not listed among the pipeline’s failures', async () => {
+  it('an intent moved on outside the pipeline and failed later is not counted or listed among the pipeline’s failures', async () => {
     const [id] = await newIntents(1);
     await updateIntentStatus({ id, status: 'NORMALIZED' }, tester);
     await updateIntentStatus({ id, status: 'FAILED', reason: 'partner cancelled the order' }, tester);
-    expect(await work(id)).toMatchObject({ state: 'failed', lastError: null });
-    expect((await getWorkersOverview()).failed.map((f) => f.intentId)).not.toContain(id);
+    expect(await work(id)).toMatchObject({ state: 'cancelled' });
+    const overview = await getWorkersOverview();
+    expect(overview.queue.failed).toBe(0);
+    expect(overview.failed.map((f) => f.intentId)).not.toContain(id);
   });
 
   it('an operator’s retry of a FAILED intent queues its next round', async () => {
