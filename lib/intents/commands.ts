@@ -334,7 +334,8 @@ export async function reevaluateIntent(input: ReevaluateInput, actor: Actor, opt
       const row = await attempt(operation, [id], first, (lock, n) =>
         correctInTurn({ ...write, lock: lock === 'nowait' ? 'wait' : lock, lockTimeoutMs, contendedWithinMs: settings.contentionMemoryMs, key: key ?? null, attempt: n }),
       );
-      countAnswer(operation, row.outcome, [id]);
+      // An applied correction is a transition too (PROCESSED → CORRECTED, or CORRECTED again): counted under it.
+      countAnswer(operation, row.outcome, [id], row.priorStatus && row.intent ? transitionLabel(row.priorStatus, row.intent.status) : '');
       if (row.outcome === 'applied') announceCommitted();
       return correctionAnswer(call, row);
     } catch (err) {

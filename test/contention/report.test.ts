@@ -88,6 +88,18 @@ describe('contention report', () => {
     expect(statusWaits.samples).toBe(statusWaits.timedOut + (await acquiredWaits('update_status')));
   });
 
+  it('counts an applied correction under its transition, not before any transition', async () => {
+    const intent = await makeIntent('PROCESSED');
+    await reevaluateIntent({ id: intent.id, diff: { amount: 1 }, source: 'test', reason: 'first' }, tester);
+    await reevaluateIntent({ id: intent.id, diff: { amount: 2 }, source: 'test', reason: 'second' }, tester);
+    await flushOutcomes();
+    const report = await contentionReport({ window: '15m' });
+    const success = (name: string) => report.byTransition.find((t) => t.name === name)?.success ?? 0;
+    expect(success('PROCESSED → CORRECTED')).toBe(1);
+    expect(success('CORRECTED → CORRECTED')).toBe(1);
+    expect(success('before any transition')).toBe(0);
+  });
+
   it('does not count a NOWAIT refusal as a wait', async () => {
     const intent = await makeIntent('PROCESSED');
     const holder = await client('bridge-test:holder');

@@ -200,7 +200,7 @@ describe('optimistic retries and the pessimistic fallback', () => {
     expect(c).toMatchObject({ versionBefore: 3, versionAfter: 4, statusBefore: 'CORRECTED' });
     expect(await expectCompleteHistory(intent.id)).toEqual({ version: 4, changes: 4, corrections: 1 });
     const outcomes = await persistedOutcomes();
-    expect(outcomes).toMatchObject({ 'reevaluate version_conflict': 3, 'reevaluate retry': 3, 'reevaluate pessimistic_fallback': 1, 'reevaluate success': 1 });
+    expect(outcomes).toMatchObject({ 'reevaluate version_conflict': 3, 'reevaluate retry': 3, 'reevaluate pessimistic_fallback': 1, 'reevaluate success CORRECTED->CORRECTED': 1 });
     const [{ n }] = await db().$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM deadlock_events`;
     expect(n).toBe(0);
   });
