@@ -2,7 +2,8 @@
 
 import { useQuery } from '@tanstack/react-query';
 import { ErrorState } from '@/components/ui/ErrorState';
-import { PageHeader, Panel } from '@/components/ui/PageHeader';
+import styles from '@/components/locks/console.module.css';
+import { PageHeader } from '@/components/ui/PageHeader';
 import { formatUtc } from '@/components/ui/time';
 import type { OutboxStatus } from '@/lib/events/status';
 
@@ -43,29 +44,51 @@ export function EventsView() {
       {query.error && <ErrorState title="Could not read the outbox" error={query.error} onRetry={() => void query.refetch()} />}
       {s && (
         <>
-          <Panel title="Relay" id="relay">
-            <dl aria-label="Outbox relay">
-              <dt>Backlog</dt>
-              <dd data-testid="outbox-backlog">{s.backlog.toLocaleString('en')} event{s.backlog === 1 ? '' : 's'} waiting</dd>
-              <dt>Lag</dt>
-              <dd data-testid="outbox-lag">{s.backlog ? `${formatLag(s.lagMs)} (oldest waiting since ${formatUtc(s.oldestUnpublishedAt!)})` : 'none: everything committed is published'}</dd>
-              <dt>Published in the last minute</dt>
-              <dd>{s.publishedLastMinute.toLocaleString('en')}</dd>
-              <dt>Last published</dt>
-              <dd>{s.lastPublishedAt ? formatUtc(s.lastPublishedAt) : '—'}</dd>
-              <dt>Relays connected</dt>
-              <dd data-testid="outbox-relays">
+          {!s.relayConfigured && (
+            <div role="status" className={`${styles.banner} ${styles.bannerInfo}`}>
+              The relay is off: <code>NATS_URL</code> is not set, so nothing is published and events wait in the outbox. Set it for the console and
+              the workers (each runs a relay) to publish them, oldest first.
+            </div>
+          )}
+          <div className={styles.tiles} aria-label="Outbox relay">
+            <div className={styles.stat} title="Committed events not yet acknowledged by NATS JetStream">
+              <div className={styles.statValue} data-testid="outbox-backlog">
+                {s.backlog.toLocaleString('en')}
+              </div>
+              <div className={styles.statLabel}>event{s.backlog === 1 ? '' : 's'} waiting</div>
+            </div>
+            <div className={styles.stat} title={s.backlog ? `Oldest waiting since ${formatUtc(s.oldestUnpublishedAt!)}` : 'Everything committed is published'}>
+              <div className={styles.statValue} data-testid="outbox-lag">
+                {s.backlog ? formatLag(s.lagMs) : 'none'}
+              </div>
+              <div className={styles.statLabel}>lag{s.backlog ? ` · oldest since ${formatUtc(s.oldestUnpublishedAt!)}` : ''}</div>
+            </div>
+            <div className={styles.stat}>
+              <div className={styles.statValue}>{s.publishedLastMinute.toLocaleString('en')}</div>
+              <div className={styles.statLabel}>published in the last minute</div>
+            </div>
+            <div className={styles.stat}>
+              <div className={styles.statValue} data-testid="outbox-relays">
+                {s.relays.length}
+              </div>
+              <div className={styles.statLabel}>
                 {s.relays.length
-                  ? `${s.relays.length}, sharing ${s.partitions} partitions`
+                  ? `relay${s.relays.length === 1 ? '' : 's'} sharing ${s.partitions} partitions`
                   : s.relayConfigured
-                    ? 'none yet (starting, or NATS unreachable)'
-                    : 'none: the relay is off (NATS_URL is not set); events wait in the outbox'}
-              </dd>
-            </dl>
-          </Panel>
-          {s.relays.length > 0 && (
-            <Panel title="Relays" id="relays">
-              <table>
+                    ? 'relays: none yet (starting, or NATS unreachable)'
+                    : 'relays: off'}
+              </div>
+            </div>
+          </div>
+          <section className={styles.section} aria-labelledby="relays-heading">
+            <h2 id="relays-heading">Relays</h2>
+            <p className={styles.sectionNote}>
+              Each relay publishes the partitions it holds, in commit order per intent. Last published: {s.lastPublishedAt ? formatUtc(s.lastPublishedAt) : 'never'}.
+            </p>
+            {s.relays.length === 0 ? (
+              <div className={styles.empty}>No relay is connected.</div>
+            ) : (
+              <table className={styles.table}>
                 <thead>
                   <tr>
                     <th scope="col">Backend pid</th>
@@ -85,8 +108,8 @@ export function EventsView() {
                   ))}
                 </tbody>
               </table>
-            </Panel>
-          )}
+            )}
+          </section>
         </>
       )}
     </>
