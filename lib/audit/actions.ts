@@ -1,6 +1,7 @@
 /**
  * Every action the global audit page can show, where it is recorded, and how a person reads it. Intent-side
- * actions live in audit_events (written by the engine, the unblock guard and bulk batches); security actions in
+ * actions live in audit_events (written by the engine, the unblock guard, bulk batches and the pipeline's runs and
+ * steps); security actions in
  * auth_events (sign-ins, users, tokens). The page's action filter offers exactly this list.
  */
 export type AuditSource = 'intent' | 'auth';
@@ -13,6 +14,13 @@ export const AUDIT_ACTIONS = {
   correction: { source: 'intent', label: 'Correction' },
   backend_cancel: { source: 'intent', label: 'Backend cancelled (Locks)' },
   backend_terminate: { source: 'intent', label: 'Backend terminated (Locks)' },
+  pipeline_started: { source: 'intent', label: 'Pipeline run started' },
+  bridge_started: { source: 'intent', label: 'Pipeline step started' },
+  bridge_completed: { source: 'intent', label: 'Pipeline step completed' },
+  bridge_failed: { source: 'intent', label: 'Pipeline step failed' },
+  bridge_skipped: { source: 'intent', label: 'Pipeline step skipped' },
+  bridge_replayed: { source: 'intent', label: 'Pipeline step replayed' },
+  pipeline_finished: { source: 'intent', label: 'Pipeline run finished' },
   'auth.sign_in': { source: 'auth', label: 'Signed in' },
   'auth.sign_in_failed': { source: 'auth', label: 'Sign-in refused' },
   'auth.sign_out': { source: 'auth', label: 'Signed out' },

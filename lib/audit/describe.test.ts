@@ -35,6 +35,17 @@ describe('describeAudit', () => {
     });
   });
 
+  it('names the pipeline’s runs and steps: the bridge, where the intent stood, and how it ended', () => {
+    expect(describeAudit({ ...base, action: 'pipeline_started', details: { round: 2, mode: 'FAILFAST', door: 'worker' } })).toEqual({
+      label: 'Pipeline run started',
+      what: 'round 2 · failfast · via worker',
+      reason: null,
+    });
+    expect(describeAudit({ ...base, action: 'bridge_started', details: { bridge: 'normalize', status: 'NORMALIZED', version: 1 } }).what).toBe('normalize · intent at NORMALIZED v1');
+    expect(describeAudit({ ...base, action: 'bridge_failed', details: { bridge: 'feedback', error: 'partner timed out' } })).toMatchObject({ label: 'Pipeline step failed', what: 'feedback · partner timed out' });
+    expect(describeAudit({ ...base, action: 'pipeline_finished', details: { status: 'succeeded' } })).toMatchObject({ label: 'Pipeline run finished', what: 'succeeded' });
+  });
+
   it('describes security events by subject, and keeps an unknown action as recorded', () => {
     expect(describeAudit({ ...base, source: 'auth', action: 'user.roles_changed', subject: 'kim', details: { from: ['viewer'], to: ['viewer', 'oncall'] } }).what).toBe('user kim · roles: viewer → viewer, oncall');
     expect(describeAudit({ ...base, source: 'auth', action: 'user.created', subject: 'lee', details: { roles: [] } }).what).toBe('user lee · roles: none');

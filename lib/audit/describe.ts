@@ -43,6 +43,17 @@ export function describeAudit(e: AuditEntry): AuditLine {
         what: join(num(d.pid) !== null && `pid ${d.pid as number}`, text(d.applicationName) && `${d.applicationName as string}`, num(d.waitingBehind) !== null && `${d.waitingBehind as number} waiting behind`, d.signalled === false && 'not signalled (already gone)'),
         reason,
       };
+    case 'pipeline_started':
+      return { label, what: join(num(d.round) !== null && `round ${d.round as number}`, text(d.mode) && (d.mode as string).toLowerCase(), text(d.door) && `via ${d.door as string}`), reason };
+    case 'bridge_started':
+    case 'bridge_skipped':
+    case 'bridge_replayed':
+      return { label, what: join(text(d.bridge), text(d.status) && `intent at ${d.status as string}${num(d.version) !== null ? ` v${d.version as number}` : ''}`), reason };
+    case 'bridge_completed':
+    case 'bridge_failed':
+      return { label, what: join(text(d.bridge), text(d.error)), reason };
+    case 'pipeline_finished':
+      return { label, what: join(text(d.status), text(d.error)), reason };
     default:
       return { label, what: join(e.subject && e.subject !== e.actor && `user ${e.subject}`, text(d.name) && `“${d.name as string}”`, text(d.prefix) && `${d.prefix as string}…`, Array.isArray(d.roles) && `roles: ${list(d.roles)}`, Array.isArray(d.from) && Array.isArray(d.to) && `roles: ${list(d.from)} → ${list(d.to)}`), reason };
   }
