@@ -18,6 +18,15 @@ test('an operator runs the pipeline from the intent page and sees each step', as
   for (const bridge of ['input', 'normalize', 'feedback', 'output']) await expect(panel.getByRole('cell', { name: bridge, exact: true })).toBeVisible();
   await expect(panel.getByRole('button', { name: 'Run pipeline' })).toHaveCount(0); // COMPLETED is terminal
   await screenshot(page, 'intent-pipeline');
+
+  // The audit page tells the run in words: started, each step with its bridge, finished.
+  await page.goto(`/audit?intent=${intent.id}`);
+  const log = page.getByRole('table');
+  await expect(log.getByRole('row').filter({ hasText: 'Pipeline run started' })).toContainText('round 1');
+  await expect(log.getByRole('row').filter({ hasText: 'Pipeline step completed' }).filter({ hasText: 'normalize' })).toHaveCount(1);
+  await expect(log.getByRole('row').filter({ hasText: 'Pipeline run finished' })).toContainText('succeeded');
+  await expect(log.getByText(/^bridge_|^pipeline_/)).toHaveCount(0);
+  await screenshot(page, 'audit-pipeline');
 });
 
 test('the Workers page: queue by state, pause and resume claiming with confirmation', async ({ page, context, baseURL }) => {

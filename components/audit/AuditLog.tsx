@@ -28,7 +28,7 @@ export async function AuditLog({ params }: { params: Record<string, string> }) {
     <div>
       <PageHeader
         title="Audit"
-        description="Every action, newest first: status changes, bulk batches, corrections, Locks actions, sign-ins, user and token changes. Times are UTC. The filters live in the URL: copy it to share this view."
+        description="Every action, newest first: status changes, bulk batches, corrections, pipeline runs and their steps, Locks actions, sign-ins, user and token changes. Times are UTC. The filters live in the URL: copy it to share this view."
       />
       <form className={styles.filters} method="get" action="/audit" aria-label="Audit filters">
         <label className={styles.field}>
