@@ -13,7 +13,7 @@
  * 1 only with --check and a missed target, 2 when it could not run.
  */
 import { writeFileSync } from 'node:fs';
-import { loadavg, userInfo } from 'node:os';
+import { cpus, loadavg, userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { benchWorkers, formatWorkersBench, type WorkersBenchResult } from './bench-workers';
 import { LOCK_STRATEGIES } from '../lib/env';
@@ -23,6 +23,22 @@ import type { ScenarioResult } from '../lib/replay/types';
 
 const say = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 const load = () => loadavg().map((v) => v.toFixed(2)).join(' ');
+
+/**
+ * How busy the machine's cores were over the next `ms` (0–100 %), from the kernel's CPU times. The load average
+ * alone cannot say whether something else is running now: it trails work that ended minutes ago.
+ */
+async function cpuBusyPercent(ms: number): Promise<number> {
+  const sample = () =>
+    cpus().reduce(
+      (sum, { times: t }) => ({ busy: sum.busy + t.user + t.nice + t.sys + t.irq, all: sum.all + t.user + t.nice + t.sys + t.irq + t.idle }),
+      { busy: 0, all: 0 },
+    );
+  const before = sample();
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  const after = sample();
+  return after.all > before.all ? (100 * (after.busy - before.busy)) / (after.all - before.all) : 0;
+}
 
 type Row = { measure: string; measured: string; target: string; pass: boolean | null };
 
@@ -132,6 +148,7 @@ async function main(): Promise<number> {
   const { disconnectDb } = await import('../lib/db/client');
   try {
     const loadBefore = load();
+    const busyBefore = await cpuBusyPercent(2_000);
     const scenarios = values.scenario?.flatMap((s) => s.split(',')).filter(Boolean);
     let last = '';
     const run = await runReplay(
@@ -172,7 +189,10 @@ async function main(): Promise<number> {
     const leaseRows = values.leases ? await (await import('./bench-leases')).benchLeases(say) : [];
     console.log(`Bridge Console benchmark — ${run.finishedAt} — ${embedded ? 'throw-away embedded PostgreSQL' : 'given database'}`);
     for (const l of formatSettings(run)) console.log(l);
-    console.log(`Load average (1/5/15 min) before: ${loadBefore}; after: ${load()} — other work on the machine skews every figure below`);
+    console.log(
+      `Before the run: ${busyBefore.toFixed(0)} % of the CPU busy over 2 s (load average 1/5/15 min ${loadBefore}, which trails work already ended)` +
+        (busyBefore >= 10 ? ' — other work on the machine skews every figure below' : '; the bench then had the machine to itself, unless something started meanwhile'),
+    );
     console.log('');
     const rows = [...section7(run.results, strategies, compared.map((c) => ({ results: c.results, strategy: strategyOf(c) }))), ...extraRows(uncontended, api), ...leaseRows];
     console.log(table(rows));
