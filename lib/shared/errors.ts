@@ -37,17 +37,18 @@ export class ValidationError extends DomainError {
   }
 }
 
+/** Why the database did not answer in time (lib/db/sqlstate.ts pressureReason reads it from an error). */
+export type PressureReason = 'lock_timeout' | 'statement_timeout' | 'pool_busy';
+
+/** The Retry-After of the console's polling views (Locks, Contention) when the database is under pressure. */
+export const VIEW_RETRY_AFTER_SECONDS = 10;
+
 /**
  * The database did not answer in time — a lock or statement timeout, or no pooled connection free in time (or a
  * transaction past its time limit): load, not the request, and not a bug. What the request was doing was rolled
  * back, so nothing of it was applied. 503 with Retry-After: a single request is asked to wait a moment, the
  * console's polling views (Locks, Contention) back off for longer so as not to pile on.
  */
-export type PressureReason = 'lock_timeout' | 'statement_timeout' | 'pool_busy';
-
-/** The Retry-After of the console's polling views (Locks, Contention) when the database is under pressure. */
-export const VIEW_RETRY_AFTER_SECONDS = 10;
-
 export class DatabaseUnderPressureError extends DomainError {
   readonly code = 'db_under_pressure';
   readonly httpStatus = 503;
