@@ -1,16 +1,19 @@
 /**
  * The console's HTTP server: Next.js's own request handler behind the front door (lib/http/gate.ts), which refuses
- * what Next would answer with a 500 or read whole before our code runs. `npm start` and the test harnesses
- * (scripts/next-server.ts) run this instead of `next start`; it serves the same production build.
+ * what Next would answer with a 500 or read whole before our code runs. API commands then go straight to their
+ * route's built entrypoint instead of through Next's router (lib/http/route-entries.ts; docs/DEPLOY.md says why).
+ * `npm start` and the test harnesses (scripts/next-server.ts) run this instead of `next start`; it serves the same
+ * production build.
  *
  * Environment: PORT (3000), HOST (127.0.0.1), and the console's own settings (lib/env.ts).
  */
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import next from 'next';
 import { answerClientError, answerWritesUncompressed, gate, setResponseHeaders, type GateOptions } from '../lib/http/gate';
+import { CommandRoutes, createEntryDispatcher, readRouteEntries } from '../lib/http/route-entries';
 
 const root = resolve(import.meta.dirname, '..');
 
@@ -24,6 +27,19 @@ async function main() {
   const app = next({ dev: false, dir: root, hostname, port });
   const handle = app.getRequestHandler();
   await app.prepare();
+  // API commands go straight to their route's entrypoint; everything else through Next's router (lib/http/route-entries.ts).
+  const distDir = resolve(root, '.next');
+  const { entries, off } = readRouteEntries(distDir);
+  if (off) console.log(`[server] every request goes through Next's router: ${off}`);
+  const commands = new CommandRoutes(entries);
+  const dispatch = createEntryDispatcher(distDir, { hostname, port });
+  const answerFailure = (req: IncomingMessage, res: ServerResponse, err: unknown) => {
+    console.error(`[server] unhandled error for ${req.method} ${req.url?.slice(0, 200)}:`, err);
+    if (!res.headersSent) {
+      res.writeHead(500, { 'Content-Type': 'application/json; charset=utf-8' });
+      res.end(JSON.stringify({ error: { code: 'internal_error', message: 'The server failed to handle this request; nothing was applied by it.' } }));
+    } else res.destroy();
+  };
 
   const server = createServer((req, res) => {
     // A response stream that fails after the client left must not take the process down with an unhandled 'error'.
@@ -31,13 +47,8 @@ async function main() {
     setResponseHeaders(req, res);
     if (gate(req, res, options)) return;
     answerWritesUncompressed(req);
-    handle(req, res).catch((err: unknown) => {
-      console.error(`[server] unhandled error for ${req.method} ${req.url?.slice(0, 200)}:`, err);
-      if (!res.headersSent) {
-        res.writeHead(500, { 'Content-Type': 'application/json; charset=utf-8' });
-        res.end(JSON.stringify({ error: { code: 'internal_error', message: 'The server failed to handle this request; nothing was applied by it.' } }));
-      } else res.destroy();
-    });
+    const command = commands.match(req.method, req.url);
+    (command ? dispatch(command, req, res) : handle(req, res)).catch((err: unknown) => answerFailure(req, res, err));
   });
   server.on('clientError', answerClientError);
   // Slow or idle clients cannot hold sockets open for ever (a request's headers within 20 s, each request within 60 s;
