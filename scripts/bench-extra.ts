@@ -1,6 +1,6 @@
 /**
  * The benchmark's rows that are not replay scenarios (scripts/bench.ts runs them after the replay):
- * - the JSON API door: status updates through `next start` with a token, 100 in flight, against the naive five-step
+ * - the JSON API door: status updates through the console's server (scripts/serve.ts, serving the production build) with a token, 100 in flight, against the naive five-step
  *   locked transaction written with plain `pg` (lib/replay/baseline.ts rawUpdateStatus) on the same database, their
  *   batches alternating so both meet the same machine;
  * - 1,000 uncontended corrections under the configured correction strategy, counting the row locks they took (as
@@ -82,7 +82,7 @@ export async function measureApiDoor(databaseUrl: string, say: Say, options: { r
   const settings = concurrencySettings();
   const server = await startNext({ port: await freePort(), databaseUrl, logFile: join(root, 'test-results', 'bench-next-server.log'), env: { BRIDGE_ENV: 'development' } });
   const pool = createBaselinePool(databaseUrl, settings.poolSize);
-  say(`JSON API row: next start at ${server.url}, ${options.requests} status updates per side and round, ${options.inFlight} in flight`);
+  say(`JSON API row: the console's server (scripts/serve.ts, the production build) at ${server.url}, ${options.requests} status updates per side and round, ${options.inFlight} in flight`);
   const agent = new Agent({ keepAlive: true, maxSockets: options.inFlight });
   const body = JSON.stringify({ status: 'NORMALIZED' });
   const api = (id: string) =>

@@ -8,7 +8,7 @@
  * is missed (in the first run, which uses the configuration as it is, or in the two rows below). The run is recorded in replay_runs like any
  * other (door "bench"); so are the next ones, which measure 50 concurrent corrections under each correction
  * strategy that is not configured. Then two rows of their own (scripts/bench-extra.ts): the row locks 1,000 uncontended
- * corrections take, and status updates through the JSON API (`next start`, built first when the build is stale;
+ * corrections take, and status updates through the JSON API (the console's server, scripts/serve.ts, on the production build, built first when the build is stale;
  * BENCH_SKIP_BUILD=1 uses it as it is) against the naive five-step plain-pg transaction. Exit code: 0 when it ran,
  * 1 only with --check and a missed target, 2 when it could not run.
  */
@@ -109,7 +109,7 @@ function extraRows(uncontended: UncontendedRow | null, api: ApiRow | null): Row[
   }
   if (api) {
     rows.push({
-      measure: 'status updates through the JSON API (next start, token, 100 in flight)',
+      measure: "status updates through the JSON API (the console's server, token, 100 in flight)",
       measured: `${Math.round(api.apiPerSec)} /s vs ${Math.round(api.baselinePerSec)} /s naive plain-pg = ${api.ratio.toFixed(3)} (rounds ${api.rounds.join('; ')}; same server: GET /api/health ${Math.round(api.healthPerSec)} /s, unknown path ${Math.round(api.unknownPerSec)} /s)${api.apiFailed ? `, ${api.apiFailed} failed` : ''}`,
       target: `≥ ${API_RATIO_TARGET} × baseline`,
       pass: api.ratio >= API_RATIO_TARGET && api.apiFailed === 0,
