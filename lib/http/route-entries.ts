@@ -19,7 +19,8 @@ import { join } from 'node:path';
  * is not certain of — reads (they keep Next's compression), a path with percent-escapes, backslashes, empty or dot
  * segments, a trailing slash, a path only the catch-all answers — goes to Next's full handler as before.
  *
- * Pure Node apart from the build's files; the matching is unit-tested against Next's own route sorting.
+ * Node and the build's own files, plus Next's list of its internal headers; the matching is unit-tested against
+ * Next's own route sorting, and a browser test drives both halves through the real server.
  */
 
 const COMMAND_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -176,6 +177,8 @@ export function createEntryDispatcher(distDir: string, listening: Listening) {
     // A body cut off by the client must not take the process down with an unhandled 'error' (Next's router listens too).
     req.on('error', ignore);
     filterInternalHeaders(req.headers);
+    // Next's two readings of the scheme, as it makes them: its render server's for the x-forwarded-proto default, its
+    // router's for the request URL.
     const encrypted = (req.socket as { encrypted?: boolean }).encrypted === true;
     const forwardedProto = req.headers['x-forwarded-proto'];
     const https = typeof forwardedProto === 'string' ? forwardedProto === 'https' : encrypted;
