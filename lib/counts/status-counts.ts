@@ -1,6 +1,7 @@
 import type { Prisma } from '@/generated/prisma/client';
 import { db, type Tx } from '@/lib/db/client';
 import { INTENT_STATUSES, type IntentStatus } from '@/lib/intents/state-machine';
+import { oneLineError } from '@/lib/db/pg-capture';
 
 /**
  * Intents per status without counting rows. Triggers on `intents` (migration `…_status_counts`) append a delta for
@@ -61,7 +62,7 @@ export function startStatusFolding(): void {
     foldStatusDeltas().then(
       () => (warned = false),
       (err: unknown) => {
-        if (!warned) console.warn('[counts] folding status deltas failed (counts stay exact; will retry):', err instanceof Error ? err.message : err);
+        if (!warned) console.warn(`[counts] folding status deltas failed (counts stay exact; will retry): ${oneLineError(err)}`);
         warned = true;
       },
     );

@@ -37,6 +37,16 @@ export function pgErrorOf(err: unknown): CapturedPgError | undefined {
   return { code, message: err instanceof Error ? err.message : String(err) };
 }
 
+/**
+ * An error as one log line: the server's own message and SQLSTATE when the database raised it (Prisma's text for the
+ * same error runs over several lines, with the invocation first), otherwise the message with its line breaks folded.
+ */
+export function oneLineError(err: unknown): string {
+  const pgError = pgErrorOf(err);
+  if (pgError) return `${pgError.message} (SQLSTATE ${pgError.code})`;
+  return (err instanceof Error ? err.message : String(err)).trim().replace(/\s*\n\s*/g, ' ');
+}
+
 export function withPgErrorCapture<T>(fn: () => Promise<T>): { run: () => Promise<T>; lastError: () => CapturedPgError | undefined } {
   let last: CapturedPgError | undefined;
   return {

@@ -8,6 +8,7 @@ import { isPlainObject } from '@/lib/shared/json';
 import { parseInput } from '@/lib/shared/validation';
 import { authenticatedActor } from './actor';
 import { MAX_BODY_BYTES } from './gate';
+import { oneLineError } from '@/lib/db/pg-capture';
 
 /** The API's error envelope: `{ error: { code, message, details? } }`. */
 export function errorJson(status: number, body: ErrorBody, headers?: HeadersInit): NextResponse {
@@ -58,7 +59,7 @@ export function asDomainError(err: unknown): DomainError | null {
   const state = sqlState(err);
   if (state?.startsWith('22')) return new UnstorableValueError(state);
   if (isConnectionLoss(err)) {
-    console.warn('[db] the database connection was lost during a request:', err instanceof Error ? err.message : err);
+    console.warn(`[db] the database connection was lost during a request: ${oneLineError(err)}`);
     return new DatabaseUnavailableError();
   }
   const reason = pressureReason(err);

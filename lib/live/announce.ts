@@ -1,5 +1,6 @@
 import { Prisma } from '@/generated/prisma/client';
 import { queryOnPool } from '@/lib/db/client';
+import { oneLineError } from '@/lib/db/pg-capture';
 
 /**
  * Wakes every console instance's live hub (hub.ts) after something committed: `pg_notify('bridge_changes')`, sent
@@ -40,7 +41,7 @@ export function announceCommitted(): void {
         if (s.wanted) await new Promise((resolve) => setTimeout(resolve, MIN_GAP_MS));
       } while (s.wanted);
     } catch (err) {
-      if (!s.warned) console.warn('[live] could not notify the live hubs (they will read the change within a second anyway):', err instanceof Error ? err.message : err);
+      if (!s.warned) console.warn(`[live] could not notify the live hubs (they will read the change within a second anyway): ${oneLineError(err)}`);
       s.warned = true;
     } finally {
       s.inFlight = false;

@@ -5,6 +5,7 @@ import { maintainedStatusCounts } from '@/lib/counts/status-counts';
 import { directDatabaseUrl } from '@/lib/db/client';
 import { CHANGES_CHANNEL } from './announce';
 import { changesSinceSnapshot, currentSnapshot, formatPosition, type LiveEvent, type Snapshot } from './positions';
+import { oneLineError } from '@/lib/db/pg-capture';
 
 /**
  * One live hub per server process: a dedicated `pg` connection LISTENs on `bridge_changes` (every instance's engine
@@ -129,7 +130,7 @@ export class LiveHub {
     try {
       return exactAnswer(await maintainedStatusCounts());
     } catch (err) {
-      console.warn('[live] reading the status counts failed (pages will fetch them):', err instanceof Error ? err.message : err);
+      console.warn(`[live] reading the status counts failed (pages will fetch them): ${oneLineError(err)}`);
       return null;
     }
   }

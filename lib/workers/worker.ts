@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { db } from '@/lib/db/client';
+import { oneLineError } from '@/lib/db/pg-capture';
 import { updateIntentStatus } from '@/lib/intents/commands';
 import { DomainError, InvalidTransitionError, LockTimeoutError } from '@/lib/intents/errors';
 import { backoffDelayMs } from '@/lib/shared/backoff';
@@ -104,7 +105,7 @@ export class Worker {
       try {
         claims = await claimDueIntents(db(), { workerName: this.name, limit: want, leaseMs: this.config.leaseMs, maxAttempts: this.config.maxAttempts });
       } catch (err) {
-        this.log(`claiming failed (will try again): ${err instanceof Error ? err.message : err}`);
+        this.log(`claiming failed (will try again): ${oneLineError(err)}`);
       }
       if (claims.length) this.count('claimed', claims.length);
       for (const claim of claims) this.launch(claim);
@@ -188,7 +189,7 @@ export class Worker {
     try {
       await updateIntentStatus({ id: intentId, status: 'FAILED', reason: auditReason(reason), fencing: claimFence(intentId, claim.claimToken) }, this.actor);
     } catch (err) {
-      this.log(`could not mark ${intentId} FAILED (${reason}): ${err instanceof Error ? err.message : err}`);
+      this.log(`could not mark ${intentId} FAILED (${reason}): ${oneLineError(err)}`);
     }
   }
 
@@ -213,7 +214,7 @@ export class Worker {
         throw err;
       });
     } catch (err) {
-      this.log(`heartbeat failed (will try again): ${err instanceof Error ? err.message : err}`);
+      this.log(`heartbeat failed (will try again): ${oneLineError(err)}`);
     }
   }
 
@@ -228,7 +229,7 @@ export class Worker {
       }
       return rescued.length;
     } catch (err) {
-      this.log(`rescue failed (will try again): ${err instanceof Error ? err.message : err}`);
+      this.log(`rescue failed (will try again): ${oneLineError(err)}`);
       return 0;
     }
   }

@@ -1,5 +1,6 @@
 import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createPool, createPrisma } from '@/lib/db/client';
+import { oneLineError } from '@/lib/db/pg-capture';
 import { isConnectionLoss, isTransactionWindowExceeded, sqlState } from '@/lib/db/sqlstate';
 import { toErrorResponse } from '@/lib/http/respond';
 import { rawClient, waitForLockWaiters } from '../helpers';
@@ -51,6 +52,10 @@ describe('connection loss', () => {
     expect(res.status).toBe(503);
     expect(res.headers.get('retry-after')).toBe('1');
     expect(await res.json()).toMatchObject({ error: { code: 'database_unavailable' } });
+    // A worker's log line for it (heartbeat, claiming, rescue): the server's words and the SQLSTATE, on one line,
+    // not Prisma's invocation text over several.
+    expect(String((err as Error).message)).toContain('\n');
+    expect(oneLineError(err)).toBe('terminating connection due to administrator command (SQLSTATE 57P01)');
   });
 
   it('is not claimed for errors that are the request’s own', () => {
@@ -58,6 +63,7 @@ describe('connection loss', () => {
     expect(isConnectionLoss(new Error('boom'))).toBe(false);
     expect(isConnectionLoss({ cause: { kind: 'ConnectionClosed' } })).toBe(true);
     expect(toErrorResponse(new Error('boom')).status).toBe(500);
+    expect(oneLineError(new Error('first\n\n  second  '))).toBe('first second');
   });
 });
 
