@@ -199,10 +199,16 @@ export function setResponseHeaders(req: IncomingMessage, res: ServerResponse): v
  * pages keep compression.
  */
 export function answerWritesUncompressed(req: IncomingMessage): void {
-  const method = req.method ?? '';
-  if (method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return;
-  if (!(req.url ?? '').startsWith('/api/')) return;
-  delete req.headers['accept-encoding'];
+  if (isApiCommand(req.method, req.url)) delete req.headers['accept-encoding'];
+}
+
+/**
+ * An API command: a write (any method the gate lets through besides GET, HEAD and OPTIONS) under /api/. Its answer
+ * is written uncompressed, and the console's server hands it straight to its route (lib/http/route-entries.ts).
+ */
+export function isApiCommand(method: string | undefined, url: string | undefined): boolean {
+  if (!method || method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return false;
+  return (url ?? '').startsWith('/api/');
 }
 
 /** Screens a request and answers it when refused; true when it was answered. */

@@ -1,6 +1,7 @@
 import { NextResponse } from 'next/server';
 import type { z } from 'zod';
 import type { AuthActor } from '@/lib/auth/types';
+import { oneLineError } from '@/lib/db/pg-capture';
 import { isConnectionLoss, pressureReason, sqlState } from '@/lib/db/sqlstate';
 import { errorBodyFor } from '@/lib/locks/mask';
 import { DatabaseUnderPressureError, DomainError, ValidationError, type ErrorBody } from '@/lib/shared/errors';
@@ -8,7 +9,6 @@ import { isPlainObject } from '@/lib/shared/json';
 import { parseInput } from '@/lib/shared/validation';
 import { authenticatedActor } from './actor';
 import { MAX_BODY_BYTES } from './gate';
-import { oneLineError } from '@/lib/db/pg-capture';
 
 /** The API's error envelope: `{ error: { code, message, details? } }`. */
 export function errorJson(status: number, body: ErrorBody, headers?: HeadersInit): NextResponse {

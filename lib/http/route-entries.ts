@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { isApiCommand } from './gate';
 
 /**
  * API commands handed straight to their route's built entrypoint.
@@ -22,8 +23,6 @@ import { join } from 'node:path';
  * Node and the build's own files, plus Next's list of its internal headers; the matching is unit-tested against
  * Next's own route sorting, and a browser test drives both halves through the real server.
  */
-
-const COMMAND_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
  * Characters a path may hold to be matched here: RFC 3986's path characters without percent-escapes. A path with
@@ -131,7 +130,7 @@ export class CommandRoutes {
 
   /** The route whose entrypoint answers this command, or null when Next's own router is to decide. */
   match(method: string | undefined, url: string | undefined): RouteEntry | null {
-    if (!method || !url || !COMMAND_METHODS.has(method)) return null;
+    if (!url || !isApiCommand(method, url)) return null;
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
     if (!PLAIN_PATH.test(path)) return null;

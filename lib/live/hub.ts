@@ -3,9 +3,9 @@ import pg from 'pg';
 import { exactAnswer, type CountsAnswer } from '@/lib/counts/answer';
 import { maintainedStatusCounts } from '@/lib/counts/status-counts';
 import { directDatabaseUrl } from '@/lib/db/client';
+import { oneLineError } from '@/lib/db/pg-capture';
 import { CHANGES_CHANNEL } from './announce';
 import { changesSinceSnapshot, currentSnapshot, formatPosition, type LiveEvent, type Snapshot } from './positions';
-import { oneLineError } from '@/lib/db/pg-capture';
 
 /**
  * One live hub per server process: a dedicated `pg` connection LISTENs on `bridge_changes` (every instance's engine
