@@ -209,14 +209,14 @@ for (const theme of ['light', 'dark'] as const) {
     await context.addCookies([{ name: THEME_COOKIE, value: theme, url: baseURL! }]);
     await page.setViewportSize({ width: 1366, height: 768 });
     await signInAs(page, ['admin'], '/admin/users');
-    await page.screenshot({ path: `e2e/screenshots/users-${theme}.png` });
+    await page.screenshot({ path: `test-results/screenshots/users-${theme}.png` });
     await page.goto('/account/tokens');
     await page.getByTestId('create-token').getByLabel('Name (what uses it)').fill('screenshot');
     await page.getByTestId('create-token').getByRole('button', { name: 'Create token' }).click();
     await expect(page.getByTestId('revealed-secret')).toBeVisible();
-    await page.screenshot({ path: `e2e/screenshots/tokens-${theme}.png` });
+    await page.screenshot({ path: `test-results/screenshots/tokens-${theme}.png` });
     await page.getByRole('button', { name: 'Revoke' }).first().click();
     await expect(page.getByRole('dialog')).toBeVisible();
-    await page.screenshot({ path: `e2e/screenshots/tokens-revoke-${theme}.png` });
+    await page.screenshot({ path: `test-results/screenshots/tokens-revoke-${theme}.png` });
   });
 }

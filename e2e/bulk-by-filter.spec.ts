@@ -27,7 +27,7 @@ test('an operator fails everything matching a search: counts, reason, progress, 
   await dialog.getByTestId('batch-reason').fill(`partner outage ${marker}`);
   await expect(confirm).toBeEnabled();
   await expect(confirm).toBeInViewport();
-  await page.screenshot({ path: 'e2e/screenshots/intents-bulk-by-filter.png' });
+  await page.screenshot({ path: 'test-results/screenshots/intents-bulk-by-filter.png' });
   await confirm.click();
 
   const progress = page.getByTestId('batch-progress');

@@ -105,7 +105,7 @@ test('a lock timeout enters the percentiles, and its figures open the intents be
       await expect(row, role).toBeVisible({ timeout: 30_000 });
       // The slowest percentile is the wait that ran out: at least the timeout, never the acquired waits' few ms.
       await expect(row.getByRole('cell').last(), role).toHaveText(/^≥ \d/);
-      if (role === 'viewer') await page.screenshot({ path: 'e2e/screenshots/contention.png', fullPage: true });
+      if (role === 'viewer') await page.screenshot({ path: 'test-results/screenshots/contention.png', fullPage: true });
 
       await page.getByTestId('total-lockTimeouts').click();
       await expect(page, role).toHaveURL(/\/intents\?contention=lockTimeouts&contentionFrom=[^&]+&contentionTo=/);
@@ -113,7 +113,7 @@ test('a lock timeout enters the percentiles, and its figures open the intents be
       await expect(rowOf(page, intent.id), role).toBeVisible();
       // Every role reads the same figures and follows the same links; the remaining ways in are checked once.
       if (role !== 'viewer') continue;
-      await page.screenshot({ path: 'e2e/screenshots/intents-behind-contention.png', fullPage: true });
+      await page.screenshot({ path: 'test-results/screenshots/intents-behind-contention.png', fullPage: true });
 
       // The URL is the view: opened afresh, it lists the same intent.
       const shared = page.url();

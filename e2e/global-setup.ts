@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort, startEmbeddedPostgres, type EmbeddedDb } from '../lib/db/embedded';
 import { migrate } from '../lib/db/migrate';
@@ -13,9 +12,6 @@ import { ensureBuild, root, startNext, type NextServer } from '../scripts/next-s
 const say = (line: string) => console.log(`[e2e] ${line}`);
 
 export default async function globalSetup(): Promise<() => Promise<void>> {
-  // Screenshots of each page are part of the run's output (the README shows them).
-  mkdirSync(join(root, 'e2e', 'screenshots'), { recursive: true });
-
   if (process.env.E2E_BASE_URL) {
     if (!process.env.DATABASE_URL) throw new Error('E2E_BASE_URL is set: set DATABASE_URL to the database that server uses, so tests can seed it.');
     say(`using the running console at ${process.env.E2E_BASE_URL}`);

@@ -42,7 +42,7 @@ export async function expectLive(page: Page): Promise<void> {
 export async function screenshot(page: Page, name: string): Promise<void> {
   // From the top, so the sticky sidebar sits where a person sees it.
   await page.evaluate(() => window.scrollTo(0, 0));
-  await page.screenshot({ path: `e2e/screenshots/${name}.png`, fullPage: true });
+  await page.screenshot({ path: `test-results/screenshots/${name}.png`, fullPage: true });
 }
 
 /**

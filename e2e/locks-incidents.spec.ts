@@ -64,7 +64,7 @@ test('an idle-in-transaction blocker: shown where people look, terminated at onc
     await panel.getByLabel(/Reason/).fill(`e2e ${marker}: psql session left open over lunch`);
     await page.setViewportSize({ width: 1366, height: 768 });
     await page.evaluate(() => window.scrollTo(0, 0));
-    await page.screenshot({ path: 'e2e/screenshots/locks-idle-in-transaction.png', fullPage: true });
+    await page.screenshot({ path: 'test-results/screenshots/locks-idle-in-transaction.png', fullPage: true });
     await panel.getByRole('button', { name: 'Terminate session' }).click();
     await expect(panel.getByTestId('unblock-result')).toContainText('has ended');
     expect((await waiting).rows).toEqual([{ id: intent.id }]);
@@ -137,7 +137,7 @@ test('the console user an engine backend acts for is named on Locks, for every r
         await expect(root.getByTestId('node-actor'), role).toHaveText(operator.username);
         if (role === 'oncall') {
           await page.evaluate(() => window.scrollTo(0, 0));
-          await page.screenshot({ path: 'e2e/screenshots/locks-console-user.png', fullPage: true });
+          await page.screenshot({ path: 'test-results/screenshots/locks-console-user.png', fullPage: true });
         }
       } finally {
         await context.close();

@@ -58,7 +58,7 @@ test('a held row lock shows its waiter in the blocking tree, and cancelling the 
     await root.getByRole('button', { name: 'Unblock…' }).first().click();
     const panel = page.getByTestId(`unblock-panel-${holder.pid}`);
     await expect(panel.getByTestId('impact-waiting')).toHaveText('1');
-    await page.screenshot({ path: 'e2e/screenshots/locks.png', fullPage: true });
+    await page.screenshot({ path: 'test-results/screenshots/locks.png', fullPage: true });
     await expect(panel.getByRole('button', { name: 'Terminate session' })).toBeDisabled();
     await panel.getByRole('button', { name: 'Cancel its query' }).click();
     // No reason: refused by the browser's own required check, nothing sent.

@@ -66,7 +66,7 @@ test('a release engineer reads the missed checks first, and is warned when the c
   await expect(page.getByTestId('comparison-throughput-throughputPerSec')).not.toHaveAttribute('data-regression', 'true');
   await expect(page.getByTestId('comparison-corrections-50-p95Ms')).toHaveAttribute('data-regression', 'true');
   await page.evaluate(() => window.scrollTo(0, 0));
-  await page.screenshot({ path: 'e2e/screenshots/replay.png', fullPage: true });
+  await page.screenshot({ path: 'test-results/screenshots/replay.png', fullPage: true });
 });
 
 test('the release role and admin start and cancel runs over the API; every other role is refused, naming the roles that may', async ({ request }) => {
