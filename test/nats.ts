@@ -39,6 +39,20 @@ async function accepting(port: number): Promise<boolean> {
   });
 }
 
+/**
+ * Every nats-server this process started and that still runs. A harness that ends without disposing of its server
+ * (an uncaught error, process.exit in a hurry, Ctrl-C) still takes them down on the way out.
+ */
+const running = new Set<ChildProcess>();
+let exitHook = false;
+function stopAllOnExit(): void {
+  if (exitHook) return;
+  exitHook = true;
+  process.once('exit', () => {
+    for (const c of running) c.kill('SIGKILL');
+  });
+}
+
 export type TestNats = { url: string; stop: () => Promise<void>; start: () => Promise<void>; dispose: () => Promise<void>; restartable: boolean };
 
 export async function startTestNats(): Promise<TestNats> {
@@ -46,14 +60,22 @@ export async function startTestNats(): Promise<TestNats> {
     const noop = async () => undefined;
     return { url: process.env.NATS_URL!, stop: noop, start: noop, dispose: noop, restartable: false };
   }
+  stopAllOnExit();
   const dir = mkdtempSync(join(tmpdir(), 'bridge-nats-'));
   const port = await freePort();
   let child: ChildProcess | null = null;
   const start = async () => {
-    child = spawn(natsBinary!, ['-js', '-sd', dir, '-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
+    // Starting a server that already runs does nothing. A second nats-server on the same port would fail to bind
+    // and exit while the port still answers (the first one's), so it would look started, replace the first in
+    // `child`, and leave the first running after dispose: an orphan per run.
+    if (child && child.exitCode === null) return;
+    const c = spawn(natsBinary!, ['-js', '-sd', dir, '-a', '127.0.0.1', '-p', String(port)], { stdio: 'ignore' });
+    child = c;
+    running.add(c);
+    c.once('exit', () => running.delete(c));
     const deadline = Date.now() + 10_000;
     while (!(await accepting(port))) {
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`nats-server did not start on ${port}`);
+      if (Date.now() > deadline || c.exitCode !== null) throw new Error(`nats-server did not start on ${port}`);
       await new Promise((r) => setTimeout(r, 20));
     }
   };
