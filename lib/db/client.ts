@@ -102,6 +102,34 @@ export async function queryOnPool<T>(query: Prisma.Sql): Promise<T[]> {
   return result.rows as T[];
 }
 
+/** Runs a Prisma.Sql on the connection of a transactionOnPool, answering its rows. */
+export type PoolQuery = <T>(query: Prisma.Sql) => Promise<T[]>;
+
+/**
+ * An interactive transaction on one of the pool's connections, through `pg` itself, for the transactions that may
+ * deadlock by design (the replay's crossing-order transaction) or wait on row locks outside the engine's commands.
+ * Their errors are `pg`'s own, with every field Postgres sent: a deadlock's DETAIL ("Process 1 waits for ShareLock
+ * on transaction 2; blocked by process 3 …") reaches the deadlock record. Prisma's driver adapter keeps a deadlock's
+ * SQLSTATE but not its DETAIL, so such transactions do not run on db().$transaction.
+ */
+export async function transactionOnPool<T>(fn: (query: PoolQuery) => Promise<T>): Promise<T> {
+  const client = await connected().pool.connect();
+  const query: PoolQuery = async <R>(q: Prisma.Sql) => (await client.query({ text: q.text, values: q.values as unknown[] })).rows as R[];
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    const result = await fn(query);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    // A connection whose ROLLBACK fails is in no state to serve anyone else: the pool discards it.
+    await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
+    throw err;
+  } finally {
+    client.release(broken);
+  }
+}
+
 export async function disconnectDb(): Promise<void> {
   const client = globalForDb.bridgePrisma;
   const pool = globalForDb.bridgePool;

@@ -2,36 +2,30 @@ import pg from 'pg';
 import { SQLSTATE, sqlState } from './sqlstate';
 
 /**
- * Prisma's pg adapter keeps a deadlock's SQLSTATE but drops Postgres' DETAIL ("Process 1 waits for ShareLock on
- * transaction 2; blocked by process 3 …"), which an on-call engineer needs recorded with each deadlock. The pool's clients
- * append a deadlock's DETAIL to its message — the one text the adapter carries through, as `originalMessage` — and
- * withPgErrorCapture reads it back from the very error the operation failed with.
+ * What the database said when it refused a statement: its SQLSTATE, its message and, where it sent one, its DETAIL
+ * ("Process 1 waits for ShareLock on transaction 2; blocked by process 3 …" for a deadlock), which an on-call
+ * engineer needs recorded with each deadlock.
  *
- * (Noting the last error per AsyncLocalStorage context, as first done here, misattributes: Prisma dispatches the
- * queries of concurrent transactions from one async context, so a deadlock's detail could land with the survivor.)
+ * `pg` puts every field Postgres sends on the error itself (`code`, `detail`, `hint`, …). Prisma's driver adapter
+ * keeps the SQLSTATE and the message but not a deadlock's DETAIL, which is why the transactions that may deadlock run
+ * through `pg` (queryOnPool, transactionOnPool in ./client) rather than db().$transaction.
  */
 export type CapturedPgError = { code: string; message: string; detail?: string };
 
-const DETAIL_MARK = '\nDETAIL: ';
-
 type Carrier = { message?: unknown; detail?: unknown; originalMessage?: unknown; cause?: unknown; meta?: { driverAdapterError?: { cause?: { originalMessage?: unknown } } } };
 
-/** The server error behind `err` (a Prisma error, a DriverAdapterError or a plain pg error), with its DETAIL. */
+/** The server error behind `err` (a plain pg error, a Prisma error or a DriverAdapterError), with its DETAIL when it has one. */
 export function pgErrorOf(err: unknown): CapturedPgError | undefined {
   const code = sqlState(err);
   if (!code) return undefined;
   let current: unknown = err;
   for (let depth = 0; depth < 5 && current && typeof current === 'object'; depth++) {
     const e = current as Carrier;
+    if (current instanceof pg.DatabaseError) {
+      return typeof e.detail === 'string' ? { code, message: current.message, detail: e.detail } : { code, message: current.message };
+    }
     const text = e.meta?.driverAdapterError?.cause?.originalMessage ?? e.originalMessage;
-    if (typeof text === 'string') {
-      const at = text.indexOf(DETAIL_MARK);
-      return at < 0 ? { code, message: text } : { code, message: text.slice(0, at), detail: text.slice(at + DETAIL_MARK.length) };
-    }
-    if (typeof e.detail === 'string' && typeof e.message === 'string') {
-      const at = e.message.indexOf(DETAIL_MARK);
-      return { code, message: at < 0 ? e.message : e.message.slice(0, at), detail: e.detail };
-    }
+    if (typeof text === 'string') return { code, message: text };
     current = e.cause;
   }
   return { code, message: err instanceof Error ? err.message : String(err) };
@@ -47,42 +41,32 @@ export function oneLineError(err: unknown): string {
   return (err instanceof Error ? err.message : String(err)).trim().replace(/\s*\n\s*/g, ' ');
 }
 
-export function withPgErrorCapture<T>(fn: () => Promise<T>): { run: () => Promise<T>; lastError: () => CapturedPgError | undefined } {
-  let last: CapturedPgError | undefined;
-  return {
-    run: async () => {
-      try {
-        return await fn();
-      } catch (err) {
-        last = pgErrorOf(err);
-        throw err;
-      }
-    },
-    lastError: () => last,
-  };
-}
-
-/** Appends a deadlock's DETAIL to its message, once. */
-function withDetail(err: { code?: string; message?: string; detail?: string } | null | undefined): void {
-  if (err?.code === SQLSTATE.deadlock && typeof err.detail === 'string' && typeof err.message === 'string' && !err.message.includes(DETAIL_MARK)) {
-    err.message = `${err.message}${DETAIL_MARK}${err.detail}`;
-  }
-}
-
 /**
- * pg reports a connection that died between two statements (a backend terminated while the client sat in a
- * transaction, a failover) without a SQLSTATE. The client knows its connection is gone: say so with
+ * The pool's client class. `pg` reports a connection that died between two statements (a backend terminated while
+ * the client sat in a transaction, a failover) without a SQLSTATE, as "Client has encountered a connection error and
+ * is not queryable". The client heard the connection go (its public 'error' and 'end' events): it says so with
  * connection_failure, so every layer above can tell "the database went away" from a bug.
  */
-function markLostConnection(client: pg.Client, err: { code?: string; severity?: string } | null | undefined): void {
-  const state = client as unknown as { _queryable?: boolean; _ended?: boolean };
-  if (err && typeof err === 'object' && err.code === undefined && (state._queryable === false || state._ended === true)) {
-    err.code = SQLSTATE.connectionFailure;
-    err.severity = 'ERROR';
-  }
-}
-
 export class CapturingClient extends pg.Client {
+  private connectionGone = false;
+
+  constructor(config?: string | pg.ClientConfig) {
+    super(config);
+    const gone = () => {
+      this.connectionGone = true;
+    };
+    this.once('end', gone);
+    // Listening does not swallow the error: the pool has its own listener, which logs and discards the client.
+    this.on('error', gone);
+  }
+
+  private markLostConnection(err: { code?: string; severity?: string } | null | undefined): void {
+    if (this.connectionGone && err && typeof err === 'object' && err.code === undefined) {
+      err.code = SQLSTATE.connectionFailure;
+      err.severity = 'ERROR';
+    }
+  }
+
   // pg's query has many overloads: the promise form (the adapter's, in a transaction) and the callback form (what
   // pg.Pool#query uses for a statement outside a transaction) are both intercepted.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -91,17 +75,15 @@ export class CapturingClient extends pg.Client {
     if (typeof last === 'function') {
       // eslint-disable-next-line @typescript-eslint/no-explicit-any
       args[args.length - 1] = (err: any, result: unknown) => {
-        markLostConnection(this, err);
-        withDetail(err);
+        this.markLostConnection(err);
         return last(err, result);
       };
     }
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
     const result = (super.query as any)(...args);
     if (result && typeof result.then === 'function') {
-      return result.catch((err: { code?: string; message?: string; detail?: string; severity?: string }) => {
-        markLostConnection(this, err);
-        withDetail(err);
+      return result.catch((err: { code?: string; severity?: string }) => {
+        this.markLostConnection(err);
         throw err;
       });
     }

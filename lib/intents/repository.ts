@@ -1,5 +1,5 @@
 import { Prisma } from '@/generated/prisma/client';
-import type { Tx } from '@/lib/db/client';
+import type { PoolQuery, Tx } from '@/lib/db/client';
 import type { IntentStatus } from './state-machine';
 import type { JsonObject } from './json';
 import type { AuditEvent, ConflictEvent, Correction, Intent } from './types';
@@ -19,16 +19,20 @@ export function toIntent(row: IntentRow): Intent {
   return { ...row, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() };
 }
 
-/** Labels the backend for the Locks page (which intent it is about) and sets this transaction's lock timeout. */
-export async function labelTransaction(tx: Tx, label: string, lockTimeoutMs: number): Promise<void> {
-  await tx.$queryRaw`SELECT set_config('application_name', ${label.slice(0, 63)}, true), set_config('lock_timeout', ${`${lockTimeoutMs}ms`}, true)`;
+/**
+ * Labels the backend for the Locks page (which intent it is about) and sets this transaction's lock timeout. This,
+ * selectIntentForUpdate and updateStatusWithAudit run inside transactionOnPool: they serve the replay's
+ * transactions, which may deadlock by design and whose deadlock records need Postgres' own DETAIL.
+ */
+export async function labelTransaction(query: PoolQuery, label: string, lockTimeoutMs: number): Promise<void> {
+  await query(Prisma.sql`SELECT set_config('application_name', ${label.slice(0, 63)}, true), set_config('lock_timeout', ${`${lockTimeoutMs}ms`}, true)`);
 }
 
 /** The replay's pipeline stand-in locks its intent this way (lib/replay/transactions.ts). */
-export async function selectIntentForUpdate(tx: Tx, id: string, nowait: boolean): Promise<IntentRow | undefined> {
+export async function selectIntentForUpdate(query: PoolQuery, id: string, nowait: boolean): Promise<IntentRow | undefined> {
   const rows = nowait
-    ? await tx.$queryRaw<IntentRow[]>`SELECT ${INTENT_COLUMNS} FROM intents WHERE id = ${id}::uuid FOR UPDATE NOWAIT`
-    : await tx.$queryRaw<IntentRow[]>`SELECT ${INTENT_COLUMNS} FROM intents WHERE id = ${id}::uuid FOR UPDATE`;
+    ? await query<IntentRow>(Prisma.sql`SELECT ${INTENT_COLUMNS} FROM intents WHERE id = ${id}::uuid FOR UPDATE NOWAIT`)
+    : await query<IntentRow>(Prisma.sql`SELECT ${INTENT_COLUMNS} FROM intents WHERE id = ${id}::uuid FOR UPDATE`);
   return rows[0];
 }
 
@@ -38,14 +42,14 @@ export async function selectIntent(tx: Tx, id: string): Promise<IntentRow | unde
 }
 
 /**
- * Moves the intent to `to` if it is still at `fromVersion`, writing its audit event in the same statement: the
- * replay's pipeline stand-in's step (lib/replay/transactions.ts) until the pipeline brings its own command.
+ * Moves the intent to `to` if it is still at `fromVersion`, writing its audit event in the same statement: a step
+ * of the replay's own transactions (lib/replay/transactions.ts).
  */
 export async function updateStatusWithAudit(
-  tx: Tx,
+  query: PoolQuery,
   args: { id: string; fromVersion: number; from: IntentStatus; to: IntentStatus; actor: string; action: string; details?: JsonObject },
 ): Promise<IntentRow | undefined> {
-  const rows = await tx.$queryRaw<IntentRow[]>`
+  const rows = await query<IntentRow>(Prisma.sql`
     WITH updated AS (
       UPDATE intents SET status = ${args.to}::"IntentStatus", version = version + 1, updated_at = now()
       WHERE id = ${args.id}::uuid AND version = ${args.fromVersion}
@@ -55,7 +59,7 @@ export async function updateStatusWithAudit(
       SELECT id, ${args.action}, ${args.actor}, ${args.from}::"IntentStatus", status, version - 1, version, ${JSON.stringify(args.details ?? null)}::jsonb
       FROM updated
     )
-    SELECT ${INTENT_COLUMNS} FROM updated`;
+    SELECT ${INTENT_COLUMNS} FROM updated`);
   return rows[0];
 }
 

@@ -1,4 +1,5 @@
-import { db } from '@/lib/db/client';
+import { Prisma } from '@/generated/prisma/client';
+import { transactionOnPool } from '@/lib/db/client';
 import { SQLSTATE, sqlState } from '@/lib/db/sqlstate';
 import { withDeadlockRetry } from '@/lib/intents/deadlock';
 import { LockTimeoutError, NotFoundError } from '@/lib/intents/errors';
@@ -9,13 +10,15 @@ import { announceCommitted } from '@/lib/live/announce';
 import type { Actor } from '@/lib/intents/types';
 
 /**
- * The transactions the replay needs that the engine has no command for (yet), built from the engine's own
- * repository functions and deadlock handling so they lock, label and record exactly as the engine does:
- * - a pipeline execution under NOWAIT (the BridgeSet pipeline's own lock mode; when the pipeline runs,
- *   the nowait-executions scenario should call it instead);
- * - the crossing-order transaction, which the engine's commands avoid by design (bulk updates
- *   lock in id order), to measure deadlock detection and recovery;
- * - a bare take-and-release of a row lock, the seed's lock-acquisition measurement.
+ * The transactions the replay measures that are not the engine's commands, built from the engine's own repository
+ * functions and deadlock handling so they lock, label and record exactly as the engine does. They run on
+ * transactionOnPool, so a deadlock is recorded with Postgres' own DETAIL.
+ * - an execution under NOWAIT that holds its intent for a chosen time: the nowait-executions scenario needs a hold
+ *   long enough for the second execution to arrive while the first still runs, which the real pipeline's bridges
+ *   (a few statements each) do not give;
+ * - the crossing-order transaction, which the engine's commands avoid by design (bulk updates lock in id order),
+ *   to measure deadlock detection and recovery;
+ * - a bare take-and-release of a row lock, the lock-acquisition measurement.
  */
 
 const PIPELINE_STEPS: IntentStatus[] = ['NORMALIZED', 'PROCESSED'];
@@ -28,19 +31,18 @@ export async function executePipelineStandIn(id: string, actor: Actor, options: 
   const operation = 'pipeline_execute';
   try {
     return await withDeadlockRetry(operation, [id], () =>
-      db().$transaction(
-        async (tx) => {
-          await labelTransaction(tx, `bridge:${operation}:${id}`, options.lockTimeoutMs);
+      transactionOnPool(async (query) => {
+          await labelTransaction(query, `bridge:${operation}:${id}`, options.lockTimeoutMs);
           const started = performance.now();
-          const row = await selectIntentForUpdate(tx, id, true);
+          const row = await selectIntentForUpdate(query, id, true);
           recordLockWait(operation, performance.now() - started);
           if (!row) throw new NotFoundError(`Intent ${id}`, { id });
           options.onLocked?.();
           let current = row;
           for (const step of PIPELINE_STEPS) {
             if (!canTransition(current.status, step)) continue;
-            await tx.$executeRaw`SELECT pg_sleep(${options.workMs / PIPELINE_STEPS.length / 1000})`;
-            const next = await updateStatusWithAudit(tx, {
+            await query(Prisma.sql`SELECT pg_sleep(${options.workMs / PIPELINE_STEPS.length / 1000})`);
+            const next = await updateStatusWithAudit(query, {
               id,
               fromVersion: current.version,
               from: current.status,
@@ -53,9 +55,7 @@ export async function executePipelineStandIn(id: string, actor: Actor, options: 
             current = next;
           }
           return { version: current.version };
-        },
-        { timeout: options.workMs + 30_000 },
-      ),
+      }),
     ).then((result) => {
       announceCommitted();
       recordOutcome(operation, 'success');
@@ -87,14 +87,14 @@ export async function crossingOrderTransaction(
   let attempts = 0;
   await withDeadlockRetry(operation, [first, second], (attempt) => {
     attempts = attempt;
-    return db().$transaction(async (tx) => {
-      await labelTransaction(tx, `bridge:${operation}:${first}`, options.lockTimeoutMs);
-      const a = await selectIntentForUpdate(tx, first, false);
+    return transactionOnPool(async (query) => {
+      await labelTransaction(query, `bridge:${operation}:${first}`, options.lockTimeoutMs);
+      const a = await selectIntentForUpdate(query, first, false);
       if (attempt === 1) await options.barrier();
-      const b = await selectIntentForUpdate(tx, second, false);
+      const b = await selectIntentForUpdate(query, second, false);
       if (!a || !b) throw new NotFoundError(`Intent ${!a ? first : second}`);
       for (const row of [a, b]) {
-        await updateStatusWithAudit(tx, {
+        await updateStatusWithAudit(query, {
           id: row.id,
           fromVersion: row.version,
           from: row.status,
@@ -112,10 +112,10 @@ export async function crossingOrderTransaction(
 
 /** Takes and releases the row lock of one intent the way the engine does; returns the lock statement's own time (ms). */
 export async function lockAndRelease(id: string, lockTimeoutMs: number): Promise<{ acquireMs: number }> {
-  return db().$transaction(async (tx) => {
-    await labelTransaction(tx, `bridge:replay_lock:${id}`, lockTimeoutMs);
+  return transactionOnPool(async (query) => {
+    await labelTransaction(query, `bridge:replay_lock:${id}`, lockTimeoutMs);
     const started = performance.now();
-    const row = await selectIntentForUpdate(tx, id, false);
+    const row = await selectIntentForUpdate(query, id, false);
     const acquireMs = performance.now() - started;
     if (!row) throw new NotFoundError(`Intent ${id}`, { id });
     return { acquireMs };

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { db } from '@/lib/db/client';
-import { withPgErrorCapture } from '@/lib/db/pg-capture';
+import { Prisma } from '@/generated/prisma/client';
+import { db, transactionOnPool } from '@/lib/db/client';
+import { pgErrorOf } from '@/lib/db/pg-capture';
 import { SQLSTATE, sqlState } from '@/lib/db/sqlstate';
 import { gate, holdRowLocks, resetEngine, session, settle, started, waitForWaiters, type RowLockHolder } from '../barriers';
 import { makeIntent } from '../helpers';
@@ -93,34 +94,45 @@ describe('SQLSTATE from real Prisma errors', () => {
     expect(sqlState(err)).toBe(SQLSTATE.serializationFailure);
   });
 
-  it('40P01 from a crossing-order deadlock (P2010), with the DETAIL captured beside it', async () => {
-    const [a, b] = [await makeIntent(), await makeIntent()];
-    // The test holds an advisory lock; each transaction takes its first row, then queues on the advisory lock, so
-    // both hold their first row before either asks for its second.
-    const barrier = await session('bridge-test:barrier');
-    await barrier.query('SELECT pg_advisory_lock(4242)');
-    const crossing = (first: string, second: string) => {
-      const captured = withPgErrorCapture(() =>
+  it("40P01 from a crossing-order deadlock: through Prisma the SQLSTATE (P2010), through pg also Postgres' DETAIL", async () => {
+    // Each side runs one of the two ways: the deadlock's victim is whichever Postgres picks, so each way is checked
+    // for what it carries whenever it lost, and the round repeats (swapping sides) until both ways have lost once.
+    const seen = { prisma: undefined as unknown, pg: undefined as unknown };
+    for (let round = 0; round < 20 && (!seen.prisma || !seen.pg); round++) {
+      const [a, b] = [await makeIntent(), await makeIntent()];
+      // The test holds an advisory lock; each transaction takes its first row, then queues on the advisory lock, so
+      // both hold their first row before either asks for its second.
+      const barrier = await session('bridge-test:barrier');
+      await barrier.query('SELECT pg_advisory_lock(4242)');
+      const viaPrisma = (first: string, second: string) =>
         db().$transaction(async (tx) => {
           await tx.$queryRaw`SELECT id FROM intents WHERE id = ${first}::uuid FOR UPDATE`;
           await tx.$executeRaw`SELECT pg_advisory_xact_lock_shared(4242)`;
           await tx.$queryRaw`SELECT id FROM intents WHERE id = ${second}::uuid FOR UPDATE`;
-        }),
-      );
-      return { result: settle(captured.run()), captured };
-    };
-    const one = crossing(a.id, b.id);
-    const two = crossing(b.id, a.id);
-    await waitForWaiters(2, { application: 'bridge:console' });
-    await barrier.query('SELECT pg_advisory_unlock(4242)');
-    const results = [await one.result, await two.result];
-    const failed = results.findIndex((r) => !r.ok);
-    expect(results.filter((r) => r.ok)).toHaveLength(1);
-    const err = (results[failed] as { error: unknown }).error;
-    expect(err).toMatchObject({ code: 'P2010' });
-    expect(sqlState(err)).toBe(SQLSTATE.deadlock);
-    const detail = [one, two][failed].captured.lastError();
-    expect(detail?.code).toBe(SQLSTATE.deadlock);
-    expect(detail?.detail).toMatch(/Process \d+ waits for ShareLock on transaction \d+; blocked by process \d+\./);
+        });
+      const viaPg = (first: string, second: string) =>
+        transactionOnPool(async (query) => {
+          await query(Prisma.sql`SELECT id FROM intents WHERE id = ${first}::uuid FOR UPDATE`);
+          await query(Prisma.sql`SELECT pg_advisory_xact_lock_shared(4242)`);
+          await query(Prisma.sql`SELECT id FROM intents WHERE id = ${second}::uuid FOR UPDATE`);
+        });
+      const [one, two] = round % 2 === 0 ? [settle(viaPrisma(a.id, b.id)), settle(viaPg(b.id, a.id))] : [settle(viaPg(a.id, b.id)), settle(viaPrisma(b.id, a.id))];
+      await waitForWaiters(2, { application: 'bridge:console' });
+      await barrier.query('SELECT pg_advisory_unlock(4242)');
+      const results = [await one, await two];
+      expect(results.filter((r) => r.ok)).toHaveLength(1);
+      const failed = results.findIndex((r) => !r.ok);
+      const way = (round % 2 === 0) === (failed === 0) ? 'prisma' : 'pg';
+      seen[way] = (results[failed] as { error: unknown }).error;
+    }
+    expect(seen.prisma).toMatchObject({ code: 'P2010' });
+    expect(sqlState(seen.prisma)).toBe(SQLSTATE.deadlock);
+    expect(pgErrorOf(seen.prisma)).toEqual({ code: SQLSTATE.deadlock, message: 'deadlock detected' });
+    expect(sqlState(seen.pg)).toBe(SQLSTATE.deadlock);
+    expect(pgErrorOf(seen.pg)).toMatchObject({
+      code: SQLSTATE.deadlock,
+      message: 'deadlock detected',
+      detail: expect.stringMatching(/Process \d+ waits for ShareLock on transaction \d+; blocked by process \d+\./),
+    });
   });
 });
