@@ -12,7 +12,7 @@ import { isApiCommand } from './gate';
  * themselves ("Invoking Entrypoints" in Next's adapter documentation). Before that call Next's server runs its
  * router — rewrites, redirects, middleware, public files, locales, the dynamic-route scan, done twice over (the
  * router server, then the render server) — none of which has anything to do for an API command here, and which
- * costs about as much of the server's one JavaScript thread as the command itself (docs/REPLAY.md).
+ * costs about as much of the server's one JavaScript thread as the command itself (docs/bench/).
  *
  * So the console's server (scripts/serve.ts) looks a command (POST, PUT, PATCH, DELETE under /api/) up in the table
  * of the build's API routes and calls that route's handler; the route code, its request and response objects, its

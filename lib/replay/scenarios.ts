@@ -155,7 +155,7 @@ function corrections(name: 'corrections-3' | 'corrections-50', count: (s: Sizes)
       const [intent, ...spares] = await createReplayIntents(ctx, name, 1 + ctx.poolSize, 'PROCESSED');
       // Warm-up, not measured: one correction per pooled connection, by the strategy under test and by the locked
       // path (the fallback). A running console's connections have done this long ago; a fresh one pays Postgres'
-      // one-time costs on first use (compiling the correction function, planning its statements: ~5 ms each).
+      // one-time costs on first use (compiling the correction function, planning its statements: a few milliseconds each).
       await unobserved(() =>
         Promise.all(
           spares.map((spare, k) =>
