@@ -27,11 +27,24 @@ test('a second reviewer sees “being edited by X until hh:mm”; leaving releas
   await expect(notice).toContainText(`Being edited by ${first.username} until`);
   await expect(notice).toHaveText(/until \d\d:\d\d UTC/);
 
-  // The Locks page lists the lease and its grant.
+  // The Locks page lists the lease and its grant: the owner and the user who took it in columns of their own, and
+  // the token for this reviewer (who may use leases).
   await secondPage.goto('/locks');
   const leases = secondPage.getByTestId('leases-table');
   await expect(leases).toContainText(first.username);
+  await expect(leases.getByRole('columnheader', { name: 'taken by' })).toBeVisible();
+  await expect(leases.getByTestId('lease-actor')).toHaveText(first.username);
+  await expect(leases.getByRole('columnheader', { name: 'token' })).toBeVisible();
   await expect(secondPage.getByTestId('lease-events-table')).toContainText('acquired');
+
+  // A viewer sees who holds it, not its token.
+  const viewerContext = await browser.newContext();
+  await useSessionOf(viewerContext, baseURL!, ['viewer']);
+  const viewerPage = await viewerContext.newPage();
+  await viewerPage.goto('/locks');
+  await expect(viewerPage.getByTestId('leases-table')).toContainText(first.username);
+  await expect(viewerPage.getByTestId('leases-table').getByRole('columnheader', { name: 'token' })).toHaveCount(0);
+  await viewerContext.close();
 
   // The first reviewer leaves: the lease is released, and the second one's form says nothing any more.
   await firstPage.goto('/intents');

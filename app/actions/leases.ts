@@ -21,7 +21,7 @@ const run = <T>(what: string, fn: () => Promise<T>) => runAction(what, fn);
 export async function takeEditLeaseAction(input: unknown): Promise<ActionResult<EditLease>> {
   return run('taking an edit lease', async () => {
     const actor = await actionActor('leases.use');
-    return takeEditLease(envelope(input).intentId, actor.name);
+    return takeEditLease(envelope(input).intentId, actor);
   });
 }
 
@@ -29,7 +29,7 @@ export async function renewEditLeaseAction(input: unknown): Promise<ActionResult
   return run('renewing an edit lease', async () => {
     const actor = await actionActor('leases.use');
     const { intentId, token } = envelope(input);
-    return renewEditLease(intentId, token, actor.name);
+    return renewEditLease(intentId, token, actor);
   });
 }
 
@@ -37,11 +37,11 @@ export async function releaseEditLeaseAction(input: unknown): Promise<ActionResu
   return run('releasing an edit lease', async () => {
     const actor = await actionActor('leases.use');
     const { intentId, token } = envelope(input);
-    return releaseEditLease(intentId, token, actor.name);
+    return releaseEditLease(intentId, token, actor);
   });
 }
 
-export async function currentEditLeaseAction(input: unknown): Promise<ActionResult<{ owner: string; expiresAt: string } | null>> {
+export async function currentEditLeaseAction(input: unknown): Promise<ActionResult<{ owner: string; actor: string | null; expiresAt: string } | null>> {
   return run('reading an edit lease', async () => {
     await actionActor('intents.read');
     return currentEditLease(envelope(input).intentId);

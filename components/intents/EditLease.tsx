@@ -7,7 +7,8 @@ import { EDIT_LEASE_TTL_MS, editLeaseResource } from '@/lib/leases/edit-names';
 import styles from './intents.module.css';
 
 type Held = { owner: string; token: number; expiresAt: string };
-type Other = { owner: string; expiresAt: string };
+/** Someone else's lease: the name it is held under, and the user who took it (the same, unless taken for them). */
+type Other = { owner: string; actor?: string | null; expiresAt: string };
 
 const LOOK_EVERY_MS = 15_000;
 const hhmm = (iso: string) => `${formatUtcTime(iso).slice(0, 5)} UTC`;
@@ -101,7 +102,8 @@ export function EditLeaseNotice({ held, other }: { held: Held | null; other: Oth
   if (other) {
     return (
       <p className={styles.staleNote} data-testid="edit-lease" role="status">
-        Being edited by <strong>{other.owner}</strong> until {hhmm(other.expiresAt)}. You can still apply a correction: if theirs lands first, you will see what changed and
+        Being edited by <strong>{other.owner}</strong>
+        {other.actor && other.actor !== other.owner ? <> (lease taken by <strong data-testid="edit-lease-actor">{other.actor}</strong>)</> : null} until {hhmm(other.expiresAt)}. You can still apply a correction: if theirs lands first, you will see what changed and
         decide.
       </p>
     );

@@ -31,12 +31,15 @@ function Resource({ resource }: { resource: string }) {
 }
 
 /**
- * Lease locks beside the Postgres locks: the live leases (holder, fencing token, expiry) of whichever backend is
- * configured, and the newest lease events (acquired, denied, refreshed, released, expired) from the event log.
+ * Lease locks beside the Postgres locks: the live leases (owner, the user who took it, fencing token, expiry) of
+ * whichever backend is configured, and the newest lease events (acquired, denied, refreshed, released, expired) from
+ * the event log, each with the user who acted. The owner is a name the caller chose; the user is who they are, so
+ * the two are shown apart. Viewers get no tokens from the server: the column is left out for them.
  */
 export function LeasesSection() {
   const query = useQuery({ queryKey: ['console', 'locks', 'leases'], queryFn: fetchLeases, refetchInterval: REFRESH_MS });
   const data = query.data;
+  const tokens = !!data && [...data.leases, ...data.events].some((row) => row.token !== null);
   return (
     <section className={styles.section} aria-labelledby="leases-title" data-testid="leases-section">
       <h2 id="leases-title">Leases</h2>
@@ -56,8 +59,9 @@ export function LeasesSection() {
                 <thead>
                   <tr>
                     <th>resource</th>
-                    <th>holder</th>
-                    <th>token</th>
+                    <th>owner</th>
+                    <th>taken by</th>
+                    {tokens && <th>token</th>}
                     <th>since</th>
                     <th>until</th>
                   </tr>
@@ -69,7 +73,8 @@ export function LeasesSection() {
                         <Resource resource={l.resource} />
                       </td>
                       <td className={styles.wrap}>{l.owner}</td>
-                      <td className={styles.mono}>{l.token}</td>
+                      <td className={styles.wrap} data-testid="lease-actor">{l.actor ?? '—'}</td>
+                      {tokens && <td className={styles.mono}>{l.token ?? '—'}</td>}
                       <td className={styles.nowrap}>{l.acquiredAt ? formatUtcTime(l.acquiredAt) : '—'}</td>
                       <td className={styles.nowrap}>{formatUtcTime(l.expiresAt)}</td>
                     </tr>
@@ -89,8 +94,9 @@ export function LeasesSection() {
                     <th>at</th>
                     <th>event</th>
                     <th>resource</th>
-                    <th>who</th>
-                    <th>token</th>
+                    <th>owner</th>
+                    <th>by</th>
+                    {tokens && <th>token</th>}
                   </tr>
                 </thead>
                 <tbody>
@@ -102,7 +108,8 @@ export function LeasesSection() {
                         <Resource resource={e.resource} />
                       </td>
                       <td className={styles.wrap}>{e.event === 'denied' ? `${e.owner} (held by ${e.holder})` : (e.owner ?? '—')}</td>
-                      <td className={styles.mono}>{e.token ?? '—'}</td>
+                      <td className={styles.wrap}>{e.actor ?? '—'}</td>
+                      {tokens && <td className={styles.mono}>{e.token ?? '—'}</td>}
                     </tr>
                   ))}
                 </tbody>

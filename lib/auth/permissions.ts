@@ -47,6 +47,8 @@ export const PERMISSIONS = [
   // admin
   'users.manage',
   'tokens.manage',
+  // admin: release a lease someone else took (the release event names the admin as its actor)
+  'leases.release_any',
   // release and admin
   'replay.run',
 ] as const;
@@ -59,7 +61,7 @@ export const ROLE_PERMISSIONS: Record<Role, readonly Permission[]> = {
   operator: [...EVERY_ROLE, 'intents.create', 'intents.status', 'intents.bulk', 'pipeline.run', 'leases.use'],
   reviewer: [...EVERY_ROLE, 'intents.correct', 'leases.use'],
   oncall: [...EVERY_ROLE, 'locks.cancel', 'locks.terminate', 'leases.use'],
-  admin: [...EVERY_ROLE, 'users.manage', 'tokens.manage', 'replay.run', 'leases.use'],
+  admin: [...EVERY_ROLE, 'users.manage', 'tokens.manage', 'replay.run', 'leases.use', 'leases.release_any'],
   // A release engineer presses the replay button on staging and compares runs: nothing else to change. Admin keeps
   // it too (an admin could give themselves any role anyway).
   release: [...EVERY_ROLE, 'replay.run'],
@@ -86,6 +88,7 @@ export const PERMISSION_ACTIONS: Record<Permission, string> = {
   'locks.terminate': 'Terminating a database backend',
   'users.manage': 'Managing users',
   'tokens.manage': 'Managing other people’s API tokens',
+  'leases.release_any': 'Releasing a lease someone else took',
   'replay.run': 'Starting a contention replay',
 };
 

@@ -46,6 +46,11 @@ export type CommandOptions = {
   isReplay?: boolean;
   /** Extra audit details for each change a bulk update makes (a console bulk batch adds its batch id). */
   auditDetails?: JsonObject;
+  /**
+   * A fence set by the calling code itself, not by its input: a worker's run passes its claim fence here, on the
+   * `worker-claim:` resources no input may name (lib/leases/schemas.ts). Used when the input carries none.
+   */
+  fencing?: Fencing;
 };
 
 /** What each outcome counts as in outcome_counts (the Contention page's and /api/metrics' names). */
@@ -199,7 +204,8 @@ function countAnswer(operation: string, outcome: string, intentIds: readonly str
 
 export async function updateIntentStatus(input: UpdateStatusInput, actor: Actor, options: CommandOptions = {}): Promise<UpdateStatusResult> {
   const parsed = parseInput(updateStatusInputSchema, input);
-  const { status: target, expectedVersion, idempotencyKey, nowait = false, reason, fencing } = parsed;
+  const { status: target, expectedVersion, idempotencyKey, nowait = false, reason } = parsed;
+  const fencing = parsed.fencing ?? options.fencing;
   // One spelling per intent: the idempotency hash and the lock label derive from the id text.
   const id = parsed.id.toLowerCase();
   const operation = 'update_status';
@@ -320,7 +326,8 @@ export async function reevaluateIntent(input: ReevaluateInput, actor: Actor, opt
   const parsed = parseInput(reevaluateInputSchema, input);
   const id = parsed.id.toLowerCase();
   const diff = parsed.diff as JsonObject;
-  const { source, reason, expectedVersion, idempotencyKey, fencing } = parsed;
+  const { source, reason, expectedVersion, idempotencyKey } = parsed;
+  const fencing = parsed.fencing ?? options.fencing;
   const metadata = (parsed.metadata ?? null) as JsonObject | null;
   const operation = 'reevaluate';
   const settings = concurrencySettings();

@@ -88,7 +88,7 @@ export const updateStatusSchema = z.strictObject({
   expectedVersion: versionSchema.optional(),
   idempotencyKey: idempotencyKeySchema.optional(),
   nowait: z.boolean({ error: 'must be true or false' }).optional(),
-  /** A write protected by a lease: refused (409 fencing_token_stale) once a higher token for the resource was seen. */
+  /** A write protected by a lease: accepted only with the resource's current grant (409 fencing_token_stale otherwise). */
   fencing: fencingSchema.optional(),
 });
 

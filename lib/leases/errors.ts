@@ -22,17 +22,31 @@ export class LeaseNotHeldError extends DomainError {
 }
 
 /**
- * A write carried a fencing token lower than one already accepted for its resource: its writer's lease ran out and
- * someone else has written under a newer one since. Nothing was applied.
+ * A write carried a fencing token that is not its resource's current grant: lower (its writer's lease passed to
+ * someone else since) or never handed out at all. Nothing was applied, and the fence did not move.
  */
 export class FencingTokenStaleError extends DomainError {
   readonly code = 'fencing_token_stale';
   readonly httpStatus = 409;
   constructor(resource: string, token: number, highestAccepted: number | null) {
     super(
-      `Fencing token ${token} for ${resource} is stale: ${highestAccepted !== null ? `token ${highestAccepted}` : 'a higher token'} has been granted or written since. Your lease ran out and someone else holds or held a newer one; nothing was applied. Acquire the lease again and re-read before writing.`,
+      highestAccepted !== null && token < highestAccepted
+        ? `Fencing token ${token} for ${resource} is stale: token ${highestAccepted} has been granted since. Your lease ran out and someone else holds or held a newer one; nothing was applied. Acquire the lease again and re-read before writing.`
+        : `Fencing token ${token} for ${resource} is not the resource's current grant${highestAccepted !== null && token > highestAccepted ? ` (${highestAccepted})` : ''}: a write may only carry the token its lease acquire answered, until a newer one is granted. Nothing was applied.`,
       { resource, token, highestAccepted },
     );
+  }
+}
+
+/**
+ * A refresh or release of a lease that another caller took (another user, or another API token), or an edit lease
+ * named after someone else: a lease belongs to the credential that acquired it (docs/LEASES.md, "Who may do what").
+ */
+export class LeaseNotYoursError extends DomainError {
+  readonly code = 'lease_not_yours';
+  readonly httpStatus = 403;
+  constructor(message: string, details: { resource: string; owner: string }) {
+    super(message, details);
   }
 }
 

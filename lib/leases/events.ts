@@ -1,5 +1,6 @@
 import { announceCommitted } from '@/lib/live/announce';
 import { db, type Db, type Tx } from '@/lib/db/client';
+import { tokenNumber } from './token';
 import type { LeaseBackendName, LeaseEvent, LeaseEventKind } from './types';
 
 /**
@@ -11,6 +12,8 @@ export type NewLeaseEvent = {
   event: LeaseEventKind;
   owner: string | null;
   holder?: string | null;
+  /** The user who acted (`system` when nobody did). */
+  actor: string;
   token: number | null;
   expiresAt: string | null;
   /** When it happened by the backend's clock (Redis' TIME); the database's clock when absent. */
@@ -24,25 +27,26 @@ function eventsJson(events: NewLeaseEvent[]): string {
 export async function recordLeaseEvents(backend: LeaseBackendName, events: NewLeaseEvent[], client: Db = db()): Promise<void> {
   if (events.length === 0) return;
   await client.$executeRaw`
-    INSERT INTO lease_events (resource, backend, event, owner, holder, token, expires_at, at)
-    SELECT e.resource, ${backend}, e.event, e.owner, e.holder, e.token, e.expires_at, coalesce(e.at, clock_timestamp())
+    INSERT INTO lease_events (resource, backend, event, owner, holder, token, expires_at, at, actor)
+    SELECT e.resource, ${backend}, e.event, e.owner, e.holder, e.token, e.expires_at, coalesce(e.at, clock_timestamp()), e.actor
     FROM jsonb_to_recordset(${eventsJson(events)}::jsonb)
-      AS e(resource text, event text, owner text, holder text, token bigint, expires_at timestamptz, at timestamptz)`;
+      AS e(resource text, event text, owner text, holder text, token bigint, expires_at timestamptz, at timestamptz, actor text)`;
   if (events.some((e) => e.event !== 'refreshed')) announceCommitted();
 }
 
 /**
- * A grant made outside Postgres (Redis): advances the resource's fence to its token and records its events, in one
- * statement. False when Postgres has seen a higher token (then the events are not written).
+ * A grant made outside Postgres (Redis): advances the resource's fence to its token (bridge_fence_grant) and records
+ * its events, in one statement, so the Postgres fence check accepts writes with that token and nothing else. False
+ * when the fence already holds that token or a higher one (then the events are not written).
  */
 export async function recordGrant(backend: LeaseBackendName, resource: string, token: number, events: NewLeaseEvent[], client: Db = db()): Promise<boolean> {
   const rows = await client.$queryRaw<{ accepted: boolean }[]>`
-    WITH fence AS MATERIALIZED (SELECT bridge_fence_accept(${resource}::text, ${token}::bigint) AS accepted),
+    WITH fence AS MATERIALIZED (SELECT bridge_fence_grant(${resource}::text, ${token}::bigint) AS accepted),
     written AS (
-      INSERT INTO lease_events (resource, backend, event, owner, holder, token, expires_at, at)
-      SELECT e.resource, ${backend}, e.event, e.owner, e.holder, e.token, e.expires_at, coalesce(e.at, clock_timestamp())
+      INSERT INTO lease_events (resource, backend, event, owner, holder, token, expires_at, at, actor)
+      SELECT e.resource, ${backend}, e.event, e.owner, e.holder, e.token, e.expires_at, coalesce(e.at, clock_timestamp()), e.actor
       FROM jsonb_to_recordset(${eventsJson(events)}::jsonb)
-        AS e(resource text, event text, owner text, holder text, token bigint, expires_at timestamptz, at timestamptz)
+        AS e(resource text, event text, owner text, holder text, token bigint, expires_at timestamptz, at timestamptz, actor text)
       WHERE (SELECT accepted FROM fence)
     )
     SELECT accepted FROM fence`;
@@ -55,7 +59,7 @@ type EventRow = Omit<LeaseEvent, 'id' | 'token' | 'expiresAt' | 'at'> & { id: bi
 const toEvent = (r: EventRow): LeaseEvent => ({
   ...r,
   id: String(r.id),
-  token: r.token === null ? null : Number(r.token),
+  token: r.token === null ? null : tokenNumber(r.token),
   expiresAt: r.expiresAt?.toISOString() ?? null,
   at: r.at.toISOString(),
 });
@@ -64,10 +68,10 @@ const toEvent = (r: EventRow): LeaseEvent => ({
 export async function recentLeaseEvents(args: { limit: number; resource?: string }, client: Db = db()): Promise<LeaseEvent[]> {
   const rows = args.resource
     ? await client.$queryRaw<EventRow[]>`
-        SELECT id, resource, backend, event, owner, holder, token, expires_at AS "expiresAt", at
+        SELECT id, resource, backend, event, owner, holder, actor, token, expires_at AS "expiresAt", at
         FROM lease_events WHERE resource = ${args.resource} ORDER BY id DESC LIMIT ${args.limit}`
     : await client.$queryRaw<EventRow[]>`
-        SELECT id, resource, backend, event, owner, holder, token, expires_at AS "expiresAt", at
+        SELECT id, resource, backend, event, owner, holder, actor, token, expires_at AS "expiresAt", at
         FROM lease_events ORDER BY id DESC LIMIT ${args.limit}`;
   return rows.map(toEvent);
 }
@@ -75,7 +79,7 @@ export async function recentLeaseEvents(args: { limit: number; resource?: string
 /** Every event of a resource, oldest first (tests replay the log to check mutual exclusion). */
 export async function leaseHistory(resource: string, client: Db = db()): Promise<LeaseEvent[]> {
   const rows = await client.$queryRaw<EventRow[]>`
-    SELECT id, resource, backend, event, owner, holder, token, expires_at AS "expiresAt", at
+    SELECT id, resource, backend, event, owner, holder, actor, token, expires_at AS "expiresAt", at
     FROM lease_events WHERE resource = ${resource} ORDER BY id`;
   return rows.map(toEvent);
 }

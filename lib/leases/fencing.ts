@@ -3,13 +3,14 @@ import { db, type Tx } from '@/lib/db/client';
 import { sqlState } from '@/lib/db/sqlstate';
 import { FencingTokenStaleError } from './errors';
 import type { Fencing } from './schemas';
+import { tokenNumber } from './token';
 
 /**
  * Fenced writes. The rule lives in SQL, once (bridge_fence_accept / bridge_fence_check, migration
- * 20261124110000_leases): a write carrying `fencing: { resource, token }` is refused when a higher token for that
- * resource has been accepted, and the check runs inside the statement that applies the write, so no gap exists
- * between "accepted" and "written". This module gives writers the SQL fragment and maps the refusal to
- * FencingTokenStaleError (409 `fencing_token_stale`).
+ * 20261210090000_fence_grants_and_lease_callers): a write carrying `fencing: { resource, token }` is accepted only
+ * with the token its resource's fence holds — the newest grant; only grants move a fence — and the check runs inside
+ * the statement that applies the write, so no gap exists between "accepted" and "written". This module gives writers
+ * the SQL fragment and maps the refusal to FencingTokenStaleError (409 `fencing_token_stale`).
  */
 
 /** The SQLSTATE bridge_fence_check raises for a stale token (a class of our own, unused by Postgres). */
@@ -28,15 +29,15 @@ export function isFencingRefusal(err: unknown): boolean {
   return sqlState(err) === FENCING_TOKEN_STALE_SQLSTATE;
 }
 
-/** The highest token accepted for `resource` so far (null: none yet). */
+/** The token `resource`'s fence holds: its newest grant (null: never granted). */
 export async function highestAcceptedToken(resource: string, client: Tx = db()): Promise<number | null> {
   const rows = await client.$queryRaw<{ token: bigint }[]>`SELECT token FROM lease_fences WHERE resource = ${resource}`;
-  return rows[0] ? Number(rows[0].token) : null;
+  return rows[0] ? tokenNumber(rows[0].token) : null;
 }
 
 /**
- * When `err` is the fence's refusal, the typed error to answer with (tokens only grow, so the highest token read
- * after the refusal is at least the one that caused it); otherwise undefined.
+ * When `err` is the fence's refusal, the typed error to answer with, naming the resource's current grant as read
+ * after the refusal; otherwise undefined.
  */
 export async function fencingError(err: unknown, fencing: Fencing | null | undefined): Promise<FencingTokenStaleError | undefined> {
   if (!fencing || !isFencingRefusal(err)) return undefined;
@@ -46,7 +47,8 @@ export async function fencingError(err: unknown, fencing: Fencing | null | undef
 
 /**
  * The rule on its own, for a protected write that is not a single SQL statement of ours: call it inside the
- * writer's transaction, before the write, and the fence row stays locked until that transaction ends.
+ * writer's transaction, before the write, and the fence row stays held (FOR SHARE, so grants wait) until that
+ * transaction ends.
  */
 export async function acceptFencingToken(tx: Tx, fencing: Fencing): Promise<boolean> {
   const rows = await tx.$queryRaw<{ accepted: boolean }[]>`SELECT bridge_fence_accept(${fencing.resource}::text, ${fencing.token}::bigint) AS accepted`;

@@ -2,7 +2,8 @@ import { db, type Db } from '@/lib/db/client';
 import { recordGrant, recordLeaseEvents, type NewLeaseEvent } from './events';
 import { LeaseBackendUnavailableError } from './errors';
 import { LuaScript, redisClient, RedisUnavailableError, type Redis } from './redis-client';
-import type { AcquireResult, LeaseBackend, LiveLease, RefreshResult } from './types';
+import { tokenNumber } from './token';
+import { SYSTEM_CALLER, type AcquireResult, type LeaseBackend, type LeaseCaller, type LiveLease, type RefreshResult, type ReleaseResult } from './types';
 
 /**
  * Leases in Redis (LEASE_BACKEND=redis): `SET holder NX PX ttl` for the lease, the holder's value compared inside Lua
@@ -28,7 +29,9 @@ const GRANTED = 'bridge:leases:granted';
 const NOW_MS = `local now = redis.call('TIME')
 local nowMs = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)`;
 
-// KEYS: holder, counter, live, granted. ARGV: resource, owner, ttlMs, counter floor ('' when not read yet).
+// KEYS: holder, counter, live, granted. ARGV: resource, owner, ttlMs, counter floor ('' when not read yet), the
+// caller's credential and name. The token is read back with GET after INCR: Lua's numbers are doubles printed with
+// 14 digits, so the counter's own decimal text is what goes into the holder value and the grant.
 const ACQUIRE = new LuaScript(`${NOW_MS}
 local current = redis.call('GET', KEYS[1])
 if current then
@@ -38,13 +41,14 @@ if redis.call('EXISTS', KEYS[2]) == 0 then
   if ARGV[4] == '' then return {'seed'} end
   redis.call('SET', KEYS[2], ARGV[4])
 end
-local token = redis.call('INCR', KEYS[2])
+redis.call('INCR', KEYS[2])
+local token = redis.call('GET', KEYS[2])
 local value = token .. ':' .. ARGV[2]
 redis.call('SET', KEYS[1], value, 'NX', 'PX', ARGV[3])
 local expiresAt = nowMs + tonumber(ARGV[3])
 local previous = redis.call('HGET', KEYS[4], ARGV[1])
 redis.call('ZADD', KEYS[3], expiresAt, ARGV[1])
-redis.call('HSET', KEYS[4], ARGV[1], cjson.encode({token = token, owner = ARGV[2], expiresAt = expiresAt, acquiredAt = nowMs}))
+redis.call('HSET', KEYS[4], ARGV[1], cjson.encode({token = token, owner = ARGV[2], expiresAt = expiresAt, acquiredAt = nowMs, by = ARGV[5], actor = ARGV[6]}))
 return {'acquired', token, expiresAt, nowMs, previous}`);
 
 // Moves a counter that fell behind (an old snapshot restored) above what Postgres has seen. KEYS: counter. ARGV: floor.
@@ -52,23 +56,33 @@ const RAISE_COUNTER = new LuaScript(`local c = tonumber(redis.call('GET', KEYS[1
 if c < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
 return 1`);
 
-// Compare-and-extend. KEYS: holder, live, granted. ARGV: resource, expected value, ttlMs.
+// The grant's credential against the caller's: a grant recorded before leases were bound to callers has none and
+// matches anyone. Defines the locals grant, g and theirs for the script that includes it (ARGV[1] is the resource).
+const theirs = (granted: string, credential: string) => `local grant = redis.call('HGET', ${granted}, ARGV[1])
+local g = grant and cjson.decode(grant) or nil
+local theirs = (g == nil) or (g.by == nil) or (g.by == ${credential})`;
+
+// Compare-and-extend. KEYS: holder, live, granted. ARGV: resource, expected value, ttlMs, credential.
+// Returns the new expiry (ms); -1 when the value is not the holder's, -2 when another credential took the lease.
 const REFRESH = new LuaScript(`if redis.call('GET', KEYS[1]) ~= ARGV[2] then return -1 end
+${theirs('KEYS[3]', 'ARGV[4]')}
+if not theirs then return -2 end
 ${NOW_MS}
 local expiresAt = nowMs + tonumber(ARGV[3])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('ZADD', KEYS[2], expiresAt, ARGV[1])
-local grant = redis.call('HGET', KEYS[3], ARGV[1])
-if grant then
-  local g = cjson.decode(grant)
+if g then
   g.expiresAt = expiresAt
   redis.call('HSET', KEYS[3], ARGV[1], cjson.encode(g))
 end
 return expiresAt`);
 
-// Compare-and-delete. KEYS: holder, live, granted. ARGV: resource, expected value.
-// Returns the release time (ms), 0 when the value is not the caller's.
+// Compare-and-delete. KEYS: holder, live, granted. ARGV: resource, expected value, credential, '1' when the caller may
+// release any lease. Returns the release time (ms); 0 when the value is not the holder's, -2 when another
+// credential took the lease.
 const RELEASE = new LuaScript(`if redis.call('GET', KEYS[1]) ~= ARGV[2] then return 0 end
+${theirs('KEYS[3]', 'ARGV[3]')}
+if not theirs and ARGV[4] ~= '1' then return -2 end
 ${NOW_MS}
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
@@ -111,18 +125,22 @@ for _, resource in ipairs(rs) do
 end
 return out`);
 
-type Grant = { token: number; owner: string; expiresAt: number; acquiredAt?: number };
+/** A grant as the hash keeps it; `token` is the counter's decimal text (a number in grants of older versions). */
+type Grant = { token: string | number; owner: string; expiresAt: number; acquiredAt?: number; by?: string; actor?: string };
 
 /**
  * The Redis half alone — no events, no fence — for tests that hammer the scripts themselves. `floor` seeds a
  * missing counter; without it a missing counter answers 'seed'.
  */
 export const redisLeaseScripts = {
-  grant: (redis: Redis, resource: string, owner: string, ttlMs: number, floor?: number) =>
-    ACQUIRE.run(redis, [HOLDER + resource, TOKEN + resource, LIVE, GRANTED], [resource, owner, ttlMs, floor ?? '']) as Promise<unknown[]>,
-  /** The release time (ms) when `<token>:<owner>` held the lease and it was deleted; 0 when it was not theirs. */
-  compareAndDelete: async (redis: Redis, resource: string, owner: string, token: number) =>
-    Number(await RELEASE.run(redis, [HOLDER + resource, LIVE, GRANTED], [resource, holderValue(token, owner)])),
+  grant: (redis: Redis, resource: string, owner: string, ttlMs: number, floor?: number, caller: LeaseCaller = SYSTEM_CALLER) =>
+    ACQUIRE.run(redis, [HOLDER + resource, TOKEN + resource, LIVE, GRANTED], [resource, owner, ttlMs, floor ?? '', caller.credential, caller.actor]) as Promise<unknown[]>,
+  /**
+   * The release time (ms) when `<token>:<owner>` held the lease and it was deleted; 0 when it was not theirs; -2
+   * when another credential took it (and `caller` may not release any).
+   */
+  compareAndDelete: async (redis: Redis, resource: string, owner: string, token: number, caller: LeaseCaller = SYSTEM_CALLER) =>
+    Number(await RELEASE.run(redis, [HOLDER + resource, LIVE, GRANTED], [resource, holderValue(token, owner), caller.credential, caller.mayReleaseAny ? '1' : '0'])),
   holderKey: (resource: string) => HOLDER + resource,
 };
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -158,19 +176,19 @@ export class RedisLeases implements LeaseBackend {
         (SELECT max(token) FROM lease_events WHERE resource = ${resource}),
         (SELECT token FROM leases WHERE resource = ${resource}),
         0) AS floor`;
-    return Number(rows[0].floor);
+    return tokenNumber(rows[0].floor);
   }
 
-  acquire(resource: string, owner: string, ttlMs: number): Promise<AcquireResult> {
-    return available(() => this.grant(resource, owner, ttlMs, false));
+  acquire(resource: string, owner: string, ttlMs: number, caller: LeaseCaller = SYSTEM_CALLER): Promise<AcquireResult> {
+    return available(() => this.grant(resource, owner, ttlMs, caller, false));
   }
 
-  refresh(resource: string, owner: string, token: number, ttlMs: number): Promise<RefreshResult> {
-    return available(() => this.extend(resource, owner, token, ttlMs));
+  refresh(resource: string, owner: string, token: number, ttlMs: number, caller: LeaseCaller = SYSTEM_CALLER): Promise<RefreshResult> {
+    return available(() => this.extend(resource, owner, token, ttlMs, caller));
   }
 
-  release(resource: string, owner: string, token: number): Promise<boolean> {
-    return available(() => this.free(resource, owner, token));
+  release(resource: string, owner: string, token: number, caller: LeaseCaller = SYSTEM_CALLER): Promise<ReleaseResult> {
+    return available(() => this.free(resource, owner, token, caller));
   }
 
   live(limit: number, resource?: string): Promise<LiveLease[]> {
@@ -181,52 +199,53 @@ export class RedisLeases implements LeaseBackend {
     return available(() => this.sweepExpired());
   }
 
-  private async grant(resource: string, owner: string, ttlMs: number, retried: boolean): Promise<AcquireResult> {
+  private async grant(resource: string, owner: string, ttlMs: number, caller: LeaseCaller, retried: boolean): Promise<AcquireResult> {
     const redis = await this.client();
-    let reply = await redisLeaseScripts.grant(redis, resource, owner, ttlMs);
-    if (reply[0] === 'seed') reply = await redisLeaseScripts.grant(redis, resource, owner, ttlMs, await this.counterFloor(resource));
+    let reply = await redisLeaseScripts.grant(redis, resource, owner, ttlMs, undefined, caller);
+    if (reply[0] === 'seed') reply = await redisLeaseScripts.grant(redis, resource, owner, ttlMs, await this.counterFloor(resource), caller);
     if (reply[0] === 'denied') {
       const holder = ownerOf(String(reply[1]));
       const expiresAt = iso(Number(reply[2]));
-      await recordLeaseEvents('redis', [{ resource, event: 'denied', owner, holder, token: Number(String(reply[1]).split(':')[0]), expiresAt, at: iso(Number(reply[3])) }], this.pg());
+      const held = tokenNumber(String(reply[1]).split(':')[0]);
+      await recordLeaseEvents('redis', [{ resource, event: 'denied', owner, holder, actor: caller.actor, token: held, expiresAt, at: iso(Number(reply[3])) }], this.pg());
       return { acquired: false, owner: holder, expiresAt };
     }
-    const token = Number(reply[1]);
+    const token = tokenNumber(String(reply[1]));
     const expiresAt = iso(Number(reply[2]));
     const at = iso(Number(reply[3]));
     const events: NewLeaseEvent[] = [];
     if (reply[4]) {
       const previous = JSON.parse(String(reply[4])) as Grant;
-      events.push({ resource, event: 'expired', owner: previous.owner, token: previous.token, expiresAt: iso(previous.expiresAt), at });
+      events.push({ resource, event: 'expired', owner: previous.owner, actor: 'system', token: tokenNumber(previous.token), expiresAt: iso(previous.expiresAt), at });
     }
-    events.push({ resource, event: 'acquired', owner, token, expiresAt, at });
+    events.push({ resource, event: 'acquired', owner, actor: caller.actor, token, expiresAt, at });
     // The grant advances the fence in Postgres, so writes by earlier holders are refused from now on. Refused when
     // Postgres has seen a higher token: Redis' counter fell behind (a restore from an old snapshot).
     if (!(await recordGrant('redis', resource, token, events, this.pg()))) {
-      await redisLeaseScripts.compareAndDelete(redis, resource, owner, token);
+      await redisLeaseScripts.compareAndDelete(redis, resource, owner, token, caller);
       if (retried) throw new Error(`the Redis lease counter of ${resource} stays behind Postgres' fence`);
       await RAISE_COUNTER.run(redis, [TOKEN + resource], [await this.counterFloor(resource)]);
-      return this.grant(resource, owner, ttlMs, true);
+      return this.grant(resource, owner, ttlMs, caller, true);
     }
     return { acquired: true, token, expiresAt };
   }
 
-  private async extend(resource: string, owner: string, token: number, ttlMs: number): Promise<RefreshResult> {
+  private async extend(resource: string, owner: string, token: number, ttlMs: number, caller: LeaseCaller): Promise<RefreshResult> {
     const redis = await this.client();
-    const reply = Number(await REFRESH.run(redis, [HOLDER + resource, LIVE, GRANTED], [resource, holderValue(token, owner), ttlMs]));
-    if (reply < 0) return { refreshed: false };
+    const reply = Number(await REFRESH.run(redis, [HOLDER + resource, LIVE, GRANTED], [resource, holderValue(token, owner), ttlMs, caller.credential]));
+    if (reply < 0) return { refreshed: false, reason: reply === -2 ? 'not_yours' : 'not_held' };
     const expiresAt = iso(reply);
-    await recordLeaseEvents('redis', [{ resource, event: 'refreshed', owner, token, expiresAt, at: iso(reply - ttlMs) }], this.pg());
+    await recordLeaseEvents('redis', [{ resource, event: 'refreshed', owner, actor: caller.actor, token, expiresAt, at: iso(reply - ttlMs) }], this.pg());
     return { refreshed: true, expiresAt };
   }
 
-  private async free(resource: string, owner: string, token: number): Promise<boolean> {
+  private async free(resource: string, owner: string, token: number, caller: LeaseCaller): Promise<ReleaseResult> {
     const redis = await this.client();
-    const releasedAt = await redisLeaseScripts.compareAndDelete(redis, resource, owner, token);
-    if (releasedAt === 0) return false;
+    const releasedAt = await redisLeaseScripts.compareAndDelete(redis, resource, owner, token, caller);
+    if (releasedAt <= 0) return { released: false, reason: releasedAt === -2 ? 'not_yours' : 'not_held' };
     // Like the Postgres backend, a released lease's expiry is the moment it was released.
-    await recordLeaseEvents('redis', [{ resource, event: 'released', owner, token, expiresAt: iso(releasedAt), at: iso(releasedAt) }], this.pg());
-    return true;
+    await recordLeaseEvents('redis', [{ resource, event: 'released', owner, actor: caller.actor, token, expiresAt: iso(releasedAt), at: iso(releasedAt) }], this.pg());
+    return { released: true };
   }
 
   private async list(limit: number, resource = ''): Promise<LiveLease[]> {
@@ -235,7 +254,7 @@ export class RedisLeases implements LeaseBackend {
     const leases: LiveLease[] = [];
     for (let i = 0; i + 1 < reply.length; i += 2) {
       const g = JSON.parse(reply[i + 1]) as Grant;
-      leases.push({ resource: reply[i], owner: g.owner, token: g.token, acquiredAt: g.acquiredAt ? iso(g.acquiredAt) : null, expiresAt: iso(g.expiresAt), backend: 'redis' });
+      leases.push({ resource: reply[i], owner: g.owner, actor: g.actor ?? null, token: tokenNumber(g.token), acquiredAt: g.acquiredAt ? iso(g.acquiredAt) : null, expiresAt: iso(g.expiresAt), backend: 'redis' });
     }
     return leases;
   }
@@ -246,7 +265,7 @@ export class RedisLeases implements LeaseBackend {
     const events: NewLeaseEvent[] = [];
     for (let i = 0; i + 1 < reply.length; i += 2) {
       const g = JSON.parse(reply[i + 1]) as Grant;
-      events.push({ resource: reply[i], event: 'expired', owner: g.owner, token: g.token, expiresAt: iso(g.expiresAt) });
+      events.push({ resource: reply[i], event: 'expired', owner: g.owner, actor: 'system', token: tokenNumber(g.token), expiresAt: iso(g.expiresAt) });
     }
     await recordLeaseEvents('redis', events, this.pg());
     return events.length;

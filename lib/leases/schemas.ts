@@ -17,11 +17,13 @@ export const resourceSchema = name(255);
 
 /**
  * The fences of workers' claims (a claim token fences the writes of its pipeline run, lib/pipeline/run.ts) live
- * under this prefix. Nobody may take a lease on them: a lease grant advances its resource's fence, and would make
- * the intent's next claims look stale.
+ * under this prefix. No caller may name them, on any door: not in a lease (a grant advances its resource's fence, and
+ * would make the intent's next claims look stale), nor in a write's `fencing` field. The workers' own code passes its
+ * claim fence beside the input (CommandOptions.fencing), never through it.
  */
 export const CLAIM_FENCE_PREFIX = 'worker-claim:';
-export const leaseResourceSchema = resourceSchema.refine((v) => !v.startsWith(CLAIM_FENCE_PREFIX), {
+/** A resource a caller may name: anything but the workers' reserved fences (in any letter case). */
+export const leaseResourceSchema = resourceSchema.refine((v) => !v.toLowerCase().startsWith(CLAIM_FENCE_PREFIX), {
   error: `must not start with "${CLAIM_FENCE_PREFIX}" (reserved for the workers' own fences)`,
 });
 export const ownerSchema = name(255);
@@ -42,8 +44,12 @@ export const acquireBodySchema = z.strictObject({ owner: ownerSchema, ttlMs: ttl
 export const refreshBodySchema = z.strictObject({ owner: ownerSchema, token: tokenSchema, ttlMs: ttlMsSchema });
 export const releaseBodySchema = z.strictObject({ owner: ownerSchema, token: tokenSchema });
 
-/** `fencing: { resource, token }` on a protected write (status update, correction, pipeline run). */
-export const fencingSchema = z.strictObject({ resource: resourceSchema, token: tokenSchema });
+/**
+ * `fencing: { resource, token }` on a protected write (status update, correction, pipeline run and retry): the
+ * token must be the resource's current grant (the fence refuses anything else, docs/LEASES.md), and the resource
+ * one a caller may name.
+ */
+export const fencingSchema = z.strictObject({ resource: leaseResourceSchema, token: tokenSchema });
 export type Fencing = z.infer<typeof fencingSchema>;
 
 export const listLeasesSchema = z.strictObject({

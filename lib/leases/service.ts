@@ -1,15 +1,19 @@
+import { can } from '@/lib/auth/permissions';
+import type { AuthActor } from '@/lib/auth/types';
 import { env } from '@/lib/env';
 import { parseInput } from '@/lib/intents/schemas';
-import { LeaseDeniedError, LeaseNotHeldError } from './errors';
+import { isEditLeaseResource } from './edit-names';
+import { LeaseDeniedError, LeaseNotHeldError, LeaseNotYoursError } from './errors';
 import { recentLeaseEvents } from './events';
 import { PostgresLeases } from './postgres';
 import { RedisLeases } from './redis';
 import { acquireBodySchema, leaseResourceSchema, listLeasesSchema, refreshBodySchema, releaseBodySchema } from './schemas';
-import type { LeaseBackend, LeaseEvent, LeaseGranted, LiveLease } from './types';
+import type { LeaseBackend, LeaseCaller, LeaseEvent, LeaseGranted, LiveLease, NotDone } from './types';
 
 /**
  * The lease manager's domain functions: the API's route handlers and the console's server actions call these (one
- * implementation, two doors). They validate, pick the configured backend, and turn refusals into typed errors.
+ * implementation, two doors). They validate, pick the configured backend, bind each lease to the credential that
+ * took it, and turn refusals into typed errors.
  */
 const globalForLeases = globalThis as unknown as { bridgeLeaseBackend?: LeaseBackend };
 
@@ -22,36 +26,76 @@ export function leaseBackend(): LeaseBackend {
   return globalForLeases.bridgeLeaseBackend;
 }
 
+/** Who the caller is, to a lease: who may do what is in docs/LEASES.md ("Who may do what"). */
+export type LeaseActor = Pick<AuthActor, 'name' | 'userId' | 'roles' | 'via' | 'credentialId'>;
+
+/**
+ * The credential a lease is bound to: the API token for a token's call (two services of one user, each with its
+ * token, cannot touch each other's leases), the user for a signed-in session (which rotates, and may be one of
+ * several tabs or browsers of that user).
+ */
+export function leaseCaller(actor: LeaseActor): LeaseCaller {
+  return {
+    credential: actor.via === 'token' ? `token:${actor.credentialId}` : `user:${actor.userId}`,
+    actor: actor.name,
+    mayReleaseAny: can(actor, 'leases.release_any'),
+  };
+}
+
 export type LeaseOptions = { backend?: LeaseBackend };
 
-export async function acquireLease(resource: unknown, input: unknown, options: LeaseOptions = {}): Promise<LeaseGranted> {
+function notDone(reason: NotDone, resource: string, owner: string, token: number): Error {
+  return reason === 'not_yours'
+    ? new LeaseNotYoursError(`The lease on ${resource} held by ${owner} was taken by another caller: only the user or API token that acquired it may refresh or release it.`, { resource, owner })
+    : new LeaseNotHeldError(resource, owner, token);
+}
+
+/**
+ * A reviewer's edit lease (`intent:<id>:edit`) says who is correcting the intent; its owner is always a user's own
+ * name, so nobody can take one in someone else's name (the console's form does the same, lib/leases/edit.ts).
+ */
+function checkOwner(resource: string, owner: string, actor: LeaseActor): void {
+  if (isEditLeaseResource(resource) && owner !== actor.name) {
+    throw new LeaseNotYoursError(`An edit lease is held under its user's own name: ${actor.name} may take ${resource} as "${actor.name}", not as "${owner}".`, { resource, owner });
+  }
+}
+
+export async function acquireLease(resource: unknown, input: unknown, actor: LeaseActor, options: LeaseOptions = {}): Promise<LeaseGranted> {
   const r = parseInput(leaseResourceSchema, resource, 'resource');
   const { owner, ttlMs } = parseInput(acquireBodySchema, input);
-  const result = await (options.backend ?? leaseBackend()).acquire(r, owner, ttlMs);
+  checkOwner(r, owner, actor);
+  const result = await (options.backend ?? leaseBackend()).acquire(r, owner, ttlMs, leaseCaller(actor));
   if (!result.acquired) throw new LeaseDeniedError(r, result.owner, result.expiresAt);
   return result;
 }
 
-export async function refreshLease(resource: unknown, input: unknown, options: LeaseOptions = {}): Promise<{ refreshed: true; token: number; expiresAt: string }> {
+export async function refreshLease(resource: unknown, input: unknown, actor: LeaseActor, options: LeaseOptions = {}): Promise<{ refreshed: true; token: number; expiresAt: string }> {
   const r = parseInput(leaseResourceSchema, resource, 'resource');
   const { owner, token, ttlMs } = parseInput(refreshBodySchema, input);
-  const result = await (options.backend ?? leaseBackend()).refresh(r, owner, token, ttlMs);
-  if (!result.refreshed) throw new LeaseNotHeldError(r, owner, token);
+  const result = await (options.backend ?? leaseBackend()).refresh(r, owner, token, ttlMs, leaseCaller(actor));
+  if (!result.refreshed) throw notDone(result.reason, r, owner, token);
   return { refreshed: true, token, expiresAt: result.expiresAt };
 }
 
-export async function releaseLease(resource: unknown, input: unknown, options: LeaseOptions = {}): Promise<{ released: true }> {
+export async function releaseLease(resource: unknown, input: unknown, actor: LeaseActor, options: LeaseOptions = {}): Promise<{ released: true }> {
   const r = parseInput(leaseResourceSchema, resource, 'resource');
   const { owner, token } = parseInput(releaseBodySchema, input);
-  if (!(await (options.backend ?? leaseBackend()).release(r, owner, token))) throw new LeaseNotHeldError(r, owner, token);
+  const result = await (options.backend ?? leaseBackend()).release(r, owner, token, leaseCaller(actor));
+  if (!result.released) throw notDone(result.reason, r, owner, token);
   return { released: true };
 }
 
-export async function listLeases(input: unknown, options: LeaseOptions = {}): Promise<{ backend: string; leases: LiveLease[]; events: LeaseEvent[] }> {
+/** Tokens are for the callers who may write with them; everyone else (viewers) sees who holds what, not the token. */
+function withoutTokens<T extends { token: number | null }>(rows: T[]): T[] {
+  return rows.map((row) => ({ ...row, token: null }));
+}
+
+export async function listLeases(input: unknown, actor: Pick<AuthActor, 'roles'>, options: LeaseOptions = {}): Promise<{ backend: string; leases: LiveLease[]; events: LeaseEvent[] }> {
   const { limit, resource } = parseInput(listLeasesSchema, input, 'query');
   const backend = options.backend ?? leaseBackend();
   const [leases, events] = await Promise.all([backend.live(limit, resource), recentLeaseEvents({ limit, resource })]);
-  return { backend: backend.name, leases, events };
+  const seesTokens = can(actor, 'leases.use');
+  return { backend: backend.name, leases: seesTokens ? leases : withoutTokens(leases), events: seesTokens ? events : withoutTokens(events) };
 }
 
 /** One sweep of the configured backend (housekeeping runs it every LEASE_SWEEP_INTERVAL_MS). */

@@ -234,16 +234,32 @@ agree<Fits<ReevaluateResult, typeof reevaluateResultSchema>>();
 agree<SameKeys<LocksSnapshot, z.input<typeof locksSnapshotSchema>>>();
 agree<Fits<OutboxStatus, typeof outboxStatusSchema>>();
 
+/** Fencing tokens are bigint in the database and in Redis; on the wire they are JSON integers, exact up to 2^53 - 1. */
+const fencingToken = z.int().min(1).max(Number.MAX_SAFE_INTEGER);
 export const leaseGrantedSchema = z
-  .object({ acquired: z.literal(true), token: z.int().meta({ description: 'The fencing token: pass it with the writes this lease protects.' }), expiresAt: z.string() })
+  .object({
+    acquired: z.literal(true),
+    token: fencingToken.meta({ description: 'The fencing token: pass it with the writes this lease protects. It is the only token those writes are accepted with until the resource is granted again.' }),
+    expiresAt: z.string(),
+  })
   .meta({ id: 'LeaseGranted' });
-export const leaseRefreshedSchema = z.object({ refreshed: z.literal(true), token: z.int(), expiresAt: z.string() }).meta({ id: 'LeaseRefreshed' });
+export const leaseRefreshedSchema = z.object({ refreshed: z.literal(true), token: fencingToken, expiresAt: z.string() }).meta({ id: 'LeaseRefreshed' });
 export const leaseReleasedSchema = z.object({ released: z.literal(true) }).meta({ id: 'LeaseReleased' });
 const leaseBackendName = z.enum(['postgres', 'redis']);
 export const leasesListSchema = z
   .object({
     backend: leaseBackendName,
-    leases: z.array(z.object({ resource: z.string(), owner: z.string(), token: z.int(), acquiredAt: z.string().nullable(), expiresAt: z.string(), backend: leaseBackendName })),
+    leases: z.array(
+      z.object({
+        resource: z.string(),
+        owner: z.string().meta({ description: 'The name the lease is held under (chosen by whoever took it).' }),
+        actor: z.string().nullable().meta({ description: 'The user who took it (with their session or one of their API tokens).' }),
+        token: fencingToken.nullable().meta({ description: 'Null for callers without the leases.use permission (viewers).' }),
+        acquiredAt: z.string().nullable(),
+        expiresAt: z.string(),
+        backend: leaseBackendName,
+      }),
+    ),
     events: z.array(
       z.object({
         id: z.string(),
@@ -252,7 +268,8 @@ export const leasesListSchema = z
         event: z.enum(['acquired', 'denied', 'refreshed', 'released', 'expired']),
         owner: z.string().nullable(),
         holder: z.string().nullable(),
-        token: z.int().nullable(),
+        actor: z.string().nullable().meta({ description: 'The user who acted; `system` when nobody did (an expiry).' }),
+        token: fencingToken.nullable().meta({ description: 'Null for callers without the leases.use permission (viewers), and for denials.' }),
         expiresAt: z.string().nullable(),
         at: z.string(),
       }),

@@ -39,8 +39,9 @@ export type StartedRun = {
 /**
  * Opens a run of a non-terminal intent (audited), in the intent's current round, and returns what the round has
  * already recorded. Runs of this intent still marked running are marked abandoned: the caller holds the execution
- * lock, so they died with their process. A fenced run's token is accepted (and the fence advanced to it) by the
- * same statement; a stale one aborts it with SQLSTATE BF409 (lib/leases/fencing.ts), so nothing is recorded.
+ * lock, so they died with their process. A fenced run's token is checked against its fence by the same statement
+ * (a worker's claim token, checked as held there too, advances its claim fence); a refused one aborts it with
+ * SQLSTATE BF409 (lib/leases/fencing.ts), so nothing is recorded.
  */
 export async function startRun(
   client: Tx,

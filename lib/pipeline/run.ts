@@ -26,7 +26,7 @@ import { PIPELINE_MODES, type BridgeContext, type PipelineDoor, type PipelineInt
  * failing the intent (the worker schedules the retry): `failIntentOnFailure: false`.
  *
  * Fencing: a run may carry `fencing: { resource, token }` (a lease it holds, docs/LEASES.md). The run is refused at
- * its start (409 `fencing_token_stale`, nothing recorded) when a higher token for the resource was seen, and every
+ * its start (409 `fencing_token_stale`, nothing recorded) unless its token is the resource's current grant, and every
  * engine command its bridges issue carries the same fence, so a holder that lost its lease mid-run has its next
  * write refused by the engine. A worker's run is fenced by its claim token (claimFence): a rescued worker's late
  * bridge writes are refused by the engine once the intent's next claim has started its run, even when the intent's
@@ -34,7 +34,7 @@ import { PIPELINE_MODES, type BridgeContext, type PipelineDoor, type PipelineInt
  */
 export const runPipelineSchema = z.strictObject({
   mode: z.enum(PIPELINE_MODES, { error: `must be one of ${PIPELINE_MODES.join(', ')}` }).optional(),
-  /** A run protected by a lease: refused (409 fencing_token_stale) once a higher token for the resource was seen. */
+  /** A run protected by a lease: accepted only with the resource's current grant (409 fencing_token_stale otherwise). */
   fencing: fencingSchema.optional(),
 });
 export const runPipelineInputSchema = runPipelineSchema.extend({ id: intentIdSchema });
@@ -116,6 +116,7 @@ function refusal(plan: RunPlan, err: FencingTokenStaleError): Error {
     : err;
 }
 
+/** The run's fence for the engine's commands, passed beside their input (a claim fence is no input's to name). */
 const withFence = (plan: RunPlan) => (plan.fencing ? { fencing: plan.fencing } : {});
 const at = (d: Date | null) => d?.toISOString() ?? null;
 
@@ -153,12 +154,12 @@ function bridgeContext(plan: RunPlan, runId: string, bridge: Bridge, first: Pipe
     mode: plan.mode,
     signal: plan.signal,
     async moveTo(to) {
-      const { intent } = await updateIntentStatus({ id, status: to, expectedVersion: current.version, ...withFence(plan) }, actor);
+      const { intent } = await updateIntentStatus({ id, status: to, expectedVersion: current.version }, actor, withFence(plan));
       current = { id, status: intent.status, version: intent.version, payload: intent.payload };
       return current;
     },
     async correct(diff, reason) {
-      const r = await reevaluateIntent({ id, diff, reason, source: `pipeline:${bridge.name}`, expectedVersion: current.version, ...withFence(plan) }, actor);
+      const r = await reevaluateIntent({ id, diff, reason, source: `pipeline:${bridge.name}`, expectedVersion: current.version }, actor, withFence(plan));
       current = { ...current, status: r.status, version: r.version };
       return current;
     },
@@ -203,7 +204,7 @@ async function runBridge(plan: RunPlan, opened: Opened, position: number, bridge
 /** FAILFAST's mark on the intent; a refusal of the mark itself is recorded with the run's failures, not thrown. */
 async function markFailed(plan: RunPlan, bridge: string, error: string, failures: string[]): Promise<void> {
   try {
-    await updateIntentStatus({ id: plan.id, status: 'FAILED', reason: auditReason(`pipeline: ${bridge} failed: ${error}`), ...withFence(plan) }, plan.actor);
+    await updateIntentStatus({ id: plan.id, status: 'FAILED', reason: auditReason(`pipeline: ${bridge} failed: ${error}`) }, plan.actor, withFence(plan));
   } catch (err) {
     failures.push(`marking the intent FAILED: ${errorText(err)}`);
   }

@@ -187,7 +187,7 @@ export class Worker {
   private async failIntent(claim: Claim, reason: string): Promise<void> {
     const intentId = claim.intentId;
     try {
-      await updateIntentStatus({ id: intentId, status: 'FAILED', reason: auditReason(reason), fencing: claimFence(intentId, claim.claimToken) }, this.actor);
+      await updateIntentStatus({ id: intentId, status: 'FAILED', reason: auditReason(reason) }, this.actor, { fencing: claimFence(intentId, claim.claimToken) });
     } catch (err) {
       this.log(`could not mark ${intentId} FAILED (${reason}): ${oneLineError(err)}`);
     }

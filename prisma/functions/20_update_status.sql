@@ -30,8 +30,8 @@ LANGUAGE sql VOLATILE AS $$
     WHEN "bridge_status_already_applied"(cur, p_to, p_expected_version) THEN 'already_applied'
     WHEN p_expected_version IS NOT NULL AND p_expected_version <> cur."version" THEN 'stale'
     WHEN NOT (cur."status"::text = ANY(p_allowed_from)) THEN 'invalid_transition'
-    -- A lease-protected write whose token is older than one already granted or written for its resource
-    -- (bridge_fence_accept, docs/LEASES.md): its writer's lease ran out; nothing is written.
+    -- A lease-protected write whose token is not its resource's current grant (bridge_fence_accept,
+    -- docs/LEASES.md): superseded (its writer's lease passed on) or never granted; nothing is written.
     WHEN p_fence_resource IS NOT NULL AND NOT "bridge_fence_accept"(p_fence_resource, p_fence_token) THEN 'fencing_token_stale'
   END;
 $$;

@@ -8,7 +8,7 @@ const EXPECTED: Record<Role, Permission[]> = {
   operator: [...READS, 'intents.create', 'intents.status', 'intents.bulk', 'pipeline.run', 'leases.use'],
   reviewer: [...READS, 'intents.correct', 'leases.use'],
   oncall: [...READS, 'locks.cancel', 'locks.terminate', 'leases.use'],
-  admin: [...READS, 'users.manage', 'tokens.manage', 'replay.run', 'leases.use'],
+  admin: [...READS, 'users.manage', 'tokens.manage', 'replay.run', 'leases.use', 'leases.release_any'],
   release: [...READS, 'replay.run'],
 };
 

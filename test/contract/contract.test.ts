@@ -234,10 +234,12 @@ describe('answers that depend on earlier requests', () => {
     { operationId: 'updateIntentStatus', from: 'RECEIVED' as const, higher: { status: 'NORMALIZED' }, lower: { status: 'PROCESSED' } },
     { operationId: 'reevaluateIntent', from: 'PROCESSED' as const, higher: { diff: { a: 1 }, source: 'contract', reason: 'first' }, lower: { diff: { a: 2 }, source: 'contract', reason: 'late' } },
     { operationId: 'runPipeline', from: 'RECEIVED' as const, higher: { mode: 'FAILFAST' }, lower: { mode: 'FAILFAST' } },
-  ])('$operationId: a token lower than one already accepted is 409 fencing_token_stale, as documented', async ({ operationId, from, higher, lower }) => {
+  ])('$operationId: a superseded token is 409 fencing_token_stale, as documented', async ({ operationId, from, higher, lower }) => {
     const op = OPERATIONS.find((o) => o.operationId === operationId)!;
     const resource = `contract:${operationId}`;
     const first = await makeIntent(from);
+    // The resource's current grant is 5 (tokens 4 and below were superseded).
+    await db().$executeRaw`SELECT bridge_fence_grant(${resource}, 5)`;
     const accepted: Call = { path: { id: first.id }, query: {}, body: { ...higher, ...fenced(resource, 5) }, auth: 'token' };
     const ok = await send(op, accepted);
     checkAnswer(op, accepted, ok);

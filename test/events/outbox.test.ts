@@ -106,11 +106,12 @@ describe('the outbox, fed by triggers', () => {
 describe('lease and pipeline events', () => {
   it('writes evt.lock.acquired, denied, released and expired from the lease log, keyed by the resource; refreshes stay out', async () => {
     const leases = new PostgresLeases();
-    const a = await leases.acquire('orders/A-17', 'billing-1', 60_000);
+    const caller = { credential: 'token:billing', actor: 'billing-user' };
+    const a = await leases.acquire('orders/A-17', 'billing-1', 60_000, caller);
     if (!a.acquired) throw new Error('expected a grant');
     expect((await leases.acquire('orders/A-17', 'billing-2', 60_000)).acquired).toBe(false);
     await leases.refresh('orders/A-17', 'billing-1', a.token, 60_000);
-    expect(await leases.release('orders/A-17', 'billing-1', a.token)).toBe(true);
+    expect(await leases.release('orders/A-17', 'billing-1', a.token, caller)).toEqual({ released: true });
     const b = await leases.acquire('orders/A-17', 'billing-2', 60_000);
     if (!b.acquired) throw new Error('expected a grant');
     // Its lease runs out by the database's clock; the next acquire notices and records the expiry.
@@ -124,7 +125,7 @@ describe('lease and pipeline events', () => {
     ]);
     rows.forEach(expectValid);
     expect(new Set(rows.map((r) => r.orderingKey))).toEqual(new Set(['orders/A-17']));
-    expect(rows[0].payload).toMatchObject({ intentId: null, version: a.token, actor: 'billing-1', data: { resourceId: 'orders/A-17', ownerId: 'billing-1', fencingToken: a.token, backend: 'postgres' } });
+    expect(rows[0].payload).toMatchObject({ intentId: null, version: a.token, actor: 'billing-user', data: { resourceId: 'orders/A-17', ownerId: 'billing-1', fencingToken: a.token, backend: 'postgres' } });
     expect(rows[1].payload.data).toMatchObject({ requestedBy: 'billing-2', currentOwner: 'billing-1', reason: 'held' });
     expect(rows[2].payload.data).toMatchObject({ ownerId: 'billing-1', fencingToken: a.token });
     expect(rows[4].payload.data).toMatchObject({ ownerId: 'billing-2', fencingToken: b.token });

@@ -7,6 +7,7 @@ import { apiRequest, resetAuth, userWithToken } from '../auth-helpers';
 import { resetDatabase } from '../helpers';
 
 let operator: string;
+let operatorName: string;
 let viewer: string;
 
 async function call(route: typeof acquireRoute, op: string, resource: string, body: unknown, token = operator) {
@@ -21,7 +22,9 @@ const release = (resource: string, body: unknown) => call(releaseRoute, 'release
 describe('the lease API', () => {
   beforeAll(async () => {
     await resetAuth();
-    operator = (await userWithToken(['operator'])).token;
+    const made = await userWithToken(['operator']);
+    operator = made.token;
+    operatorName = made.user.username;
     viewer = (await userWithToken(['viewer'])).token;
   });
   beforeEach(resetDatabase);
@@ -53,8 +56,15 @@ describe('the lease API', () => {
     expect(res.status).toBe(200);
     const body = await res.json();
     expect(body.backend).toBe('postgres');
-    expect(body.leases).toEqual([expect.objectContaining({ resource: 'orders/A-19', owner: 'svc-a', token: 1 })]);
-    expect(body.events.map((e: { event: string }) => e.event)).toEqual(['denied', 'acquired']);
+    // A viewer sees who holds what and who acted, never the tokens.
+    expect(body.leases).toEqual([expect.objectContaining({ resource: 'orders/A-19', owner: 'svc-a', actor: operatorName, token: null })]);
+    expect(body.events.map((e: { event: string; token: unknown; actor: string }) => [e.event, e.actor, e.token])).toEqual([
+      ['denied', operatorName, null],
+      ['acquired', operatorName, null],
+    ]);
+    // The operator, who may use leases, sees them.
+    const mine = await (await listRoute(apiRequest('/api/leases', { method: 'GET', token: operator }), undefined)).json();
+    expect(mine.leases).toEqual([expect.objectContaining({ owner: 'svc-a', token: 1 })]);
   });
 
   it('bad input → 400 naming the field, and nothing is written', async () => {

@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
+import { db } from '@/lib/db/client';
 import { leaseHistory } from '@/lib/leases/events';
 import { resetDatabase } from '../helpers';
 import { BACKENDS, flushRedis, grantsFrom, overlaps, until } from './backends';
@@ -27,7 +28,7 @@ describe.each(BACKENDS)('lease contract: $name', ({ make, skip }) => {
         // While held, nobody else gets it.
         const other = await leases.acquire(resource, `${owner}-shadow`, 5_000);
         expect(other.acquired).toBe(false);
-        expect(await leases.release(resource, owner, result.token)).toBe(true);
+        expect(await leases.release(resource, owner, result.token)).toEqual({ released: true });
       }
     };
     await Promise.all(Array.from({ length: 20 }, (_, i) => worker(i)));
@@ -71,8 +72,8 @@ describe.each(BACKENDS)('lease contract: $name', ({ make, skip }) => {
     });
     expect(second.token).toBeGreaterThan(first.token);
     // The expired holder can neither refresh nor release any more.
-    expect(await leases.refresh('contract:ttl', 'alice', first.token, 60_000)).toEqual({ refreshed: false });
-    expect(await leases.release('contract:ttl', 'alice', first.token)).toBe(false);
+    expect(await leases.refresh('contract:ttl', 'alice', first.token, 60_000)).toEqual({ refreshed: false, reason: 'not_held' });
+    expect(await leases.release('contract:ttl', 'alice', first.token)).toEqual({ released: false, reason: 'not_held' });
     const events = await leaseHistory('contract:ttl');
     const expired = events.filter((e) => e.event === 'expired');
     expect(expired).toHaveLength(1);
@@ -84,11 +85,11 @@ describe.each(BACKENDS)('lease contract: $name', ({ make, skip }) => {
     const leases = make();
     const a = await leases.acquire('contract:release', 'alice', 60_000);
     if (!a.acquired) throw new Error('not acquired');
-    expect(await leases.release('contract:release', 'bob', a.token)).toBe(false);
-    expect(await leases.release('contract:release', 'alice', a.token + 1)).toBe(false);
+    expect(await leases.release('contract:release', 'bob', a.token)).toEqual({ released: false, reason: 'not_held' });
+    expect(await leases.release('contract:release', 'alice', a.token + 1)).toEqual({ released: false, reason: 'not_held' });
     expect((await leases.acquire('contract:release', 'bob', 60_000)).acquired).toBe(false);
-    expect(await leases.release('contract:release', 'alice', a.token)).toBe(true);
-    expect(await leases.release('contract:release', 'alice', a.token)).toBe(false);
+    expect(await leases.release('contract:release', 'alice', a.token)).toEqual({ released: true });
+    expect(await leases.release('contract:release', 'alice', a.token)).toEqual({ released: false, reason: 'not_held' });
     const b = await leases.acquire('contract:release', 'bob', 60_000);
     expect(b).toMatchObject({ acquired: true, token: a.token + 1 });
     // The old holder's token cannot release the new holder's lease, even under the same owner name.
@@ -96,8 +97,8 @@ describe.each(BACKENDS)('lease contract: $name', ({ make, skip }) => {
     if (!c.acquired) throw new Error('not acquired');
     await leases.release('contract:release-same', 'alice', c.token);
     const d = await leases.acquire('contract:release-same', 'alice', 60_000);
-    expect(await leases.release('contract:release-same', 'alice', c.token)).toBe(false);
-    expect(d.acquired && (await leases.release('contract:release-same', 'alice', d.token))).toBe(true);
+    expect(await leases.release('contract:release-same', 'alice', c.token)).toEqual({ released: false, reason: 'not_held' });
+    expect(d.acquired && (await leases.release('contract:release-same', 'alice', d.token))).toEqual({ released: true });
   });
 
   it('refresh extends the lease for its holder only', async () => {
@@ -107,14 +108,54 @@ describe.each(BACKENDS)('lease contract: $name', ({ make, skip }) => {
     const refreshed = await leases.refresh('contract:refresh', 'alice', a.token, 60_000);
     if (!refreshed.refreshed) throw new Error('not refreshed');
     expect(Date.parse(refreshed.expiresAt)).toBeGreaterThan(Date.parse(a.expiresAt) + 50_000);
-    expect(await leases.refresh('contract:refresh', 'bob', a.token, 60_000)).toEqual({ refreshed: false });
-    expect(await leases.refresh('contract:refresh', 'alice', a.token + 1, 60_000)).toEqual({ refreshed: false });
+    expect(await leases.refresh('contract:refresh', 'bob', a.token, 60_000)).toEqual({ refreshed: false, reason: 'not_held' });
+    expect(await leases.refresh('contract:refresh', 'alice', a.token + 1, 60_000)).toEqual({ refreshed: false, reason: 'not_held' });
     // Long past the original 300 ms TTL the lease is still alice's: the refresh moved its expiry.
     const live = await until(async () => (await leases.live(10)).find((l) => l.resource === 'contract:refresh'));
     expect(live).toMatchObject({ owner: 'alice', token: a.token, expiresAt: refreshed.expiresAt });
     expect((await leases.acquire('contract:refresh', 'bob', 1000)).acquired).toBe(false);
     const events = await leaseHistory('contract:refresh');
     expect(events.map((e) => e.event)).toEqual(['acquired', 'refreshed', 'denied']);
+  });
+
+  it('a lease belongs to the credential that took it: another caller naming its owner and token can neither refresh nor release it; an admin may release it, and every event names who acted', async () => {
+    const leases = make();
+    const svcA = { credential: 'token:a', actor: 'alice' };
+    const svcB = { credential: 'token:b', actor: 'bob' };
+    const admin = { credential: 'user:admin', actor: 'root', mayReleaseAny: true };
+    const a = await leases.acquire('contract:bound', 'orders-service', 60_000, svcA);
+    if (!a.acquired) throw new Error('not acquired');
+    // Same owner name, same token, another credential: refused, and said so apart from a stale token.
+    expect(await leases.refresh('contract:bound', 'orders-service', a.token, 86_400_000, svcB)).toEqual({ refreshed: false, reason: 'not_yours' });
+    expect(await leases.release('contract:bound', 'orders-service', a.token, svcB)).toEqual({ released: false, reason: 'not_yours' });
+    // Re-acquiring it under the same owner name is a denial like any other.
+    expect(await leases.acquire('contract:bound', 'orders-service', 60_000, svcB)).toMatchObject({ acquired: false, owner: 'orders-service' });
+    // An admin may refresh nothing that is not theirs, but may release it.
+    expect(await leases.refresh('contract:bound', 'orders-service', a.token, 60_000, admin)).toEqual({ refreshed: false, reason: 'not_yours' });
+    expect((await leases.live(10, 'contract:bound'))[0]).toMatchObject({ owner: 'orders-service', actor: 'alice', token: a.token });
+    expect(await leases.release('contract:bound', 'orders-service', a.token, admin)).toEqual({ released: true });
+    const events = await leaseHistory('contract:bound');
+    expect(events.map((e) => [e.event, e.owner, e.actor])).toEqual([
+      ['acquired', 'orders-service', 'alice'],
+      ['denied', 'orders-service', 'bob'],
+      ['released', 'orders-service', 'root'],
+    ]);
+  });
+
+  it('a grant is the only token its resource’s fence accepts, whichever backend made it', async () => {
+    const leases = make();
+    const a = await leases.acquire('contract:fence', 'alice', 60_000);
+    if (!a.acquired) throw new Error('not acquired');
+    const accepted = async (token: number) =>
+      (await db().$queryRaw<{ ok: boolean }[]>`SELECT bridge_fence_accept('contract:fence', ${token}::bigint) AS ok`)[0].ok;
+    expect(await accepted(a.token)).toBe(true);
+    expect(await accepted(a.token + 1)).toBe(false);
+    expect(await accepted(a.token - 1)).toBe(false);
+    await leases.release('contract:fence', 'alice', a.token);
+    const b = await leases.acquire('contract:fence', 'bob', 60_000);
+    if (!b.acquired) throw new Error('not acquired');
+    expect(await accepted(a.token)).toBe(false);
+    expect(await accepted(b.token)).toBe(true);
   });
 
   it('the sweeper records leases that ran out without anyone asking again, once', async () => {

@@ -59,7 +59,7 @@ const statusChanges = async (id: string) =>
 describe('a pipeline run carrying fencing', () => {
   it('through the API: a stale token is refused at the start with 409 fencing_token_stale, nothing recorded; a current one runs and is the fence', async () => {
     const intent = await createIntent({ payload: { order: 'F-1', amount: 5 }, source: 'test' }, tester);
-    await db().$executeRaw`SELECT bridge_fence_accept('orders/F-1', 7)`;
+    await db().$executeRaw`SELECT bridge_fence_grant('orders/F-1', 7)`;
     const post = async (body: unknown) => {
       const res = await pipelineRoute(apiRequest(`/api/intents/${intent.id}/pipeline`, { method: 'POST', token, body }), { params: Promise.resolve({ id: intent.id }) });
       return { status: res.status, body: await res.json() };
@@ -71,10 +71,17 @@ describe('a pipeline run carrying fencing', () => {
     expect(await runCount(intent.id)).toBe(0);
     expect(await intentRow(intent.id)).toMatchObject({ status: 'RECEIVED', version: 0 });
 
-    const current = await post({ mode: 'FAILFAST', fencing: { resource: 'orders/F-1', token: 8 } });
+    // A token never granted moves nothing either.
+    const forged = await post({ fencing: { resource: 'orders/F-1', token: 8 } });
+    expect(forged.status).toBe(409);
+    expect(forged.body.error).toMatchObject({ code: 'fencing_token_stale', details: { resource: 'orders/F-1', token: 8, highestAccepted: 7 } });
+    expect(await runCount(intent.id)).toBe(0);
+    expect(await highestAcceptedToken('orders/F-1')).toBe(7);
+
+    const current = await post({ mode: 'FAILFAST', fencing: { resource: 'orders/F-1', token: 7 } });
     expect(current.status).toBe(200);
     expect(current.body.intent.status).toBe('COMPLETED');
-    expect(await highestAcceptedToken('orders/F-1')).toBe(8);
+    expect(await highestAcceptedToken('orders/F-1')).toBe(7);
 
     // Nobody takes a lease on a worker's fence (a grant would advance it past the intent's next claims).
     const { POST: acquireRoute } = await import('@/app/api/leases/[resource]/acquire/route');
@@ -86,10 +93,11 @@ describe('a pipeline run carrying fencing', () => {
 
   it('the lease passes to another holder mid-run: the bridge’s write is refused by the engine, the run stops with 409, the intent is not failed', async () => {
     const intent = await createIntent({ payload: { order: 'F-2', amount: 5 }, source: 'test' }, tester);
+    await db().$executeRaw`SELECT bridge_fence_grant('orders/F-2', 3)`;
     const run = started(runPipeline({ id: intent.id, fencing: { resource: 'orders/F-2', token: 3 } }, tester, { bridges: ['test-fenced-mover', 'normalize'] }));
     await entered.wait;
-    // Another holder got the lease (token 4) and wrote: the fence moved past the run's token.
-    await db().$executeRaw`SELECT bridge_fence_accept('orders/F-2', 4)`;
+    // Another holder got the lease (token 4): the fence moved past the run's token.
+    await db().$executeRaw`SELECT bridge_fence_grant('orders/F-2', 4)`;
     held.open();
     const err = await run.catch((e: unknown) => e);
     expect(err).toBeInstanceOf(FencingTokenStaleError);

@@ -59,7 +59,7 @@ describe.skipIf(!redisUrl)('Redis leases: compare-and-delete', () => {
     while ((await redis.exists(redisLeaseScripts.holderKey('cad:backend'))) === 1);
     const b = await leases.acquire('cad:backend', 'bob', 60_000);
     if (!b.acquired) throw new Error('not acquired');
-    expect(await leases.release('cad:backend', 'alice', a.token)).toBe(false);
+    expect(await leases.release('cad:backend', 'alice', a.token)).toEqual({ released: false, reason: 'not_held' });
     expect(await redis.get(redisLeaseScripts.holderKey('cad:backend'))).toBe(`${b.token}:bob`);
   });
 });

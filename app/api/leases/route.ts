@@ -7,9 +7,9 @@ export const dynamic = 'force-dynamic';
 
 /** GET /api/leases[?limit=&resource=]: live leases (soonest expiry first) and the newest lease events. */
 export const GET = handler(async (request) => {
-  await requestActor(request, 'locks.read');
+  const actor = await requestActor(request, 'locks.read');
   const query = Object.fromEntries(new URL(request.url).searchParams);
-  return NextResponse.json(await listLeases(query), { headers: { 'Cache-Control': 'no-store' } });
+  return NextResponse.json(await listLeases(query, actor), { headers: { 'Cache-Control': 'no-store' } });
 });
 
 export const { POST, PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET');

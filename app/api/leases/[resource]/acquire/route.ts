@@ -8,9 +8,9 @@ export const dynamic = 'force-dynamic';
 
 /** POST /api/leases/:resource/acquire {owner, ttlMs}: 200 { acquired: true, token, expiresAt } or 409 `lease_denied` naming the holder; never waits. */
 export const POST = handler(async (request, { params }: { params: Promise<{ resource: string }> }) => {
-  await requestActor(request, 'leases.use');
+  const actor = await requestActor(request, 'leases.use');
   const body = await readInput(request, acquireBodySchema);
-  return NextResponse.json(await acquireLease((await params).resource, body));
+  return NextResponse.json(await acquireLease((await params).resource, body, actor));
 });
 
 export const { GET, HEAD, PUT, PATCH, DELETE, OPTIONS } = otherMethods('POST');
