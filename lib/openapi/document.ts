@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiOverrideContext, type ZodOpenApiPathsObject, type ZodOpenApiResponseObject } from 'zod-openapi';
 import { EVENT_SCHEMAS } from '@/lib/events/payloads';
-import { EVENT_STREAM, SUBJECTS } from '@/lib/events/subjects';
+import { configuredEventStream } from '@/lib/events/stream';
+import { natsSubject, SUBJECTS } from '@/lib/events/subjects';
 import { REPLAYED_HEADERS } from '@/lib/intents/errors';
 import { errorSchema } from './responses';
 import { OPERATIONS, operationErrors, type ApiOperation } from './operations';
@@ -98,13 +99,15 @@ const SUBJECT_TEXT: Record<string, string> = {
 /**
  * The events other services receive, beside the HTTP API (an AsyncAPI-style section): the JetStream stream, each
  * subject and its payload's JSON Schema, generated from the same Zod schemas the relay tests validate messages with.
+ * The stream and the subjects' prefix are this deployment's (EVENTS_STREAM, EVENTS_SUBJECT_PREFIX).
  */
 function eventsSection() {
+  const stream = configuredEventStream();
   return {
     transport: 'NATS JetStream',
-    stream: EVENT_STREAM,
-    delivery:
-      'At least once. The message id (`Nats-Msg-Id`) is the outbox id, also the payload\'s `id`: deduplicate on it. Events of one intent (of one lock resource) are published in version order.',
+    stream: stream.name,
+    subjectPrefix: stream.subjectPrefix,
+    delivery: `At least once. The message id (\`Nats-Msg-Id\`) is the event's id, a UUID unique across databases and environments, also the payload's \`id\`: deduplicate on it. Events of one intent (of one lock resource) are published in version order. Each event is published on the subject \`${natsSubject(stream, '<type>')}\`, its \`type\` being one of the keys below.`,
     subjects: Object.fromEntries(
       Object.values(SUBJECTS).map((subject) => {
         const { $schema: _ignored, ...payload } = z.toJSONSchema(EVENT_SCHEMAS[subject], { io: 'output' }) as Record<string, unknown>;
