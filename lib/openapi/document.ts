@@ -17,6 +17,15 @@ const replayedHeader = z
   .literal('true')
   .meta({ description: 'Present when this answer is the stored first answer to an earlier request with the same `idempotencyKey` and body (refusals included).' });
 
+const idempotencyKeyHeader = z.object({
+  'Idempotency-Key': z
+    .string()
+    .min(1)
+    .max(255)
+    .optional()
+    .meta({ description: 'The idempotency key, as an alternative to the body’s `idempotencyKey` (the same key either way; both given and different is a 400).', example: 'order-42-create' }),
+});
+
 const STATUS_TEXT: Record<number, string> = {
   400: 'Bad input: `details.fields` names each refused field; nothing changed.',
   401: 'No valid credentials (`WWW-Authenticate: Bearer`).',
@@ -66,7 +75,11 @@ function operationObject(op: ApiOperation): ZodOpenApiOperationObject {
     description: [op.description, op.permission ? `Needs the permission \`${op.permission}\`.` : undefined].filter(Boolean).join('\n\n') || undefined,
     tags: [op.tag],
     security: op.auth === 'bearer' ? [{ bearer: [] }] : op.auth === 'metrics' ? [{}, { bearer: [] }] : [],
-    requestParams: { ...(op.pathParams ? { path: op.pathParams } : {}), ...(op.query ? { query: op.query } : {}) },
+    requestParams: {
+      ...(op.pathParams ? { path: op.pathParams } : {}),
+      ...(op.query ? { query: op.query } : {}),
+      ...(op.idempotent ? { header: idempotencyKeyHeader } : {}),
+    },
     requestBody: op.body ? { required: true, content: { 'application/json': { schema: op.body } } } : undefined,
     responses: responsesFor(op),
   };
