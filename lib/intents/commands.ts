@@ -181,7 +181,7 @@ export async function createIntent(input: CreateIntentInput, actor: Actor, optio
     if (!row) throw new Error('a keyed create was stored without its intent: this cannot happen');
     return toIntent(row);
   };
-  return runIdempotent({ key: idempotencyKey, scope: actor.name, operation: 'create_intent', request: { payload, source } }, work, replay);
+  return runIdempotent({ key: idempotencyKey, scope: actor.name, operation: 'create', request: { payload, source } }, work, replay);
 }
 
 type StatusCall = { id: string; target: IntentStatus; expectedVersion?: number; fencing?: Fencing };

@@ -122,7 +122,7 @@ describe('POST /api/intents with an idempotency key', () => {
     for (const r of responses) expect(r.body).toEqual(responses[0].body);
     expect(await intentCount()).toBe(1);
     expect(await intentRow(responses[0].body.id)).toMatchObject({ status: 'RECEIVED', version: 0, payload: order.payload });
-    expect((await persistedOutcomes())['create_intent/idempotent_replay']).toBe(6);
+    expect((await persistedOutcomes())['create/idempotent_replay']).toBe(6);
   });
 
   it('keys belong to their caller: another caller’s identical key creates its own intent and never reads the first', async () => {
