@@ -124,7 +124,7 @@ describe.skipIf(!natsMode)('the outbox relay and NATS JetStream', () => {
     expect(new Set(all).size).toBe(all.length);
     // What the console's Events page shows.
     const status = await outboxStatus();
-    expect(status).toMatchObject({ backlog: 0, lagMs: 0 });
+    expect(status).toMatchObject({ backlog: 0, lagMs: 0, stream: { name: 'BRIDGE_EVENTS', subjects: ['evt.intent.>', 'evt.lock.>'] } });
     expect(status.relays).toHaveLength(3);
     expect(status.relays.flatMap((r) => r.partitions).sort()).toEqual([...all].sort());
   });
