@@ -11,7 +11,9 @@ test('the Events page shows the outbox backlog, its lag and the relays, and says
   await useSessionOf(context, baseURL!, ['viewer']);
   await page.goto('/events');
   await expect(page.getByRole('heading', { name: 'Events', level: 1 })).toBeVisible();
-  const status = (await (await page.request.get('/api/console/events')).json()) as { relayConfigured: boolean };
+  const status = (await (await page.request.get('/api/console/events')).json()) as { relayConfigured: boolean; stream: { name: string; subjects: string[] } };
+  // The stream and subjects this environment publishes to, as configured (EVENTS_STREAM, EVENTS_SUBJECT_PREFIX).
+  await expect(page.locator('body')).toContainText(`stream ${status.stream.name}, subjects ${status.stream.subjects.join(', ')}`);
   const tiles = page.getByLabel('Outbox relay');
   await expect(tiles).toContainText(/waiting/);
   await expect(tiles).toContainText('published in the last minute');

@@ -99,6 +99,22 @@ export const envSchema = z.object({
   OUTBOX_RETENTION_HOURS: intFrom(72, 1, 24 * 365),
   /** How often a relay looks for new rows without a notification (it wakes at once on one). */
   OUTBOX_POLL_MS: intFrom(1000, 10, 60_000),
+  /**
+   * The JetStream stream the relays publish to (created if missing), and a prefix for its subjects: environments
+   * sharing one NATS each need their own pair (JetStream refuses two streams over the same subjects), e.g.
+   * EVENTS_STREAM=BRIDGE_EVENTS_STAGING with EVENTS_SUBJECT_PREFIX=staging publishes `staging.evt.intent.created`.
+   */
+  EVENTS_STREAM: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and - only (1 to 64; JetStream stream names have no dots, spaces or wildcards)')
+    .default('BRIDGE_EVENTS'),
+  EVENTS_SUBJECT_PREFIX: z
+    .string()
+    .trim()
+    .regex(/^([A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*)?$/, 'dot-separated tokens of letters, digits, _ and - (no wildcards), e.g. staging or acme.staging')
+    .max(64, 'at most 64 characters')
+    .default(''),
 });
 
 export type Env = z.infer<typeof envSchema>;

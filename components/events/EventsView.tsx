@@ -36,8 +36,21 @@ export function EventsView() {
         title="Events"
         description={
           <>
-            Changes other services care about leave through the transactional outbox to NATS JetStream (stream <code>BRIDGE_EVENTS</code>, subjects{' '}
-            <code>evt.intent.*</code>, <code>evt.lock.*</code>). Payloads: <a href="/api-docs">API</a> (<code>x-events</code>) and docs/EVENTS.md.
+            Changes other services care about leave through the transactional outbox to NATS JetStream
+            {s && (
+              <>
+                {' '}
+                (stream <code>{s.stream.name}</code>, subjects{' '}
+                {s.stream.subjects.map((subject, i) => (
+                  <span key={subject}>
+                    {i > 0 && ', '}
+                    <code>{subject}</code>
+                  </span>
+                ))}
+                )
+              </>
+            )}
+            . Payloads: <a href="/api-docs">API</a> (<code>x-events</code>) and docs/EVENTS.md.
           </>
         }
       />

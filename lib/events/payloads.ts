@@ -69,7 +69,7 @@ export type EventData<S extends Subject> = z.infer<(typeof eventData)[S]>;
 export function eventSchema<S extends Subject>(subject: S) {
   return z.object({
     specVersion: z.literal(1),
-    id: z.string().meta({ description: 'The outbox id: also the message id (`Nats-Msg-Id`); deduplicate on it.' }),
+    id: z.uuid().meta({ description: 'The event’s id, unique across databases and environments: also the message id (`Nats-Msg-Id`); deduplicate on it.' }),
     type: z.literal(subject),
     occurredAt: z.iso.datetime().meta({ description: 'When the change committed its row (UTC).' }),
     intentId: z.uuid().nullable().meta({ description: 'The intent, for evt.intent.*; null for lock events.' }),

@@ -1,15 +1,16 @@
-import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager, JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, nanos, type NatsConnection } from '@nats-io/transport-node';
 import pg from 'pg';
-import { db } from '@/lib/db/client';
 import { CHANGES_CHANNEL } from '@/lib/live/announce';
-import { EVENT_STREAM, OUTBOX_CHANNEL, STREAM_SUBJECTS } from './subjects';
+import { ALL_SUBJECTS, DEFAULT_EVENT_STREAM, natsSubject, OUTBOX_CHANNEL, streamSubjects, type EventStream } from './subjects';
 
 /**
  * The outbox relay: publishes committed outbox rows to NATS JetStream and marks each published only after JetStream
  * acknowledged it. At least once: a relay that dies between the acknowledgement and the mark leaves the row for the
- * next one, which publishes it again under the same message id (the outbox id), and JetStream's duplicate window
- * drops the second copy.
+ * next one, which publishes it again under the same message id (the row's event id, a UUID drawn when the row was
+ * written), and JetStream's duplicate window drops the second copy. The id is random rather than the row's sequence
+ * number so that another database publishing to the same stream (a reset, a restored backup, a second environment)
+ * never sends an id of this one's: its events would be acknowledged as duplicates and dropped.
  *
  * Any number of relays (in `npm start`, `npm run relay`, workers) share the work through Postgres alone. The outbox
  * is cut into PARTITIONS by ordering key (an intent, a lock's resource); a relay owns a partition while it holds a
@@ -20,7 +21,8 @@ import { EVENT_STREAM, OUTBOX_CHANNEL, STREAM_SUBJECTS } from './subjects';
  * after their predecessors, and the first copy of each is the one kept.
  *
  * It wakes on NOTIFY (the engine's `bridge_changes` after its commits, `bridge_outbox` from other writers), polls as
- * a fallback, backs off while NATS or Postgres is unreachable and catches up when they return.
+ * a fallback, backs off while NATS or Postgres is unreachable and catches up when they return. Everything it does in
+ * Postgres goes through its own connection to `databaseUrl`, so a relay serves exactly the database it was given.
  */
 export const PARTITIONS = 16;
 /** First key of the relays' two-key advisory locks ("outb"); the second is the partition. */
@@ -30,6 +32,8 @@ export const RELAY_APPLICATION_NAME = 'bridge:relay';
 export type RelayOptions = {
   databaseUrl: string;
   natsUrl: string;
+  /** The stream and subject prefix to publish to (configuredEventStream() in a deployment). */
+  stream?: EventStream;
   name?: string;
   batchSize?: number;
   pollMs?: number;
@@ -52,7 +56,7 @@ export type RelayStats = {
   lastError: string | null;
 };
 
-type OutboxRow = { id: bigint; subject: string; key: string; body: string };
+type OutboxRow = { id: string; eventId: string; subject: string; key: string; body: string };
 
 const PURGE_EVERY_MS = 10 * 60_000;
 const REBALANCE_EVERY_MS = 1_000;
@@ -80,6 +84,7 @@ export class OutboxRelay {
       publishTimeoutMs: 5_000,
       maxBackoffMs: 10_000,
       duplicateWindowMs: 10 * 60_000,
+      stream: DEFAULT_EVENT_STREAM,
       log: (line) => console.log(`[relay] ${line}`),
       ...options,
     };
@@ -216,23 +221,32 @@ export class OutboxRelay {
     this.nc = nc;
     this.js = jetstream(nc, { timeout: this.opts.publishTimeoutMs });
     this.stats.natsConnected = true;
-    this.opts.log(`connected to NATS (${nc.getServer()}); stream ${EVENT_STREAM}`);
+    this.opts.log(`connected to NATS (${nc.getServer()}); stream ${this.opts.stream.name}, subjects ${streamSubjects(this.opts.stream).join(', ')}`);
   }
 
+  /**
+   * Creates the stream when it is missing, then checks that JetStream files every subject this relay publishes in
+   * that stream: a stream of another environment over the same subjects would take the events instead (or refuse
+   * to let ours be created), and publishing must not start until the configuration says where they go.
+   */
   private async ensureStream(nc: NatsConnection) {
     const jsm = await jetstreamManager(nc);
-    try {
-      await jsm.streams.info(EVENT_STREAM);
-      return;
-    } catch {
-      // not there yet: create it (another relay may do the same at the same moment)
+    const { name } = this.opts.stream;
+    const subjects = streamSubjects(this.opts.stream);
+    if (!(await streamExists(jsm, name))) {
+      try {
+        await jsm.streams.add({ name, subjects, duplicate_window: nanos(this.opts.duplicateWindowMs) });
+      } catch (err) {
+        // Another relay may have created it at the same moment; anything else is said below or rethrown.
+        if (!(await streamExists(jsm, name))) throw new Error(`could not create the stream ${name} over ${subjects.join(', ')}: ${messageOf(err)}${SHARED_NATS_HINT}`);
+      }
     }
-    try {
-      await jsm.streams.add({ name: EVENT_STREAM, subjects: STREAM_SUBJECTS, duplicate_window: nanos(this.opts.duplicateWindowMs) });
-    } catch (err) {
-      await jsm.streams.info(EVENT_STREAM).catch(() => {
-        throw err;
-      });
+    for (const type of ALL_SUBJECTS) {
+      const subject = natsSubject(this.opts.stream, type);
+      const holder = await jsm.streams.find(subject).catch(() => null);
+      if (holder !== name) {
+        throw new Error(`${subject} is ${holder ? `stored by the stream ${holder}` : 'in no stream'}, not in ${name}${SHARED_NATS_HINT}`);
+      }
     }
   }
 
@@ -266,12 +280,16 @@ export class OutboxRelay {
   /** One batch of the owned partitions: publish (each key in order), then mark what was acknowledged. */
   private async round(): Promise<number> {
     const js = this.js;
-    if (!js || !this.held.size) return 0;
-    const rows = await db().$queryRaw<OutboxRow[]>`
-      SELECT id, subject, ordering_key AS key, (payload || jsonb_build_object('id', id::text))::text AS body
-      FROM outbox_events
-      WHERE published_at IS NULL AND partition = ANY(${[...this.held]}::smallint[])
-      ORDER BY id LIMIT ${this.opts.batchSize}`;
+    const client = this.lockClient;
+    if (!js || !client || !this.held.size) return 0;
+    const { rows } = await client.query<OutboxRow>(
+      `SELECT id::text AS id, event_id::text AS "eventId", subject, ordering_key AS key,
+              (payload || jsonb_build_object('id', event_id::text))::text AS body
+       FROM outbox_events
+       WHERE published_at IS NULL AND partition = ANY($1::smallint[])
+       ORDER BY outbox_events.id LIMIT $2`,
+      [[...this.held], this.opts.batchSize],
+    );
     if (!rows.length) return 0;
     const byKey = new Map<string, OutboxRow[]>();
     for (const row of rows) {
@@ -286,8 +304,8 @@ export class OutboxRelay {
         for (const row of queue) {
           if (failure !== undefined || this.crashed) return;
           try {
-            const ack = await js.publish(row.subject, row.body, { msgID: String(row.id), timeout: this.opts.publishTimeoutMs });
-            acked.push({ id: String(row.id), seq: ack.seq });
+            const ack = await js.publish(natsSubject(this.opts.stream, row.subject), row.body, { msgID: row.eventId, timeout: this.opts.publishTimeoutMs });
+            acked.push({ id: row.id, seq: ack.seq });
             if (ack.duplicate) this.stats.duplicates++;
           } catch (err) {
             // This key's later events wait for the next round: they must not overtake the one that failed.
@@ -300,10 +318,12 @@ export class OutboxRelay {
     if (this.opts.afterPublish && acked.length) await this.opts.afterPublish(acked.map((a) => a.id));
     if (this.crashed) return 0;
     if (acked.length) {
-      await db().$executeRaw`
-        UPDATE outbox_events o SET published_at = now(), stream_seq = m.seq
-        FROM unnest(${acked.map((a) => a.id)}::bigint[], ${acked.map((a) => a.seq)}::bigint[]) AS m(id, seq)
-        WHERE o.id = m.id AND o.published_at IS NULL`;
+      await client.query(
+        `UPDATE outbox_events o SET published_at = now(), stream_seq = m.seq
+         FROM unnest($1::bigint[], $2::bigint[]) AS m(id, seq)
+         WHERE o.id = m.id AND o.published_at IS NULL`,
+        [acked.map((a) => a.id), acked.map((a) => a.seq)],
+      );
       this.stats.published += acked.length;
     }
     if (failure !== undefined) throw failure;
@@ -312,23 +332,44 @@ export class OutboxRelay {
 
   /** Published rows older than the retention period go, a slice at a time (every relay may do it; it is idempotent). */
   private async purgeIfDue() {
-    if (Date.now() - this.lastPurge < PURGE_EVERY_MS) return;
+    const client = this.lockClient;
+    if (!client || Date.now() - this.lastPurge < PURGE_EVERY_MS) return;
     this.lastPurge = Date.now();
-    await purgePublishedEvents(this.opts.retentionHours);
+    await purgePublishedEvents(client, this.opts.retentionHours);
   }
 }
 
-export async function purgePublishedEvents(retentionHours: number): Promise<number> {
+export async function purgePublishedEvents(client: pg.ClientBase | pg.Pool, retentionHours: number): Promise<number> {
   let total = 0;
   for (;;) {
-    const n = await db().$executeRaw`
-      DELETE FROM outbox_events WHERE id IN (
-        SELECT id FROM outbox_events
-        WHERE published_at IS NOT NULL AND published_at < now() - make_interval(hours => ${retentionHours}::int)
-        LIMIT 5000)`;
+    const { rowCount } = await client.query(
+      `DELETE FROM outbox_events WHERE id IN (
+         SELECT id FROM outbox_events
+         WHERE published_at IS NOT NULL AND published_at < now() - make_interval(hours => $1::int)
+         LIMIT 5000)`,
+      [retentionHours],
+    );
+    const n = rowCount ?? 0;
     total += n;
     if (n < 5000) return total;
   }
+}
+
+const SHARED_NATS_HINT =
+  '. Environments sharing one NATS server need a stream and subjects of their own: set EVENTS_STREAM and EVENTS_SUBJECT_PREFIX (docs/EVENTS.md)';
+
+async function streamExists(jsm: JetStreamManager, name: string): Promise<boolean> {
+  try {
+    await jsm.streams.info(name);
+    return true;
+  } catch (err) {
+    if (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamNotFound) return false;
+    throw err;
+  }
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
 function shuffle<T>(items: T[]): T[] {

@@ -1,5 +1,6 @@
 import { env } from '@/lib/env';
 import { OutboxRelay } from './relay';
+import { configuredEventStream } from './stream';
 
 /**
  * Starts this process's outbox relay from the configuration, or says why not. Call it from any long-running
@@ -18,6 +19,7 @@ export function startRelayFromEnv(name: string, log: (line: string) => void = (l
   return new OutboxRelay({
     databaseUrl,
     natsUrl: config.NATS_URL,
+    stream: configuredEventStream(),
     name,
     pollMs: config.OUTBOX_POLL_MS,
     retentionHours: config.OUTBOX_RETENTION_HOURS,

@@ -1,6 +1,8 @@
 import { db } from '@/lib/db/client';
 import { env } from '@/lib/env';
 import { PARTITIONS, RELAY_APPLICATION_NAME, RELAY_LOCK_CLASS } from './relay';
+import { configuredEventStream } from './stream';
+import { streamSubjects } from './subjects';
 
 /**
  * What the console shows about events going out: the backlog (rows not yet published), the lag (age of the oldest
@@ -10,6 +12,8 @@ import { PARTITIONS, RELAY_APPLICATION_NAME, RELAY_LOCK_CLASS } from './relay';
 export type OutboxStatus = {
   /** Whether this console instance is configured to relay (NATS_URL set). Other processes may relay regardless. */
   relayConfigured: boolean;
+  /** Where this instance's relay publishes: the stream and its subjects (EVENTS_STREAM, EVENTS_SUBJECT_PREFIX). */
+  stream: { name: string; subjects: string[] };
   backlog: number;
   lagMs: number;
   oldestUnpublishedAt: string | null;
@@ -38,6 +42,7 @@ export async function outboxStatus(): Promise<OutboxStatus> {
     ORDER BY a.pid`;
   return {
     relayConfigured: Boolean(env().NATS_URL),
+    stream: { name: configuredEventStream().name, subjects: streamSubjects(configuredEventStream()) },
     backlog: Number(row.backlog),
     lagMs: Math.max(0, Math.round(row.lagMs ?? 0)),
     oldestUnpublishedAt: row.oldest?.toISOString() ?? null,

@@ -1,9 +1,29 @@
 /**
- * The NATS subjects Bridge Console publishes, in the JetStream stream `BRIDGE_EVENTS` (docs/EVENTS.md). Intent
- * events are keyed by the intent (published in version order per intent); lock events by the lock's resource.
+ * The events Bridge Console publishes (docs/EVENTS.md), by type: the payload's `type`, and the NATS subject when no
+ * subject prefix is configured. Intent events are keyed by the intent (published in version order per intent); lock
+ * events by the lock's resource.
  */
+/** The stream's name unless EVENTS_STREAM says otherwise. */
 export const EVENT_STREAM = 'BRIDGE_EVENTS';
+/** The subjects a stream holds, before the environment's prefix. */
 export const STREAM_SUBJECTS = ['evt.intent.>', 'evt.lock.>'];
+
+/**
+ * Where one environment's events go: the stream, and the prefix of its subjects. Environments sharing a NATS server
+ * need a pair each: JetStream refuses a second stream over subjects another stream already holds.
+ */
+export type EventStream = { name: string; subjectPrefix: string };
+export const DEFAULT_EVENT_STREAM: EventStream = { name: EVENT_STREAM, subjectPrefix: '' };
+
+/** The NATS subject of an event type (or of a subject pattern) in this stream. */
+export function natsSubject(stream: EventStream, type: string): string {
+  return stream.subjectPrefix ? `${stream.subjectPrefix}.${type}` : type;
+}
+
+/** The subjects the stream is created with. */
+export function streamSubjects(stream: EventStream): string[] {
+  return STREAM_SUBJECTS.map((s) => natsSubject(stream, s));
+}
 
 export const SUBJECTS = {
   intentCreated: 'evt.intent.created',

@@ -138,11 +138,39 @@ export async function readJsonBody(request: Request): Promise<unknown> {
 export async function readInput<S extends z.ZodType>(request: Request, schema: S, fromPath?: Record<string, string>): Promise<z.infer<S>> {
   const body = await readJsonBody(request);
   if (!fromPath) return parseInput(schema, body);
+  return parseInput(schema, withPathValues(body, fromPath));
+}
+
+function withPathValues(body: unknown, fromPath: Record<string, string>): Record<string, unknown> {
   if (!isPlainObject(body)) throw new ValidationError([{ field: 'body', message: 'must be a JSON object' }]);
   // The path names these; the same names in the body are not fields of the request.
   const doubled = Object.keys(fromPath).filter((k) => Object.hasOwn(body, k));
   if (doubled.length) throw new ValidationError(doubled.map((field) => ({ field, message: 'is not a known field' })));
-  return parseInput(schema, { ...body, ...fromPath });
+  return { ...body, ...fromPath };
+}
+
+/** The conventional request header for an idempotency key: the same key as a body's `idempotencyKey`. */
+export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
+
+/**
+ * readInput for the commands that take an idempotency key: the key comes from the body's `idempotencyKey` or from
+ * the `Idempotency-Key` header, which HTTP clients send by convention, with one meaning (the same key in either
+ * place is the same request). Both given and different is a 400 naming the field, and nothing is done; a header
+ * that is not a valid key is a 400 naming the header.
+ */
+export async function readKeyedInput<S extends z.ZodType>(request: Request, schema: S, fromPath: Record<string, string> = {}): Promise<z.infer<S>> {
+  const header = request.headers.get(IDEMPOTENCY_KEY_HEADER);
+  if (header === null) return readInput(request, schema, fromPath);
+  const body = withPathValues(await readJsonBody(request), fromPath);
+  if (Object.hasOwn(body, 'idempotencyKey') && body.idempotencyKey !== header) {
+    throw new ValidationError([{ field: 'idempotencyKey', message: `differs from the ${IDEMPOTENCY_KEY_HEADER} header: send the key once, or the same key in both` }]);
+  }
+  try {
+    return parseInput(schema, { ...body, idempotencyKey: header });
+  } catch (err) {
+    if (!(err instanceof ValidationError) || Object.hasOwn(body, 'idempotencyKey')) throw err;
+    throw new ValidationError(err.issues.map((i) => (i.field === 'idempotencyKey' ? { ...i, field: IDEMPOTENCY_KEY_HEADER } : i)));
+  }
 }
 
 /** Route handler wrapper: runs the door, turns domain errors into the envelope. */

@@ -170,11 +170,23 @@ function presentIntent(id: string, intent: IntentRow | null): IntentRow {
   return intent;
 }
 
+/**
+ * Creates an intent (RECEIVED, version 0). With an idempotency key, a repeat — a caller retrying after a lost answer
+ * or a 503 — gets the intent the first request created, as it was created, and nothing new is made.
+ */
 export async function createIntent(input: CreateIntentInput, actor: Actor, options: CommandOptions = {}): Promise<Intent> {
-  const { payload, source } = parseInput(createIntentSchema, input);
-  const row = await db().$transaction((tx) => insertIntentWithAudit(tx, { payload: payload as JsonObject, source, actor: actor.name, isReplay: options.isReplay ?? false }));
-  announceCommitted();
-  return toIntent(row);
+  const { payload, source, idempotencyKey } = parseInput(createIntentSchema, input);
+  const work = async (key: KeyRef | undefined) => {
+    const row = await db().$transaction((tx) => insertIntentWithAudit(tx, { payload: payload as JsonObject, source, actor: actor.name, isReplay: options.isReplay ?? false, key }));
+    announceCommitted();
+    return toIntent(row);
+  };
+  const replay = (stored: StoredOutcome) => {
+    const row = rowFromStored(stored.intent);
+    if (!row) throw new Error('a keyed create was stored without its intent: this cannot happen');
+    return toIntent(row);
+  };
+  return runIdempotent({ key: idempotencyKey, scope: actor.name, operation: 'create', request: { payload, source } }, work, replay);
 }
 
 type StatusCall = { id: string; target: IntentStatus; expectedVersion?: number; fencing?: Fencing };

@@ -2,6 +2,7 @@ import { Prisma } from '@/generated/prisma/client';
 import type { PoolQuery, Tx } from '@/lib/db/client';
 import type { IntentStatus } from './state-machine';
 import type { JsonObject } from './json';
+import type { KeyRef } from './statements';
 import type { AuditEvent, ConflictEvent, Correction, Intent } from './types';
 
 /**
@@ -63,9 +64,13 @@ export async function updateStatusWithAudit(
   return rows[0];
 }
 
+/**
+ * Creates an intent with its audit event. With `key` (a keyed create, lib/intents/idempotency.ts) the same statement
+ * stores the outcome in the key's record, so a repeat finds the intent this call made and nothing else.
+ */
 export async function insertIntentWithAudit(
   tx: Tx,
-  args: { payload: JsonObject; source: string; actor: string; isReplay: boolean; status?: IntentStatus },
+  args: { payload: JsonObject; source: string; actor: string; isReplay: boolean; status?: IntentStatus; key?: KeyRef | null },
 ): Promise<IntentRow> {
   const rows = await tx.$queryRaw<IntentRow[]>`
     WITH created AS (
@@ -76,7 +81,12 @@ export async function insertIntentWithAudit(
       INSERT INTO audit_events (intent_id, action, actor, to_status, version_after, details)
       SELECT id, 'created', ${args.actor}, status, version, jsonb_build_object('source', source) FROM created
     )
-    SELECT ${INTENT_COLUMNS} FROM created`;
+    SELECT ${INTENT_COLUMNS} FROM created
+    LEFT JOIN LATERAL (
+      SELECT "bridge_complete_key"(${args.key?.scope ?? null}::text, ${args.key?.key ?? null}::text,
+                                   jsonb_build_object('outcome', 'applied', 'intent', to_jsonb(created), 'priorStatus', NULL))
+      WHERE ${args.key?.key ?? null}::text IS NOT NULL
+    ) keyed ON true`;
   return rows[0];
 }
 

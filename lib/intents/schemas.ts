@@ -70,6 +70,7 @@ export const createIntentSchema = z.strictObject(
   {
     payload: jsonObject,
     source: nonEmpty(255),
+    idempotencyKey: idempotencyKeySchema.optional(),
   },
   { error: (issue) => (issue.code === 'unrecognized_keys' ? `unknown field` : 'must be a JSON object') },
 );

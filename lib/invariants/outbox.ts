@@ -2,7 +2,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { Prisma } from '@/generated/prisma/client';
 import type { Tx } from '@/lib/db/client';
-import { EVENT_STREAM } from '@/lib/events/subjects';
+import { configuredEventStream } from '@/lib/events/stream';
 import { SAMPLE, type Check, type CheckOutcome, type Violation } from './checks';
 
 /**
@@ -84,18 +84,18 @@ export function outboxComplete(retentionHours = 72): Check {
 
 type StreamCopy = { seq: number; id: string | null };
 
-/** Every message in the stream: its sequence and the outbox id it carries (the payload's `id`). */
-async function readStream(natsUrl: string): Promise<{ copies: StreamCopy[]; unreadable: number }> {
+/** Every message in the stream: its sequence and the event id it carries (the payload's `id`). */
+async function readStream(natsUrl: string, stream: string): Promise<{ copies: StreamCopy[]; unreadable: number }> {
   const nc = await connect({ servers: natsUrl, timeout: 5_000 });
   try {
     const jsm = await jetstreamManager(nc);
-    const info = await jsm.streams.info(EVENT_STREAM).catch(() => null);
+    const info = await jsm.streams.info(stream).catch(() => null);
     if (!info || info.state.messages === 0) return { copies: [], unreadable: 0 };
     const copies: StreamCopy[] = [];
     let unreadable = 0;
     // An ordered consumer reads the whole stream in order at the server's pace; it ends at the last sequence the
     // stream had when the check began (the relays may still be adding to it).
-    const consumer = await jsm.jetstream().consumers.get(EVENT_STREAM, { opt_start_seq: info.state.first_seq });
+    const consumer = await jsm.jetstream().consumers.get(stream, { opt_start_seq: info.state.first_seq });
     const last = info.state.last_seq;
     let seen = 0;
     while (copies.length + unreadable < info.state.messages && seen < last) {
@@ -125,9 +125,11 @@ async function readStream(natsUrl: string): Promise<{ copies: StreamCopy[]; unre
  * The outbox against the stream itself: each published event is in the stream exactly once (JetStream's
  * deduplication kept one copy) at the sequence its acknowledgement gave, and none the outbox marked published is
  * missing from it. With `drained` (the chaos run, after the relays were given time to catch up) an event still
- * unpublished counts as lost too; against a live system it is the backlog and only reported.
+ * unpublished counts as lost too; against a live system it is the backlog and only reported. `stream`: the stream the
+ * relays publish to (EVENTS_STREAM unless given).
  */
-export function outboxPublishedOnce(natsUrl: string, options: { drained?: boolean } = {}): Check {
+export function outboxPublishedOnce(natsUrl: string, options: { drained?: boolean; stream?: string } = {}): Check {
+  const stream = options.stream ?? configuredEventStream().name;
   return {
     name: 'outbox_published_once',
     promise: 'every outbox event published once after deduplication, and none lost',
@@ -135,15 +137,15 @@ export function outboxPublishedOnce(natsUrl: string, options: { drained?: boolea
     run: async (tx): Promise<CheckOutcome> => {
       // The database first: a row marked published in this snapshot was acknowledged before it, so it is in the
       // stream read afterwards.
-      const rows = await tx.$queryRaw<{ id: bigint; seq: bigint | null; published: boolean }[]>`
-        SELECT id, stream_seq AS seq, published_at IS NOT NULL AS published FROM outbox_events ORDER BY id`;
-      const { copies, unreadable } = await readStream(natsUrl);
+      const rows = await tx.$queryRaw<{ id: string; seq: bigint | null; published: boolean }[]>`
+        SELECT event_id::text AS id, stream_seq AS seq, published_at IS NOT NULL AS published FROM outbox_events ORDER BY outbox_events.id`;
+      const { copies, unreadable } = await readStream(natsUrl, stream);
       const byId = new Map<string, number[]>();
       for (const c of copies) if (c.id !== null) byId.set(c.id, [...(byId.get(c.id) ?? []), c.seq]);
       const found: Violation[] = [];
       let backlog = 0;
       for (const r of rows) {
-        const id = String(r.id);
+        const id = r.id;
         const seqs = byId.get(id) ?? [];
         if (seqs.length > 1) found.push({ subject: id, detail: `in the stream ${seqs.length} times (sequences ${seqs.join(', ')})` });
         if (!r.published) {
@@ -158,13 +160,16 @@ export function outboxPublishedOnce(natsUrl: string, options: { drained?: boolea
           found.push({ subject: id, detail: `marked published at stream sequence ${r.seq}, but the stream has it at ${seqs.join(', ')}` });
         }
       }
-      const known = new Set(rows.map((r) => String(r.id)));
-      const minId = rows.length ? rows[0].id : null;
-      // Messages for outbox rows that never existed (purged rows are older than every row still there).
+      const known = new Set(rows.map((r) => r.id));
+      // Messages for outbox rows that never existed here. Only past the oldest published row's sequence: what came
+      // before it was purged after its retention period (or published by a database this stream served earlier).
+      const oldest = rows.reduce<number | null>((min, r) => (r.seq === null ? min : Math.min(min ?? Infinity, Number(r.seq))), null);
       for (const [id, seqs] of byId) {
-        if (!known.has(id) && minId !== null && BigInt(id) > minId) found.push({ subject: id, detail: `in the stream (sequence ${seqs.join(', ')}) but no such outbox event exists` });
+        if (!known.has(id) && oldest !== null && seqs.some((q) => q > oldest)) {
+          found.push({ subject: id, detail: `in the stream (sequence ${seqs.join(', ')}) but this database has no such outbox event (another database publishing to this stream?)` });
+        }
       }
-      if (unreadable) found.push({ subject: EVENT_STREAM, detail: `${unreadable} message(s) are not JSON events` });
+      if (unreadable) found.push({ subject: stream, detail: `${unreadable} message(s) are not JSON events` });
       const notes = [`${copies.length} messages in the stream`];
       if (backlog && !options.drained) notes.push(`${backlog} event(s) not published yet (the backlog)`);
       return { checked: rows.length, violations: found.slice(0, SAMPLE), violationCount: found.length, note: notes.join('; ') };

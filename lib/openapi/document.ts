@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiOverrideContext, type ZodOpenApiPathsObject, type ZodOpenApiResponseObject } from 'zod-openapi';
 import { EVENT_SCHEMAS } from '@/lib/events/payloads';
-import { EVENT_STREAM, SUBJECTS } from '@/lib/events/subjects';
+import { configuredEventStream } from '@/lib/events/stream';
+import { natsSubject, SUBJECTS } from '@/lib/events/subjects';
 import { REPLAYED_HEADERS } from '@/lib/intents/errors';
 import { errorSchema } from './responses';
 import { OPERATIONS, operationErrors, type ApiOperation } from './operations';
@@ -15,6 +16,15 @@ const REPLAYED_HEADER = Object.keys(REPLAYED_HEADERS)[0];
 const replayedHeader = z
   .literal('true')
   .meta({ description: 'Present when this answer is the stored first answer to an earlier request with the same `idempotencyKey` and body (refusals included).' });
+
+const idempotencyKeyHeader = z.object({
+  'Idempotency-Key': z
+    .string()
+    .min(1)
+    .max(255)
+    .optional()
+    .meta({ description: 'The idempotency key, as an alternative to the body’s `idempotencyKey` (the same key either way; both given and different is a 400).', example: 'order-42-create' }),
+});
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Bad input: `details.fields` names each refused field; nothing changed.',
@@ -65,7 +75,11 @@ function operationObject(op: ApiOperation): ZodOpenApiOperationObject {
     description: [op.description, op.permission ? `Needs the permission \`${op.permission}\`.` : undefined].filter(Boolean).join('\n\n') || undefined,
     tags: [op.tag],
     security: op.auth === 'bearer' ? [{ bearer: [] }] : op.auth === 'metrics' ? [{}, { bearer: [] }] : [],
-    requestParams: { ...(op.pathParams ? { path: op.pathParams } : {}), ...(op.query ? { query: op.query } : {}) },
+    requestParams: {
+      ...(op.pathParams ? { path: op.pathParams } : {}),
+      ...(op.query ? { query: op.query } : {}),
+      ...(op.idempotent ? { header: idempotencyKeyHeader } : {}),
+    },
     requestBody: op.body ? { required: true, content: { 'application/json': { schema: op.body } } } : undefined,
     responses: responsesFor(op),
   };
@@ -98,13 +112,15 @@ const SUBJECT_TEXT: Record<string, string> = {
 /**
  * The events other services receive, beside the HTTP API (an AsyncAPI-style section): the JetStream stream, each
  * subject and its payload's JSON Schema, generated from the same Zod schemas the relay tests validate messages with.
+ * The stream and the subjects' prefix are this deployment's (EVENTS_STREAM, EVENTS_SUBJECT_PREFIX).
  */
 function eventsSection() {
+  const stream = configuredEventStream();
   return {
     transport: 'NATS JetStream',
-    stream: EVENT_STREAM,
-    delivery:
-      'At least once. The message id (`Nats-Msg-Id`) is the outbox id, also the payload\'s `id`: deduplicate on it. Events of one intent (of one lock resource) are published in version order.',
+    stream: stream.name,
+    subjectPrefix: stream.subjectPrefix,
+    delivery: `At least once. The message id (\`Nats-Msg-Id\`) is the event's id, a UUID unique across databases and environments, also the payload's \`id\`: deduplicate on it. Events of one intent (of one lock resource) are published in version order. Each event is published on the subject \`${natsSubject(stream, '<type>')}\`, its \`type\` being one of the keys below.`,
     subjects: Object.fromEntries(
       Object.values(SUBJECTS).map((subject) => {
         const { $schema: _ignored, ...payload } = z.toJSONSchema(EVENT_SCHEMAS[subject], { io: 'output' }) as Record<string, unknown>;

@@ -63,7 +63,10 @@ export type ApiOperation = {
   otherResponses?: Record<number, { description: string; schema: z.ZodType }>;
   /** A 400 that no schema can foresee (it depends on the data), said in the 400's description. */
   dataDependent400?: string;
-  /** Takes an `idempotencyKey`: answers replayed from its first request carry `Idempotent-Replayed: true`. */
+  /**
+   * Takes an idempotency key, as the body's `idempotencyKey` or the `Idempotency-Key` header: answers replayed from
+   * its first request carry `Idempotent-Replayed: true`.
+   */
   idempotent?: boolean;
 };
 
@@ -212,7 +215,8 @@ export const OPERATIONS: ApiOperation[] = [
     method: 'post',
     path: '/api/intents',
     summary: 'Create an intent',
-    description: 'Creates an intent in status RECEIVED at version 0.',
+    description:
+      'Creates an intent in status RECEIVED at version 0. With an idempotency key (`idempotencyKey` or the `Idempotency-Key` header) a repeat — a retry after a lost answer or a 503 — answers 201 with the intent the first request created, as it was created, and creates nothing.',
     tag: 'intents',
     auth: 'bearer',
     permission: 'intents.create',
@@ -223,7 +227,8 @@ export const OPERATIONS: ApiOperation[] = [
       schema: intentSchema,
       headers: { Location: z.string().meta({ description: 'The new intent: `/api/intents/{id}`.' }) },
     },
-    errors: {},
+    errors: { 409: ['idempotency_in_progress'], 422: ['idempotency_key_reused'], 503: ['idempotency_backend_unavailable'] },
+    idempotent: true,
   },
   {
     operationId: 'listIntents',

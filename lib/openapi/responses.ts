@@ -198,6 +198,9 @@ export const replayRunSchema = z.looseObject({ run: z.looseObject({ id: z.string
 export const outboxStatusSchema = z
   .object({
     relayConfigured: z.boolean().meta({ description: 'Whether the answering console instance has NATS_URL set.' }),
+    stream: z
+      .object({ name: z.string(), subjects: z.array(z.string()) })
+      .meta({ description: 'The JetStream stream and subjects the answering instance publishes to (EVENTS_STREAM, EVENTS_SUBJECT_PREFIX).' }),
     backlog: z.int().meta({ description: 'Events committed but not yet acknowledged by JetStream.' }),
     lagMs: z.int().meta({ description: 'Age of the oldest of them (0 when none).' }),
     oldestUnpublishedAt: isoTime.nullable(),

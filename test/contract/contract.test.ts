@@ -217,9 +217,16 @@ describe('the OpenAPI document', () => {
     for (const op of OPERATIONS) expect(typeof (await handlerFor(op.path, op.method)), `${op.operationId} has no handler`).toBe('function');
   });
 
-  it('documents the Idempotent-Replayed header on the operations that take an idempotency key', () => {
-    for (const op of OPERATIONS.filter((o) => o.idempotent)) {
-      expect(doc.paths[op.path][op.method].responses['200'].headers).toHaveProperty('Idempotent-Replayed');
+  it('documents the Idempotency-Key request header and the Idempotent-Replayed answer header on the operations that take a key', () => {
+    const keyed = OPERATIONS.filter((o) => o.idempotent);
+    expect(keyed.map((o) => o.operationId).sort()).toEqual(['createIntent', 'reevaluateIntent', 'updateIntentStatus']);
+    for (const op of keyed) {
+      const documented = doc.paths[op.path][op.method];
+      expect(documented.responses[String(op.success.status)].headers).toHaveProperty('Idempotent-Replayed');
+      const keyHeader = documented.parameters?.find((p) => p.in === 'header' && p.name === 'Idempotency-Key');
+      expect(keyHeader, `${op.operationId}: the Idempotency-Key header`).toBeDefined();
+      expect(keyHeader?.required ?? false).toBe(false);
+      expect(documented.responses['422']).toBeDefined();
     }
   });
 });
@@ -251,6 +258,26 @@ describe('answers that depend on earlier requests', () => {
     checkAnswer(op, late, refused);
     expect(refused.status, refused.text).toBe(409);
     expect(JSON.parse(refused.text).error).toMatchObject({ code: 'fencing_token_stale', details: { resource, token: 4 } });
+  });
+});
+
+describe('a keyed create repeated', () => {
+  it('answers the first 201 again with Idempotent-Replayed, and the key with another body 422, as documented', async () => {
+    const op = OPERATIONS.find((o) => o.operationId === 'createIntent')!;
+    const call: Call = { path: {}, query: {}, body: { payload: { order: 'contract-1' }, source: 'contract', idempotencyKey: `contract-create-${Date.now()}` }, auth: 'token' };
+    const first = await send(op, call);
+    const again = await send(op, call);
+    for (const answer of [first, again]) {
+      checkAnswer(op, call, answer);
+      expect(answer.status, answer.text).toBe(201);
+    }
+    expect(again.text).toBe(first.text);
+    expect(again.headers.get('Idempotent-Replayed')).toBe('true');
+    expect(again.headers.get('Location')).toBe(first.headers.get('Location'));
+    const reused: Call = { ...call, body: { ...(call.body as object), source: 'another' } };
+    const refused = await send(op, reused);
+    checkAnswer(op, reused, refused);
+    expect(refused.status, refused.text).toBe(422);
   });
 });
 

@@ -7,21 +7,22 @@ import { SUBJECTS, type Subject } from '@/lib/events/subjects';
 import { bulkUpdateStatus, createIntent, reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { PostgresLeases } from '@/lib/leases/postgres';
 import { runPipeline } from '@/lib/pipeline/run';
-import { makeIntent, resetDatabase, tester } from '../helpers';
+import { makeIntent, rawClient, resetDatabase, tester } from '../helpers';
 
 /**
  * The transactional outbox: every change other services care about writes its event in the same transaction,
  * whichever code path made it (the triggers sit on the tables of record), with the versioned payload of
  * lib/events/payloads.ts.
  */
-type Row = { id: bigint; subject: Subject; orderingKey: string; partition: number; payload: Record<string, unknown> };
+type Row = { id: bigint; eventId: string; subject: Subject; orderingKey: string; partition: number; payload: Record<string, unknown> };
 
 async function outbox(): Promise<Row[]> {
-  return db().$queryRaw<Row[]>`SELECT id, subject, ordering_key AS "orderingKey", partition, payload FROM outbox_events ORDER BY id`;
+  return db().$queryRaw<Row[]>`SELECT id, event_id::text AS "eventId", subject, ordering_key AS "orderingKey", partition, payload FROM outbox_events ORDER BY id`;
 }
 
+/** As the relay publishes it: the payload with the event id. */
 function expectValid(row: Row) {
-  const parsed = EVENT_SCHEMAS[row.subject].safeParse({ ...row.payload, id: String(row.id) });
+  const parsed = EVENT_SCHEMAS[row.subject].safeParse({ ...row.payload, id: row.eventId });
   expect(parsed.success, `${row.subject}: ${parsed.error?.message}\n${JSON.stringify(row.payload)}`).toBe(true);
 }
 
@@ -147,13 +148,35 @@ describe('lease and pipeline events', () => {
   });
 });
 
+describe('event ids', () => {
+  it('gives every event a random UUID of its own, kept with the row (a republish sends the same one)', async () => {
+    await makeIntent('PROCESSED');
+    const rows = await outbox();
+    expect(rows).toHaveLength(3);
+    for (const r of rows) expect(r.eventId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(new Set(rows.map((r) => r.eventId)).size).toBe(3);
+    // Not derived from the row's sequence number, which every database starts at 1.
+    await resetDatabase();
+    await makeIntent('PROCESSED');
+    const again = await outbox();
+    expect(again.map((r) => Number(r.id))).toEqual(rows.map((r) => Number(r.id)));
+    expect(again.filter((r) => rows.some((o) => o.eventId === r.eventId))).toEqual([]);
+    expect((await outbox()).map((r) => r.eventId)).toEqual(again.map((r) => r.eventId));
+  });
+});
+
 describe('retention', () => {
   it('purges published rows older than the retention period, never unpublished ones', async () => {
     await makeIntent('PROCESSED'); // three events
     await db().$executeRaw`UPDATE outbox_events SET published_at = now() - interval '73 hours', created_at = now() - interval '73 hours' WHERE id = 1`;
     await db().$executeRaw`UPDATE outbox_events SET published_at = now() - interval '1 hour' WHERE id = 2`;
     await db().$executeRaw`UPDATE outbox_events SET created_at = now() - interval '100 hours' WHERE id = 3`;
-    expect(await purgePublishedEvents(72)).toBe(1);
+    const client = await rawClient();
+    try {
+      expect(await purgePublishedEvents(client, 72)).toBe(1);
+    } finally {
+      await client.end();
+    }
     expect((await outbox()).map((r) => Number(r.id))).toEqual([2, 3]);
   });
 });

@@ -6,7 +6,7 @@ process.env.IDEMPOTENCY_BACKEND = 'redis';
 if (redisUrl) process.env.REDIS_URL = redisUrl;
 
 const { db } = await import('@/lib/db/client');
-const { updateIntentStatus, reevaluateIntent } = await import('@/lib/intents/commands');
+const { createIntent, updateIntentStatus, reevaluateIntent } = await import('@/lib/intents/commands');
 const { IdempotencyKeyReusedError } = await import('@/lib/intents/errors');
 const { replayHeaders } = await import('@/lib/intents/idempotency');
 const { intentRow, makeIntent, resetDatabase, tester } = await import('../helpers');
@@ -37,6 +37,14 @@ describe.skipIf(!redisUrl)('idempotency keys in Redis (IDEMPOTENCY_BACKEND=redis
     );
     expect(new Set(answers.map((a) => JSON.stringify(a))).size).toBe(1);
     expect(await intentRow(intent.id)).toMatchObject({ status: 'CORRECTED', version: 3 });
+  });
+
+  it('8 concurrent creates with one key make one intent, and everyone gets it', async () => {
+    const answers = await Promise.all(Array.from({ length: 8 }, () => createIntent({ payload: { order: 'r-1' }, source: 'svc', idempotencyKey: 'redis-create' }, tester)));
+    expect(new Set(answers.map((a) => JSON.stringify(a))).size).toBe(1);
+    const [{ n }] = await db().$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM intents`;
+    expect(Number(n)).toBe(1);
+    await expect(createIntent({ payload: { order: 'r-2' }, source: 'svc', idempotencyKey: 'redis-create' }, tester)).rejects.toBeInstanceOf(IdempotencyKeyReusedError);
   });
 
   it('a refusal is replayed too, empty arrays and all', async () => {

@@ -1,6 +1,6 @@
 import { NextResponse } from 'next/server';
 import { requestActor } from '@/lib/http/actor';
-import { handler, otherMethods, readInput } from '@/lib/http/respond';
+import { handler, otherMethods, readKeyedInput } from '@/lib/http/respond';
 import { reevaluateIntent } from '@/lib/intents/commands';
 import { replayHeaders } from '@/lib/intents/idempotency';
 import { reevaluateInputSchema } from '@/lib/intents/schemas';
@@ -9,7 +9,7 @@ export const dynamic = 'force-dynamic';
 
 export const POST = handler(async (request, { params }: { params: Promise<{ id: string }> }) => {
   const actor = await requestActor(request, 'intents.correct');
-  const result = await reevaluateIntent(await readInput(request, reevaluateInputSchema, { id: (await params).id }), actor);
+  const result = await reevaluateIntent(await readKeyedInput(request, reevaluateInputSchema, { id: (await params).id }), actor);
   return NextResponse.json(result, { headers: replayHeaders(result) });
 });
 
