@@ -198,7 +198,8 @@ export const replayRunSchema = z.looseObject({ run: z.looseObject({ id: z.string
 export const outboxStatusSchema = z
   .object({
     relayConfigured: z.boolean().meta({ description: 'Whether the answering console instance has NATS_URL set.' }),
-    backlog: z.int().meta({ description: 'Events committed but not yet acknowledged by JetStream.' }),
+    backlog: z.int().meta({ description: 'Events committed but not yet acknowledged by JetStream, counted up to 10,000.' }),
+    backlogCapped: z.boolean().meta({ description: 'True when there are more than `backlog` (the count stops at 10,000).' }),
     lagMs: z.int().meta({ description: 'Age of the oldest of them (0 when none).' }),
     oldestUnpublishedAt: isoTime.nullable(),
     publishedLastMinute: z.int(),

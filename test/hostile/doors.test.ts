@@ -488,6 +488,25 @@ describe('redirect targets stay on the console', () => {
   });
 });
 
+describe('Swagger UI’s assets', () => {
+  it('are the two files it needs; any other name, prototype keys included, is a plain 404 that logs nothing', async () => {
+    const { GET: asset } = await import('@/app/api-docs/assets/[file]/route');
+    const logged = vi.spyOn(console, 'error');
+    try {
+      for (const file of ['__proto__', 'constructor', 'toString', 'hasOwnProperty', '..%2Fpackage.json', '../package.json', 'index.html', 'swagger-ui.css.map', '']) {
+        const res = await asset(new Request(`http://localhost/api-docs/assets/${encodeURIComponent(file)}`), { params: Promise.resolve({ file }) });
+        expect({ file, status: res.status, text: await res.text() }).toEqual({ file, status: 404, text: 'Not found' });
+      }
+      expect(logged).not.toHaveBeenCalled();
+    } finally {
+      logged.mockRestore();
+    }
+    const css = await asset(new Request('http://localhost/api-docs/assets/swagger-ui.css'), { params: Promise.resolve({ file: 'swagger-ui.css' }) });
+    expect(css.status).toBe(200);
+    expect(css.headers.get('content-type')).toMatch(/^text\/css/);
+  });
+});
+
 describe('OPTIONS agrees with the 405s', () => {
   it.each([
     ['/api/intents', () => import('@/app/api/intents/route')],
