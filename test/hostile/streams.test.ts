@@ -145,7 +145,7 @@ describe('event streams', () => {
     try {
       const hostile = ['9999999999999999999.1', '1.9999999999999999999', '99999999999999999999.1', '-1.2', '1.2.3', '0x10.1', 'abc', '1', '1.2 x', '1.2;3'];
       for (const id of hostile) {
-        for (const headers of [{ 'last-event-id': id }, {}]) {
+        for (const headers of [{ 'last-event-id': id }, {}] as Record<string, string>[]) {
           const query = 'last-event-id' in headers ? '' : `?since=${encodeURIComponent(id)}`;
           const controller = new AbortController();
           const response = await openEvents(new Request(apiRequest(`/api/events${query}`, { token, headers }), { signal: controller.signal }));
