@@ -1,8 +1,9 @@
 import { expect, test } from '@playwright/test';
 import { sessionCookieName } from '../lib/auth/cookies';
 import { createSession } from '../lib/auth/sessions';
-import { apiTokenFor, createE2eUser } from './auth';
-import { filler, raw, type RawAnswer } from './support/raw-http';
+import { db } from '../lib/db/client';
+import { apiTokenFor, createE2eUser, useSessionOf } from './auth';
+import { filler, raw, rawSocket, type RawAnswer } from './support/raw-http';
 
 /**
  * Hostile requests against the real server (Next behind the console's front door): what Next would answer itself,
@@ -75,4 +76,89 @@ test('server actions: a foreign or missing Origin with a cookie is refused in th
   const own = await raw(baseURL!, { method: 'POST', path: '/admin/users', headers: { ...action, origin: `http://${host}` }, body: '[]' });
   expect(own!.status).toBeGreaterThanOrEqual(400);
   expect(own!.status).toBeLessThan(500);
+});
+
+/** The status and error envelope of what rawSocket read (a `100 Continue` in front of it is the caller's business). */
+function socketEnvelope(out: string): { status: number; code: string; continued: boolean } {
+  expect(out, 'an answer, not a dropped connection').not.toBe('');
+  const continued = out.startsWith('HTTP/1.1 100 Continue\r\n\r\n');
+  const answer = continued ? out.slice('HTTP/1.1 100 Continue\r\n\r\n'.length) : out;
+  const status = Number(/^HTTP\/1\.1 (\d{3}) /.exec(answer)?.[1]);
+  expect(answer).toMatch(/\r\ncontent-type: application\/json/i);
+  const { error } = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as { error: { code: string; message: string } };
+  expect(error.message).toBeTruthy();
+  return { status, code: error.code, continued };
+}
+
+test('Upgrade, CONNECT, no Host and expectations: an answer in the envelope, never silence or a bare Node answer', async ({ baseURL }) => {
+  const host = new URL(baseURL!).host;
+  for (const path of ['/', '/api/events', '/api/health']) {
+    const ws = await rawSocket(baseURL!, `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`);
+    expect(socketEnvelope(ws)).toMatchObject({ status: 400, code: 'upgrade_not_supported' });
+  }
+  for (const target of ['example.com:443', `${host}`]) {
+    expect(socketEnvelope(await rawSocket(baseURL!, `CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n\r\n`))).toMatchObject({ status: 405, code: 'method_not_allowed' });
+  }
+  for (const request of ['GET /api/health HTTP/1.1\r\nConnection: close\r\n\r\n', 'GET /intents HTTP/1.1\r\nHost: \r\nConnection: close\r\n\r\n']) {
+    expect(socketEnvelope(await rawSocket(baseURL!, request))).toMatchObject({ status: 400, code: 'invalid_request' });
+  }
+  for (const expectation of ['200-ok', '100-continue, 200-ok']) {
+    const out = await rawSocket(baseURL!, `POST /api/intents HTTP/1.1\r\nHost: ${host}\r\nExpect: ${expectation}\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`);
+    expect(socketEnvelope(out)).toMatchObject({ status: 417, code: 'expectation_failed', continued: false });
+  }
+  // A 10 MiB upload announced with Expect: 100-continue is refused without the go-ahead (its body is never sent).
+  const big = await rawSocket(baseURL!, `POST /api/intents HTTP/1.1\r\nHost: ${host}\r\nExpect: 100-continue\r\nContent-Type: application/json\r\nContent-Length: ${10 * 1024 * 1024}\r\n\r\n`);
+  expect(socketEnvelope(big)).toEqual({ status: 413, code: 'payload_too_large', continued: false });
+  // The server still answers ordinary requests afterwards.
+  expect((await raw(baseURL!, { path: '/api/health' }))!.status).toBe(200);
+});
+
+test('server actions: React reference markers in a text body are refused before React decodes them, and change nothing', async ({ page, context, baseURL }) => {
+  const user = await useSessionOf(context, baseURL!, ['operator']);
+  // The real id of setWorkersPausedAction, taken from the Workers page's own call (which is stopped on its way out).
+  let actionId: string | undefined;
+  await page.route('**/workers', async (route) => {
+    const id = route.request().headers()['next-action'];
+    if (id) {
+      actionId = id;
+      await route.abort();
+    } else await route.continue();
+  });
+  await page.goto('/workers');
+  await page.getByRole('button', { name: /^(Pause|Resume) claiming$/ }).click();
+  await page.getByRole('dialog').getByRole('button', { name: /^(Pause|Resume) claiming$/ }).click();
+  await expect.poll(() => actionId).toBeTruthy();
+
+  const cookie = (await context.cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
+  const host = new URL(baseURL!).host;
+  const bare = { 'next-action': actionId!, 'content-type': 'text/plain;charset=UTF-8' };
+  const signedIn = { ...bare, cookie, origin: `http://${host}` };
+  const bodies = ['[{"paused":"$F1"}]', '[{"paused":"$Q1"}]', '[{"paused":"$B1"}]', '[{"paused":"$1"}]', '["$S"]', '[{"paused":"$O1"}]', '["$@0"]', '["$K1"]', '[{"paused":"$h1"}]', '["$R1"]', '["$n1x"]', '{"paused":', ''];
+  for (const body of bodies) {
+    for (const headers of [bare, signedIn]) {
+      const answer = await raw(baseURL!, { method: 'POST', path: '/workers', headers, body });
+      expect({ body, status: answer?.status }).toEqual({ body, status: 400 });
+      expectEnvelope(answer, 400, 'invalid_request');
+    }
+  }
+  // Nothing reached the action: no pause or resume by this user.
+  const changes = await db().auditEvent.count({ where: { actor: user.username, action: { in: ['workers_paused', 'workers_resumed'] } } });
+  expect(changes).toBe(0);
+  // A body the page could have sent still reaches the action, which refuses the value itself (200, an error result).
+  const lax = await raw(baseURL!, { method: 'POST', path: '/workers', headers: { ...signedIn, accept: 'text/x-component' }, body: '[{"paused":"$$yes"}]' });
+  expect(lax!.status).toBe(200);
+  expect(lax!.body).toContain('invalid_request');
+});
+
+test('the audit page and the API agree on text they cannot search for; Swagger UI assets are a plain 404 beyond its files', async ({ page, context, baseURL }) => {
+  await useSessionOf(context, baseURL!, ['viewer']);
+  const pageAnswer = await page.goto('/audit?actor=%00');
+  expect(pageAnswer!.status()).toBe(200);
+  await expect(page.getByText(/must not contain NUL characters/)).toBeVisible();
+  const { authorization } = await apiTokenFor(['viewer']);
+  expectEnvelope(await raw(baseURL!, { path: '/api/audit?actor=%00', headers: { authorization } }), 400, 'invalid_request');
+  for (const file of ['__proto__', 'constructor', 'toString']) {
+    const answer = await raw(baseURL!, { path: `/api-docs/assets/${file}` });
+    expect({ file, status: answer!.status, body: answer!.body }).toEqual({ file, status: 404, body: 'Not found' });
+  }
 });

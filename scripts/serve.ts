@@ -7,12 +7,12 @@
  *
  * Environment: PORT (3000), HOST (127.0.0.1), and the console's own settings (lib/env.ts).
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { resolve } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import next from 'next';
-import { answerClientError, answerWritesUncompressed, gate, setResponseHeaders, type GateOptions } from '../lib/http/gate';
+import { answerWritesUncompressed, createGatedServer, type GateOptions } from '../lib/http/gate';
 import { CommandRoutes, createEntryDispatcher, readRouteEntries } from '../lib/http/route-entries';
 
 const root = resolve(import.meta.dirname, '..');
@@ -41,16 +41,16 @@ async function main() {
     } else res.destroy();
   };
 
-  const server = createServer((req, res) => {
-    // A response stream that fails after the client left must not take the process down with an unhandled 'error'.
-    res.on('error', () => undefined);
-    setResponseHeaders(req, res);
-    if (gate(req, res, options)) return;
-    answerWritesUncompressed(req);
-    const command = commands.match(req.method, req.url);
-    (command ? dispatch(command, req, res) : handle(req, res)).catch((err: unknown) => answerFailure(req, res, err));
-  });
-  server.on('clientError', answerClientError);
+  // What the front door let through (lib/http/gate.ts): an API command goes to its route, anything else to Next.
+  const server = createGatedServer(
+    options,
+    (req, res) => {
+      answerWritesUncompressed(req);
+      const command = commands.match(req.method, req.url);
+      return command ? dispatch(command, req, res) : handle(req, res);
+    },
+    answerFailure,
+  );
   // Slow or idle clients cannot hold sockets open for ever (a request's headers within 20 s, each request within 60 s;
   // event streams are responses, not requests, and are unaffected).
   server.headersTimeout = 20_000;

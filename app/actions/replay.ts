@@ -18,7 +18,7 @@ const run = <T>(what: string, fn: () => Promise<T>) => runAction(what, fn, undef
 export async function startReplayAction(input: unknown): Promise<ActionResult<RunSummary>> {
   return run('starting a replay', async () => {
     const actor = await actionActor('replay.run');
-    return summarizeRun(await startReplayForUser(actor, actionInput(consoleReplaySchema, input)));
+    return summarizeRun(await startReplayForUser(actor, actionInput(consoleReplaySchema, input), 'console'));
   });
 }
 

@@ -67,6 +67,7 @@ export function EventsView() {
             <div className={styles.stat} title="Committed events not yet acknowledged by NATS JetStream">
               <div className={styles.statValue} data-testid="outbox-backlog">
                 {s.backlog.toLocaleString('en')}
+                {s.backlogCapped ? '+' : ''}
               </div>
               <div className={styles.statLabel}>event{s.backlog === 1 ? '' : 's'} waiting</div>
             </div>

@@ -1,4 +1,5 @@
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 
 /**
  * Raw HTTP for hostile requests: Playwright's and fetch's clients normalise URLs (re-encoding `%FF`, dropping
@@ -61,4 +62,24 @@ export function metric(exposition: string, name: string): number {
   const match = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'm').exec(exposition);
   if (!match) throw new Error(`metric ${name} not found`);
   return Number(match[1]);
+}
+
+/**
+ * Bytes written straight onto a socket, and every byte the server wrote back until it closed the connection (or
+ * `waitMs` passed: a server that never answers gives ''). For what no HTTP client sends: no Host, CONNECT, Upgrade.
+ */
+export function rawSocket(baseURL: string, text: string, waitMs = 10_000): Promise<string> {
+  const url = new URL(baseURL);
+  return new Promise((resolve) => {
+    const socket = connect(Number(url.port), url.hostname, () => socket.write(text));
+    let out = '';
+    const timer = setTimeout(() => socket.destroy(), waitMs);
+    socket.setEncoding('latin1');
+    socket.on('data', (d: string) => (out += d));
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(out);
+    });
+    socket.on('error', () => undefined);
+  });
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { storable, STORABLE_MESSAGE, wholeNumber } from '@/lib/http/strict';
+import { wholeNumber } from '@/lib/http/strict';
+import { storable, STORABLE_MESSAGE } from '@/lib/shared/text';
 import { PASSWORD_MAX, PASSWORD_MIN } from './password';
 import { ROLES } from './permissions';
 

@@ -8,7 +8,7 @@ import { db, planWithValues } from '@/lib/db/client';
 import { announceCommitted } from '@/lib/live/announce';
 import { bulkUpdateStatus } from '@/lib/intents/commands';
 import { DomainError, InvalidTransitionError, NotFoundError, ValidationError } from '@/lib/intents/errors';
-import { parseInput, rangeFiltersSchema, statusSchema } from '@/lib/intents/schemas';
+import { parseInput, rangeFiltersSchema, reasonSchema, searchTextSchema, statusSchema } from '@/lib/intents/schemas';
 import { canTransition, INTENT_STATUSES, type IntentStatus } from '@/lib/intents/state-machine';
 import { baseConditions, checkContention, resolveSearch } from '@/lib/search/intents';
 
@@ -28,7 +28,7 @@ const RUNNER = `${hostname()}:${process.pid}`;
 
 export const batchFilterSchema = z.strictObject({
   status: statusSchema.optional(),
-  q: z.string({ error: 'must be a string' }).trim().max(200, { error: 'must be at most 200 characters' }).optional(),
+  q: searchTextSchema.optional(),
   ...rangeFiltersSchema.shape,
 });
 export type BatchFilter = z.infer<typeof batchFilterSchema>;
@@ -37,7 +37,8 @@ export const previewSchema = z.strictObject({ filter: batchFilterSchema, to: sta
 export const startSchema = z.strictObject({
   filter: batchFilterSchema,
   to: statusSchema,
-  reason: z.string({ error: 'must be text' }).max(500, { error: 'must be at most 500 characters' }).optional(),
+  // The same reason as a single status change: trimmed, at most 500 characters, storable text.
+  reason: reasonSchema.optional(),
 });
 
 export type BatchPreview = {

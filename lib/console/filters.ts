@@ -3,6 +3,7 @@ import { INTENT_STATUSES } from '@/lib/intents/state-machine';
 import { SERIES_KEYS, type SeriesKey } from '@/lib/contention/series';
 import { FILTER_PARAMS, type IntentListFilters } from '@/lib/intents/keys';
 import { isInstant } from '@/lib/search/instant';
+import { storable } from '@/lib/shared/text';
 
 /**
  * The Intents page's URL (`?status=&q=&source=&from=&to=&contention=&contentionOperation=&contentionFrom=&contentionTo=&cursor=`): shareable, and parsed with Zod like any other input. A value
@@ -22,9 +23,9 @@ const isoOrNull = z
 
 const urlFilters = z.object({
   status: z.preprocess(first, z.enum(INTENT_STATUSES).nullable().catch(null)).default(null),
-  q: z.preprocess(first, z.string().trim().max(200).catch('')).default(''),
+  q: z.preprocess(first, z.string().trim().max(200).refine(storable).catch('')).default(''),
   cursor: z.preprocess(first, z.string().regex(/^[A-Za-z0-9_-]{1,500}$/).nullable().catch(null)).default(null),
-  source: z.preprocess(first, z.string().trim().min(1).max(255).nullable().catch(null)).default(null),
+  source: z.preprocess(first, z.string().trim().min(1).max(255).refine(storable).nullable().catch(null)).default(null),
   from: z.preprocess(first, isoOrNull).default(null),
   to: z.preprocess(first, isoOrNull).default(null),
   contention: z.preprocess(first, z.enum(SERIES_KEYS as [SeriesKey, ...SeriesKey[]]).nullable().catch(null)).default(null),

@@ -14,7 +14,9 @@ export type OutboxStatus = {
   relayConfigured: boolean;
   /** Where this instance's relay publishes: the stream and its subjects (EVENTS_STREAM, EVENTS_SUBJECT_PREFIX). */
   stream: { name: string; subjects: string[] };
+  /** Rows not yet published, counted up to BACKLOG_COUNT_CAP (then `backlogCapped` says "at least"). */
   backlog: number;
+  backlogCapped: boolean;
   lagMs: number;
   oldestUnpublishedAt: string | null;
   publishedLastMinute: number;
@@ -23,15 +25,46 @@ export type OutboxStatus = {
   relays: { pid: number; startedAt: string | null; clientAddr: string | null; partitions: number[] }[];
 };
 
+/**
+ * Past this many waiting events the page says "10,000+": counting a backlog of hundreds of thousands (a console
+ * with no relay configured keeps every event) would read the whole unpublished index on every poll of every viewer.
+ */
+export const BACKLOG_COUNT_CAP = 10_000;
+/** The status is a dashboard read: past this it gives way (503 db_under_pressure) instead of holding a connection. */
+const STATUS_TIMEOUT_MS = 2_000;
+
 type Row = { backlog: bigint; oldest: Date | null; lagMs: number | null; lastMinute: bigint; lastPublished: Date | null };
 
-export async function outboxStatus(): Promise<OutboxStatus> {
-  const [row] = await db().$queryRaw<Row[]>`
-    SELECT (SELECT count(*) FROM outbox_events WHERE published_at IS NULL) AS backlog,
-           (SELECT min(created_at) FROM outbox_events WHERE published_at IS NULL) AS oldest,
-           (SELECT extract(epoch FROM now() - min(created_at)) * 1000 FROM outbox_events WHERE published_at IS NULL)::float8 AS "lagMs",
+/** Callers asking while a read is under way share it: twenty viewers polling cost one read, not twenty. */
+let reading: Promise<OutboxStatus> | null = null;
+
+export function outboxStatus(): Promise<OutboxStatus> {
+  reading ??= readOutboxStatus().finally(() => {
+    reading = null;
+  });
+  return reading;
+}
+
+async function readOutboxStatus(): Promise<OutboxStatus> {
+  // The oldest waiting event: the lowest id in each partition's unpublished index (ids are handed out in insert
+  // order, so that is the oldest row give or take transactions in flight), one index probe per partition instead
+  // of a scan of the whole backlog.
+  const [, [row]] = await db().$transaction([
+    db().$executeRaw`SELECT set_config('statement_timeout', ${`${STATUS_TIMEOUT_MS}ms`}, true)`,
+    db().$queryRaw<Row[]>`
+    WITH oldest AS (
+      SELECT min(o.created_at) AS at
+      FROM generate_series(0, ${PARTITIONS - 1}::int) AS p(n)
+      CROSS JOIN LATERAL (
+        SELECT created_at FROM outbox_events WHERE partition = p.n AND published_at IS NULL ORDER BY id LIMIT 1
+      ) o
+    )
+    SELECT (SELECT count(*) FROM (SELECT 1 FROM outbox_events WHERE published_at IS NULL LIMIT ${BACKLOG_COUNT_CAP + 1}) w) AS backlog,
+           (SELECT at FROM oldest) AS oldest,
+           (SELECT extract(epoch FROM now() - at) * 1000 FROM oldest)::float8 AS "lagMs",
            (SELECT count(*) FROM outbox_events WHERE published_at > now() - interval '1 minute') AS "lastMinute",
-           (SELECT max(published_at) FROM outbox_events WHERE published_at IS NOT NULL) AS "lastPublished"`;
+           (SELECT max(published_at) FROM outbox_events WHERE published_at IS NOT NULL) AS "lastPublished"`,
+  ]);
   const relays = await db().$queryRaw<{ pid: number; startedAt: Date | null; clientAddr: string | null; partitions: number[] }[]>`
     SELECT a.pid, a.backend_start AS "startedAt", host(a.client_addr) AS "clientAddr",
            coalesce(array_agg(l.objid::int ORDER BY l.objid) FILTER (WHERE l.objid IS NOT NULL), '{}') AS partitions
@@ -43,7 +76,8 @@ export async function outboxStatus(): Promise<OutboxStatus> {
   return {
     relayConfigured: Boolean(env().NATS_URL),
     stream: { name: configuredEventStream().name, subjects: streamSubjects(configuredEventStream()) },
-    backlog: Number(row.backlog),
+    backlog: Math.min(Number(row.backlog), BACKLOG_COUNT_CAP),
+    backlogCapped: Number(row.backlog) > BACKLOG_COUNT_CAP,
     lagMs: Math.max(0, Math.round(row.lagMs ?? 0)),
     oldestUnpublishedAt: row.oldest?.toISOString() ?? null,
     publishedLastMinute: Number(row.lastMinute),

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 
 /**
  * The console's front door, run by its server (scripts/serve.ts) on every request before Next.js sees it. Next answers
@@ -136,7 +136,17 @@ export function screen(req: IncomingMessage, options: GateOptions = {}): Refusal
       headers: { Allow: KNOWN_METHODS.join(', ') },
     };
   }
-  return checkPath(req.url ?? '') ?? checkDeclaredLength(req, options.maxBodyBytes ?? MAX_BODY_BYTES) ?? checkServerAction(req, options);
+  return checkHost(req) ?? checkPath(req.url ?? '') ?? checkDeclaredLength(req, options.maxBodyBytes ?? MAX_BODY_BYTES) ?? checkServerAction(req, options);
+}
+
+/**
+ * HTTP/1.1 requires Host (the console's own origin is read from it); Node would answer its absence with a bare 400
+ * of its own, so the server turns that check off (`requireHostHeader: false`) and it is made here instead.
+ */
+function checkHost(req: IncomingMessage): Refusal | null {
+  if (req.httpVersionMajor === 1 && req.httpVersionMinor === 0) return null;
+  if (header(req, 'host')?.trim()) return null;
+  return { status: 400, code: 'invalid_request', message: 'An HTTP/1.1 request must name the host it is sent to (a Host header).', details: { field: 'host' } };
 }
 
 /** Answers a refusal in the error envelope, closing the connection when a body may still be on its way. */
@@ -219,6 +229,16 @@ export function gate(req: IncomingMessage, res: ServerResponse, options: GateOpt
   return true;
 }
 
+/** Writes a refusal straight onto a socket (no response object exists there) and closes it. */
+function refuseOnSocket(socket: import('node:stream').Duplex, refusal: Refusal): void {
+  const body = JSON.stringify({ error: { code: refusal.code, message: refusal.message, ...(refusal.details === undefined ? {} : { details: refusal.details }) } });
+  const extra = Object.entries(refusal.headers ?? {}).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  socket.end(
+    `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? ''}\r\n` +
+      `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\n${extra}Connection: close\r\n\r\n${body}`,
+  );
+}
+
 /**
  * What Node's own HTTP parser refuses before any handler runs (a method it does not know, a malformed header, a
  * Content-Length that is not a number): by default a bare `400 Bad Request`. The server's `clientError` listener
@@ -233,9 +253,211 @@ export function answerClientError(err: NodeJS.ErrnoException & { bytesParsed?: n
   const code = status === 431 ? 'headers_too_large' : status === 408 ? 'request_timeout' : 'invalid_request';
   const message =
     status === 431 ? 'The request headers are too large.' : status === 408 ? 'The request took too long to arrive.' : 'The request is not well-formed HTTP (its method, a header or its framing).';
-  const body = JSON.stringify({ error: { code, message } });
-  socket.end(
-    `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request'}\r\n` +
-      `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
-  );
+  refuseOnSocket(socket, { status, code, message });
+}
+
+/**
+ * CONNECT (a tunnel through a proxy) is handed by Node to its 'connect' listener with the bare socket, never to the
+ * request handler; without a listener the connection is dropped without a word. The console is not a proxy.
+ */
+export function answerConnect(_req: IncomingMessage, socket: import('node:stream').Duplex): void {
+  refuseOnSocket(socket, {
+    status: 405,
+    code: 'method_not_allowed',
+    message: `CONNECT is not supported by this console (it is not a proxy); it answers ${KNOWN_METHODS.join(', ')}.`,
+    details: { method: 'CONNECT', allowed: KNOWN_METHODS },
+    headers: { Allow: KNOWN_METHODS.join(', ') },
+  });
+}
+
+/**
+ * A request asking to switch protocols (`Upgrade: websocket`): the console has no WebSocket endpoint (its live feed
+ * is server-sent events, GET /api/events). Node hands such a request, with its socket, to the 'upgrade' listener
+ * and nothing else; this one refuses it in the envelope instead of leaving the connection without an answer.
+ */
+export function answerUpgrade(req: IncomingMessage, socket: import('node:stream').Duplex): void {
+  refuseOnSocket(socket, {
+    status: 400,
+    code: 'upgrade_not_supported',
+    message: `This console does not switch protocols (asked for: ${String(header(req, 'upgrade')).slice(0, 40)}); its live feed is server-sent events at GET /api/events.`,
+    details: { field: 'upgrade' },
+  });
+}
+
+/**
+ * `Expect: 100-continue`: the client waits for a go-ahead before sending its body. Node's 'checkContinue' listener
+ * gets the request first; only a request the gate lets through is told to continue, so a refused one (a body
+ * declared too large, a foreign Origin) gets its 4xx without the `100 Continue` in front of it. Returns true when
+ * the request was answered.
+ */
+export function gateExpectingContinue(req: IncomingMessage, res: ServerResponse, options: GateOptions = {}): boolean {
+  // Node sends here any Expect that mentions 100-continue ("100-continue, 200-ok" too): only that one alone is met.
+  if (header(req, 'expect')?.trim().toLowerCase() !== '100-continue') {
+    answerUnmetExpectation(req, res);
+    return true;
+  }
+  if (gate(req, res, options)) return true;
+  res.writeContinue();
+  return false;
+}
+
+/** Any other expectation (`Expect: 200-ok`, …): HTTP defines none but 100-continue, so it cannot be met. */
+export function answerUnmetExpectation(req: IncomingMessage, res: ServerResponse): void {
+  refuse(req, res, {
+    status: 417,
+    code: 'expectation_failed',
+    message: `The expectation "${String(header(req, 'expect')).slice(0, 40)}" cannot be met: the only one this console honours is 100-continue.`,
+    details: { field: 'expect' },
+  });
+}
+
+/**
+ * React's text encoding of a server action's arguments (the body of any action call that is not multipart): JSON
+ * whose strings starting with `$` are references. Most name another part of a multipart body (`$1`, `$F1`, `$Q1`,
+ * `$B1`, `$K1`, typed arrays, streams, promises): in a text body no such part exists, and decoding one fails inside
+ * React before the action runs (Next answers 500). The console's pages only ever send these in text, each
+ * standing for one value: `$$…` (a string that starts with "$"), `$undefined`, `$NaN`, `$Infinity`, `$-Infinity`,
+ * `$-0`, `$D…` (a date), `$n…` (a BigInt) and `$T` (a value the browser keeps, such as a function).
+ */
+const INLINE_REFERENCE = /^\$(?:\$|undefined$|NaN$|Infinity$|-Infinity$|-0$|D|n-?[0-9]{1,300}$|T)/;
+
+const REACT_ARRAY_SLOTS = 1_000_000;
+
+/** What is wrong with a text action body, or null when React can decode it without another part. */
+export function checkActionArguments(text: string): Refusal | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { status: 400, code: 'invalid_request', message: 'A server action’s arguments must be JSON (React’s encoding of them).', details: { field: 'body' } };
+  }
+  // Walked without recursion: nesting depth is whatever the body says. React also refuses (with a 500) arguments
+  // whose arrays hold more than a million slots, counting the characters of their strings; counted here the same
+  // way, strings outside arrays included, so nothing it would refuse gets through.
+  const stack: unknown[] = [value];
+  let slots = 0;
+  while (stack.length) {
+    const item = stack.pop();
+    if (typeof item === 'string') slots += item.length;
+    else if (Array.isArray(item)) slots += item.length;
+    if (slots > REACT_ARRAY_SLOTS) {
+      return { status: 413, code: 'payload_too_large', message: 'A server action’s arguments hold more values than React decodes (a million).', details: { field: 'body' } };
+    }
+    if (typeof item === 'string') {
+      if (item.startsWith('$') && !INLINE_REFERENCE.test(item)) {
+        return {
+          status: 400,
+          code: 'invalid_request',
+          message: `A server action’s arguments refer to a part this request does not have ("${item.slice(0, 12)}"): send them as the console’s pages do.`,
+          details: { field: 'body' },
+        };
+      }
+    } else if (item !== null && typeof item === 'object') {
+      // One by one: spreading half a million elements into push() would overflow the call's arguments.
+      for (const inner of Array.isArray(item) ? item : Object.values(item)) stack.push(inner);
+    }
+  }
+  return null;
+}
+
+/** A server action call whose body is React's text encoding (not multipart): screenActionBody reads it first. */
+export function hasActionTextBody(req: IncomingMessage): boolean {
+  return req.method === 'POST' && header(req, 'next-action') !== undefined && !/^multipart\/form-data/i.test(header(req, 'content-type') ?? '');
+}
+
+/**
+ * Reads a text action body (its size was checked against the limit by the gate), screens it, and gives it back to
+ * the request with Readable.unshift for Next to read as if untouched. Resolves true when the request was answered
+ * (refused, or gone before its body arrived). The body is pulled with read() rather than 'data' events so the
+ * stream does not end before the bytes are put back.
+ */
+export function screenActionBody(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+  const declared = Number(header(req, 'content-length') ?? 0);
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    const finish = (answered: boolean) => {
+      req.off('readable', pull);
+      req.off('end', ended);
+      req.off('error', failed);
+      req.off('close', failed);
+      resolve(answered);
+    };
+    const screenBody = () => {
+      const body = Buffer.concat(chunks);
+      const refusal = checkActionArguments(body.toString('utf8'));
+      if (refusal) {
+        refuse(req, res, refusal);
+        return finish(true);
+      }
+      if (body.length) req.unshift(body);
+      finish(false);
+    };
+    const pull = () => {
+      let chunk: Buffer | null;
+      while (received < declared && (chunk = req.read() as Buffer | null) !== null) {
+        chunks.push(chunk);
+        received += chunk.length;
+      }
+      if (received >= declared) screenBody();
+    };
+    // The client stopped before its declared length: nothing to hand on.
+    const ended = () => {
+      req.socket.destroy();
+      finish(true);
+    };
+    const failed = () => finish(true);
+    if (declared === 0) return screenBody();
+    req.on('readable', pull);
+    req.on('end', ended);
+    req.on('error', failed);
+    req.on('close', failed);
+  });
+}
+
+/**
+ * The console's HTTP server with its front door: every request is screened (with `Expect: 100-continue`, before the
+ * go-ahead), a text server action body is read and screened, and what Node would answer bare or not at all (no
+ * Host, an unmet expectation, CONNECT, Upgrade, a malformed request) is answered in the envelope. `pass` gets each
+ * request let through; `failed` answers what `pass` rejects with.
+ */
+export function createGatedServer(
+  options: GateOptions,
+  pass: (req: IncomingMessage, res: ServerResponse) => unknown,
+  failed: (req: IncomingMessage, res: ServerResponse, err: unknown) => void,
+): Server {
+  const admitted = (req: IncomingMessage, res: ServerResponse) => {
+    const run = () => {
+      Promise.resolve(pass(req, res)).catch((err: unknown) => failed(req, res, err));
+    };
+    if (!hasActionTextBody(req)) return run();
+    screenActionBody(req, res).then(
+      (answered) => {
+        if (!answered) run();
+      },
+      (err: unknown) => failed(req, res, err),
+    );
+  };
+  const prepare = (req: IncomingMessage, res: ServerResponse) => {
+    // A response stream that fails after the client left must not take the process down with an unhandled 'error'.
+    res.on('error', () => undefined);
+    setResponseHeaders(req, res);
+  };
+  // Host is checked by the gate, which answers its absence in the envelope rather than Node's bare 400.
+  const server = createServer({ requireHostHeader: false }, (req, res) => {
+    prepare(req, res);
+    if (!gate(req, res, options)) admitted(req, res);
+  });
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    prepare(req, res);
+    if (!gateExpectingContinue(req, res, options)) admitted(req, res);
+  });
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    prepare(req, res);
+    answerUnmetExpectation(req, res);
+  });
+  server.on('connect', answerConnect);
+  server.on('upgrade', answerUpgrade);
+  server.on('clientError', answerClientError);
+  return server;
 }

@@ -19,12 +19,3 @@ export function wholeNumber(options: { min: number; max: number; what?: string }
       .max(options.max, { error: `must be at most ${options.max}` }),
   );
 }
-
-/** NUL (which PostgreSQL cannot store in text) or an unpaired UTF-16 surrogate (not a character at all). */
-export const UNSTORABLE_TEXT = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
-export function storable(value: string): boolean {
-  return !UNSTORABLE_TEXT.test(value);
-}
-
-export const STORABLE_MESSAGE = 'must not contain NUL characters or unpaired surrogates';

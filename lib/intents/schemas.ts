@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { fencingSchema } from '@/lib/leases/schemas';
-import { storable, STORABLE_MESSAGE, wholeNumber } from '@/lib/http/strict';
+import { wholeNumber } from '@/lib/http/strict';
+import { storable, STORABLE_MESSAGE } from '@/lib/shared/text';
 import { SERIES_KEYS, type SeriesKey } from '@/lib/contention/series';
 import { isInstant } from '@/lib/search/instant';
 import { INTENT_STATUSES } from './state-machine';
@@ -9,15 +10,14 @@ import { INTENT_STATUSES } from './state-machine';
 export const intentIdSchema = z.uuid({ error: 'must be a UUID' });
 export const statusSchema = z.enum(INTENT_STATUSES, { error: `must be one of ${INTENT_STATUSES.join(', ')}` });
 /**
- * What PostgreSQL cannot store: text with NUL characters or unpaired UTF-16 surrogates (jsonb and text refuse
- * them), and JSON nested deeper than anyone means to. Refused here as bad input, never as a database error.
+ * What PostgreSQL cannot store: text that is not storable (lib/shared/text.ts), and JSON nested deeper than anyone
+ * means to. Refused here as bad input, never as a database error.
  */
 const MAX_JSON_DEPTH = 32;
-const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 export function unstorableJsonProblem(value: unknown, depth = 0): string | undefined {
   if (depth > MAX_JSON_DEPTH) return `must not be nested deeper than ${MAX_JSON_DEPTH} levels`;
-  if (typeof value === 'string') return UNSTORABLE.test(value) ? 'must not contain NUL characters or unpaired surrogates' : undefined;
+  if (typeof value === 'string') return storable(value) ? undefined : STORABLE_MESSAGE;
   // JSON.parse turns 1e400 into Infinity, which would be stored as null without a word.
   if (typeof value === 'number') return Number.isFinite(value) ? undefined : 'must not contain numbers too large to represent';
   if (Array.isArray(value)) {
@@ -29,7 +29,7 @@ export function unstorableJsonProblem(value: unknown, depth = 0): string | undef
   }
   if (value !== null && typeof value === 'object') {
     for (const [key, item] of Object.entries(value)) {
-      if (UNSTORABLE.test(key)) return 'must not contain NUL characters or unpaired surrogates in keys';
+      if (!storable(key)) return `${STORABLE_MESSAGE} in keys`;
       if (key === '__proto__') return 'must not use the key "__proto__"';
       const problem = unstorableJsonProblem(item, depth + 1);
       if (problem) return problem;
@@ -57,14 +57,14 @@ const idempotencyKeySchema = z
   .string({ error: 'must be a string' })
   .min(1, { error: 'must not be empty' })
   .max(255, { error: 'must be at most 255 characters' })
-  .refine((v) => !UNSTORABLE.test(v), { error: 'must not contain NUL characters or unpaired surrogates' });
+  .refine(storable, { error: STORABLE_MESSAGE });
 const nonEmpty = (max: number) =>
   z
     .string({ error: 'must be a string' })
     .trim()
     .min(1, { error: 'must not be empty' })
     .max(max, { error: `must be at most ${max} characters` })
-    .refine((v) => !UNSTORABLE.test(v), { error: 'must not contain NUL characters or unpaired surrogates' });
+    .refine(storable, { error: STORABLE_MESSAGE });
 
 export const createIntentSchema = z.strictObject(
   {
@@ -76,11 +76,11 @@ export const createIntentSchema = z.strictObject(
 );
 
 /** Why an operator changed a status, kept in the audit event (details.reason). Blank is the same as absent. */
-const reasonSchema = z
+export const reasonSchema = z
   .string({ error: 'must be a string' })
   .trim()
   .max(500, { error: 'must be at most 500 characters' })
-  .refine((v) => !UNSTORABLE.test(v), { error: 'must not contain NUL characters or unpaired surrogates' })
+  .refine(storable, { error: STORABLE_MESSAGE })
   .transform((v) => (v === '' ? undefined : v));
 
 export const updateStatusSchema = z.strictObject({
@@ -119,6 +119,13 @@ const isoInstant = (field: string) =>
     .max(40, { error: 'must be a date and time' })
     .refine(isInstant, { error: `must be an ISO date and time from 1970 on (${field}=2026-11-01T00:00:00Z)` });
 
+/** The search box's text (lib/search/parse.ts reads it), wherever a list of intents is filtered. */
+export const searchTextSchema = z
+  .string({ error: 'must be a string' })
+  .trim()
+  .max(200, { error: 'must be at most 200 characters' })
+  .refine(storable, { error: STORABLE_MESSAGE });
+
 /**
  * The filters the list, the counts and bulk-by-filter share, beyond the status and the search: a time range
  * (updated_at), a source, and the intents behind a Contention figure — those that met one of its outcomes
@@ -146,12 +153,7 @@ export const rangeFiltersSchema = z.object({
 
 export const listIntentsSchema = z.strictObject({
   status: statusSchema.optional(),
-  q: z
-    .string({ error: 'must be a string' })
-    .trim()
-    .max(200, { error: 'must be at most 200 characters' })
-    .refine((v) => !UNSTORABLE.test(v), { error: 'must not contain NUL characters or unpaired surrogates' })
-    .optional(),
+  q: searchTextSchema.optional(),
   limit: wholeNumber({ min: 1, max: 200 }).default(50),
   cursor: z.string().max(500, { error: 'is not a cursor this API issued' }).optional(),
   includeReplay: z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),
@@ -160,7 +162,7 @@ export const listIntentsSchema = z.strictObject({
 
 /** The console's counts per status under a search, a source and a time range (GET /api/console/intents/counts). */
 export const countIntentsQuerySchema = z.strictObject({
-  q: z.string().trim().max(200, { error: 'must be at most 200 characters' }).refine(storable, { error: STORABLE_MESSAGE }).optional(),
+  q: searchTextSchema.optional(),
   ...rangeFiltersSchema.shape,
 });
 

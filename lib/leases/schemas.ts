@@ -1,17 +1,18 @@
 import { z } from 'zod';
 import { wholeNumber } from '@/lib/http/strict';
+import { storable } from '@/lib/shared/text';
 
 /**
  * Input of the lease API and of fenced writes. Resources and owners are free text chosen by the callers (an intent
  * id, a repository URL, a worker's name), limited to what Postgres and Redis store as they are.
  */
-const CONTROL = /[\u0000-\u001f\u007f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const CONTROL = /[\u0000-\u001f\u007f]/;
 const name = (max: number) =>
   z
     .string({ error: 'must be a string' })
     .min(1, { error: 'must not be empty' })
     .max(max, { error: `must be at most ${max} characters` })
-    .refine((v) => !CONTROL.test(v), { error: 'must not contain control characters or unpaired surrogates' });
+    .refine((v) => storable(v) && !CONTROL.test(v), { error: 'must not contain control characters or unpaired surrogates' });
 
 export const resourceSchema = name(255);
 

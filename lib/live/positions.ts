@@ -24,9 +24,12 @@ export type LiveEvent = { id: string; intentId: string | null; action: string; t
 export type Snapshot = { maxId: string; xmin: string; xmax: string; xip: string[] };
 
 /** The wire form of a position: `<maxId>.<xmin>`, sent as the SSE `id:` and read back from `Last-Event-ID`. */
+const INT8_MAX = 9223372036854775807n;
 export const positionSchema = z
   .string()
-  .regex(/^\d{1,19}\.\d{1,19}$/, { error: 'is not a live-feed position' })
+  .regex(/^\d{1,19}\.\d{1,19}$/, { error: 'is not a live-feed position', abort: true })
+  // Both halves are compared as Postgres bigints: nineteen digits can exceed one.
+  .refine((s) => s.split('.').every((part) => BigInt(part) <= INT8_MAX), { error: 'is not a live-feed position' })
   .transform((s) => {
     const [maxId, xmin] = s.split('.');
     return { maxId, xmin };

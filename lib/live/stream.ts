@@ -1,3 +1,4 @@
+import { oneLineError } from '@/lib/db/pg-capture';
 import { DomainError } from '@/lib/intents/errors';
 import { liveHub, type LiveBatch } from './hub';
 import { changesSincePosition, formatPosition, positionSchema, type LiveEvent } from './positions';
@@ -164,7 +165,7 @@ export async function liveEventStream(
           }
         } catch (err) {
           // Without the catch-up the client cannot know what it missed: tell it to refetch.
-          console.error('[live] catch-up after reconnect failed:', err);
+          console.error(`[live] catch-up after reconnect failed: ${oneLineError(err)}`);
           send(message('reset', {}, hub.position() ?? undefined));
         }
         const queued = pending ?? [];

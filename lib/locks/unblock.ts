@@ -8,6 +8,7 @@ import { announceCommitted } from '@/lib/live/announce';
 import { sqlState } from '@/lib/db/sqlstate';
 import { NotFoundError, ValidationError } from '@/lib/intents/errors';
 import { DatabaseUnderPressureError } from '@/lib/shared/errors';
+import { storable, STORABLE_MESSAGE } from '@/lib/shared/text';
 import { CancelFirstError, NotBlockingError, NotSignallableError } from './errors';
 import { readResolvedBackends, withSnapshotTransaction } from './queries';
 import { impactOf, isIdleInTransaction, waitersIndex, waitingBehind } from './tree';
@@ -34,7 +35,8 @@ export const unblockInputSchema = z.object({
     .string({ error: 'is required: say why this backend is being stopped' })
     .trim()
     .min(5, 'is required: say why this backend is being stopped (at least 5 characters)')
-    .max(500, 'must be at most 500 characters'),
+    .max(500, 'must be at most 500 characters')
+    .refine(storable, { error: STORABLE_MESSAGE }),
 });
 export type UnblockInput = z.input<typeof unblockInputSchema>;
 

@@ -201,7 +201,8 @@ export const outboxStatusSchema = z
     stream: z
       .object({ name: z.string(), subjects: z.array(z.string()) })
       .meta({ description: 'The JetStream stream and subjects the answering instance publishes to (EVENTS_STREAM, EVENTS_SUBJECT_PREFIX).' }),
-    backlog: z.int().meta({ description: 'Events committed but not yet acknowledged by JetStream.' }),
+    backlog: z.int().meta({ description: 'Events committed but not yet acknowledged by JetStream, counted up to 10,000.' }),
+    backlogCapped: z.boolean().meta({ description: 'True when there are more than `backlog` (the count stops at 10,000).' }),
     lagMs: z.int().meta({ description: 'Age of the oldest of them (0 when none).' }),
     oldestUnpublishedAt: isoTime.nullable(),
     publishedLastMinute: z.int(),

@@ -183,9 +183,9 @@ export async function runReplay(input: StartReplayInput, door: RunDoor, actor: A
   return executeReplay(run, options);
 }
 
-/** The console's button: start, then run in the background of this server process; the page polls the run row. */
-export async function startReplayInBackground(input: StartReplayInput, actor: Actor): Promise<ReplayRunView> {
-  const run = await startReplay(input, 'console', actor);
+/** The console's button or the API: start, then run in the background of this server process; the page polls the run row. */
+export async function startReplayInBackground(input: StartReplayInput, door: 'console' | 'api', actor: Actor): Promise<ReplayRunView> {
+  const run = await startReplay(input, door, actor);
   void executeReplay(run).catch((err: unknown) => console.error(`[replay] run ${run.id} could not be recorded:`, err));
   return run;
 }
@@ -201,9 +201,9 @@ export type ConsoleReplayInput = z.input<typeof consoleReplaySchema>;
  * The Replay page's button and `POST /api/replay/runs`: needs `replay.run` (the release and admin roles), then the
  * environment guard, then one run at a time; the run goes on in the background of this server process.
  */
-export async function startReplayForUser(actor: AuthActor, input: unknown): Promise<ReplayRunView> {
+export async function startReplayForUser(actor: AuthActor, input: unknown, door: 'console' | 'api'): Promise<ReplayRunView> {
   requirePermission(actor, 'replay.run');
-  return startReplayInBackground(parseInput(consoleReplaySchema, input), { name: actor.name });
+  return startReplayInBackground(parseInput(consoleReplaySchema, input), door, { name: actor.name });
 }
 
 /** Cancel from the page or the API: needs `replay.run`, like starting. */

@@ -140,7 +140,8 @@ export type ScenarioResult = {
 };
 
 export type RunStatus = 'running' | 'finished' | 'cancelled' | 'failed';
-export type RunDoor = 'console' | 'cli' | 'bench';
+/** Where a run was started: the Replay page, the API (`POST /api/replay/runs`), the CLI or the bench. */
+export type RunDoor = 'console' | 'api' | 'cli' | 'bench';
 
 export type RunProgress = {
   /** Scenarios finished, of `total`. */

@@ -26,7 +26,7 @@ describe('the production server', () => {
     // The harnesses and `npm start` run the server with serverArgs: production gets the same Node flags.
     const { serverNodeFlags } = await import('../../scripts/next-server');
     for (const flag of serverNodeFlags) expect(pkg.scripts.serve.split(' ')).toContain(flag);
-    expect(readFileSync('scripts/serve.ts', 'utf8')).toMatch(/if \(gate\(req, res, options\)\) return;/);
+    expect(readFileSync('scripts/serve.ts', 'utf8')).toMatch(/= createGatedServer\(/);
     for (const doc of ['docs/DEPLOY.md', 'README.md']) {
       const text = readFileSync(doc, 'utf8');
       expect(text, doc).toContain('npm run serve');

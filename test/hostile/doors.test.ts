@@ -40,6 +40,8 @@ const { GET: getLocks } = await import('@/app/api/locks/route');
 const { GET: getCounts } = await import('@/app/api/console/intents/counts/route');
 const { GET: getHolders } = await import('@/app/api/console/locks/holders/route');
 const { POST: postStatus } = await import('@/app/api/intents/[id]/status/route');
+const { POST: postBulkStatus } = await import('@/app/api/intents/bulk-status/route');
+const { GET: getAuditLog } = await import('@/app/api/audit/route');
 const actions = {
   ...(await import('@/app/actions/auth')),
   ...(await import('@/app/actions/intents')),
@@ -49,6 +51,7 @@ const actions = {
   ...(await import('@/app/actions/users')),
   ...(await import('@/app/actions/pipeline')),
   ...(await import('@/app/actions/workers')),
+  ...(await import('@/app/actions/bulk')),
 };
 
 async function snapshot() {
@@ -62,7 +65,8 @@ async function snapshot() {
     UNION ALL SELECT 'sign_in_attempts', count(*) FROM sign_in_attempts
     UNION ALL SELECT 'workers_paused', count(*) FILTER (WHERE paused) FROM worker_control
     UNION ALL SELECT 'work', count(*) + count(*) FILTER (WHERE state = 'cancelled') FROM intent_work
-    UNION ALL SELECT 'pipeline_runs', count(*) FROM pipeline_runs`;
+    UNION ALL SELECT 'pipeline_runs', count(*) FROM pipeline_runs
+    UNION ALL SELECT 'bulk_batches', count(*) FROM bulk_batches`;
   return Object.fromEntries(rows.map((r) => [r.t, Number(r.n)]));
 }
 
@@ -246,6 +250,66 @@ describe('hostile traffic at the doors', () => {
     expect(await actions.setWorkersPausedAction({ paused: false })).toMatchObject({ ok: true, data: { paused: false } });
   });
 
+  it('text that cannot be stored is refused by one rule at every door: bulk batches, status, audit, unblock', async () => {
+    const intent = await makeIntent('NORMALIZED');
+    before = await snapshot();
+    jar.cookie = oncall.cookie;
+    const operator = actorOf(oncall.user, 'session');
+    const { startBatch } = await import('@/lib/bulk/batches');
+    const { listAudit } = await import('@/lib/audit/log');
+    for (const text of ['\ud800', 'lone \udc00 low', 'a\u0000b', 'x\ud83d', '\udfff\ud800']) {
+      const fields = (r: unknown) => ((r as { error?: { details?: { fields?: { field: string }[] } } }).error?.details?.fields ?? []).map((f) => f.field);
+      // A bulk batch by filter: its reason, and the search it filters by (the action door and the domain).
+      const byReason = await actions.startBatchAction({ filter: { status: 'NORMALIZED' }, to: 'PROCESSED', reason: text });
+      expect({ text, code: (byReason as { error?: { code: string } }).error?.code, fields: fields(byReason) }).toEqual({ text, code: 'invalid_request', fields: ['reason'] });
+      const byFilter = await actions.startBatchAction({ filter: { q: text }, to: 'PROCESSED', reason: 'fine' });
+      expect(fields(byFilter)).toEqual(['filter.q']);
+      await expect(startBatch(operator, { filter: {}, to: 'PROCESSED', reason: text }, { run: false })).rejects.toMatchObject({ code: 'invalid_request', httpStatus: 400 });
+      expect(fields(await actions.previewBatchAction({ filter: { q: text }, to: 'PROCESSED' }))).toEqual(['filter.q']);
+      // The same reason through the status API and the bulk API.
+      const status = await postStatus(apiRequest(`/api/intents/${intent.id}/status`, { method: 'POST', token, body: { status: 'PROCESSED', reason: text } }), { params: Promise.resolve({ id: intent.id }) });
+      expect(JSON.stringify(await expect4xx(status, 'invalid_request'))).toContain('reason');
+      const bulk = await postBulkStatus(apiRequest('/api/intents/bulk-status', { method: 'POST', token, body: { ids: [intent.id], status: 'PROCESSED', reason: text } }), undefined);
+      expect(JSON.stringify(await expect4xx(bulk, 'invalid_request'))).toContain('reason');
+      // The audit log's actor filter: the page's own read (which shows a DomainError's message) and the API. A URL
+      // carries a lone surrogate as U+FFFD (text, if odd), so only NUL reaches the API's query intact.
+      await expect(listAudit({ actor: text })).rejects.toMatchObject({ code: 'invalid_request', details: { fields: [{ field: 'actor' }] } });
+      if (text.includes('\u0000')) {
+        const audit = new URL('http://localhost/api/audit');
+        audit.searchParams.set('actor', text);
+        expect(JSON.stringify(await expect4xx(await getAuditLog(apiRequest(audit.pathname + audit.search, { token }), undefined), 'invalid_request'))).toContain('actor');
+      }
+      // Stopping a backend: its reason is audited too.
+      await expect(cancelBackend(operator, { pid: 1234, reason: `because ${text}` })).rejects.toMatchObject({ code: 'invalid_request', details: { fields: [{ field: 'reason' }] } });
+    }
+    // The Intents page drops a search it could not run rather than failing the page.
+    const { parseIntentFilters } = await import('@/lib/console/filters');
+    expect(parseIntentFilters({ q: 'a\u0000b', source: '\ud800' })).toMatchObject({ q: '', source: null });
+    await unchanged();
+    // A well-formed reason, astral characters included, still goes through.
+    expect(await actions.changeIntentStatusAction({ id: intent.id, status: 'PROCESSED', reason: 'partner 🚚 late' })).toMatchObject({ ok: true });
+  });
+
+  it('server actions refuse fields that are not their form’s, naming them, and change nothing', async () => {
+    jar.cookie = oncall.cookie;
+    const intent = await makeIntent('NORMALIZED');
+    before = await snapshot();
+    const cases: [string, () => Promise<unknown>, string[]][] = [
+      ['pause with an actor', () => actions.setWorkersPausedAction({ paused: true, actor: 'someone-else' }), ['actor']],
+      ['resume with two extras', () => actions.setWorkersPausedAction({ paused: false, changedBy: 'x', force: true }), ['changedBy', 'force']],
+      ['pause with a prototype key', () => actions.setWorkersPausedAction(JSON.parse('{"paused":true,"__proto__":{"admin":true}}')), ['__proto__']],
+      ['retry with a version', () => actions.retryNowAction({ intentId: intent.id, version: 3 }), ['version']],
+      ['status with an actor', () => actions.changeIntentStatusAction({ id: intent.id, status: 'PROCESSED', actor: 'admin' }), ['actor']],
+      ['pipeline with bridges', () => actions.runPipelineAction({ id: intent.id, bridges: ['output'] }), ['bridges']],
+    ];
+    for (const [name, call, expected] of cases) {
+      const result = (await call()) as { ok: boolean; error?: { code: string; details: { fields: { field: string; message: string }[] } } };
+      expect({ name, code: result.error?.code, fields: result.error?.details.fields.map((f) => f.field) }).toEqual({ name, code: 'invalid_request', fields: expected });
+      expect(result.error!.details.fields[0].message).toBe('is not a known field');
+    }
+    await unchanged();
+  });
+
   it('server actions called with arguments that are not their form', async () => {
     jar.cookie = oncall.cookie;
     const odd: unknown[] = [undefined, null, 'a string', 42, [1, 2], { username: 'admin', password: 'x' }, new Blob(['x'])];
@@ -262,8 +326,7 @@ describe('hostile traffic at the doors', () => {
         await actions.changeIntentStatusAction(arg),
         await actions.bulkChangeStatusAction(arg),
         await actions.correctIntentAction(arg),
-        // An object is the replay form's envelope (unknown keys are ignored, defaults apply): only non-objects here.
-        await actions.startReplayAction(typeof arg === 'object' && arg !== null && !Array.isArray(arg) && !(arg instanceof Blob) ? 'not an object' : arg),
+        await actions.startReplayAction(arg),
         await actions.cancelReplayAction(arg),
         await actions.setWorkersPausedAction(arg),
         await actions.retryNowAction(arg),
@@ -422,6 +485,25 @@ describe('redirect targets stay on the console', () => {
       await actions.signInAction({ status: 'idle' }, form).catch((e: { to?: string }) => (to = e.to));
       expect(to).toBe('/');
     }
+  });
+});
+
+describe('Swagger UI’s assets', () => {
+  it('are the two files it needs; any other name, prototype keys included, is a plain 404 that logs nothing', async () => {
+    const { GET: asset } = await import('@/app/api-docs/assets/[file]/route');
+    const logged = vi.spyOn(console, 'error');
+    try {
+      for (const file of ['__proto__', 'constructor', 'toString', 'hasOwnProperty', '..%2Fpackage.json', '../package.json', 'index.html', 'swagger-ui.css.map', '']) {
+        const res = await asset(new Request(`http://localhost/api-docs/assets/${encodeURIComponent(file)}`), { params: Promise.resolve({ file }) });
+        expect({ file, status: res.status, text: await res.text() }).toEqual({ file, status: 404, text: 'Not found' });
+      }
+      expect(logged).not.toHaveBeenCalled();
+    } finally {
+      logged.mockRestore();
+    }
+    const css = await asset(new Request('http://localhost/api-docs/assets/swagger-ui.css'), { params: Promise.resolve({ file: 'swagger-ui.css' }) });
+    expect(css.status).toBe(200);
+    expect(css.headers.get('content-type')).toMatch(/^text\/css/);
   });
 });
 

@@ -1,7 +1,8 @@
-import { createServer, request as httpRequest, type Server } from 'node:http';
+import { request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answerClientError, answerWritesUncompressed, gate, MAX_BODY_BYTES, SECURITY_HEADERS, setResponseHeaders } from '@/lib/http/gate';
+import { connect } from 'node:net';
+import { answerWritesUncompressed, createGatedServer, MAX_BODY_BYTES, SECURITY_HEADERS } from '@/lib/http/gate';
 
 /**
  * The front door (lib/http/gate.ts) in front of a stand-in for Next: every hostile request below must be answered
@@ -14,18 +15,25 @@ const reached: string[] = [];
 /** The Accept-Encoding each request that got through was handed on with. */
 const encodings: (string | undefined)[] = [];
 
+/** The bodies the stand-in read, in order: what Next would have decoded. */
+const bodies: string[] = [];
+
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    // As the console's server (scripts/serve.ts) does.
-    setResponseHeaders(req, res);
-    if (gate(req, res, { trustedOrigins: ['https://console.example.com'] })) return;
+  const options = { trustedOrigins: ['https://console.example.com'] };
+  // As the console's server (scripts/serve.ts) does, with a stand-in for Next that reads the body.
+  const pass = (req: IncomingMessage, res: ServerResponse) => {
     answerWritesUncompressed(req);
     reached.push(`${req.method} ${req.url}`);
     encodings.push(req.headers['accept-encoding']);
-    req.resume();
-    req.on('end', () => res.end('passed'));
-  });
-  server.on('clientError', answerClientError);
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => (body += c));
+    req.on('end', () => {
+      bodies.push(body);
+      res.end('passed');
+    });
+  };
+  server = createGatedServer(options, pass, (_req, res, err) => res.destroy(err as Error));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   base = { host: '127.0.0.1', port: (server.address() as AddressInfo).port };
 });
@@ -55,6 +63,27 @@ function send(method: string, path: string, headers: Record<string, string> = {}
       })();
     } else req.end(body);
   });
+}
+
+/** Raw bytes in, every byte the server wrote until it closed the connection out (requests here say Connection: close). */
+function rawExchange(text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(base.port, base.host, () => socket.write(text));
+    let out = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (d: string) => (out += d));
+    socket.on('close', () => resolve(out));
+    socket.on('error', reject);
+  });
+}
+
+/** The status and envelope of a raw answer (one response; a 100 Continue in front of it is the caller's concern). */
+function rawEnvelope(out: string): { status: number; code: string; message: string } {
+  const last = out.replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, '');
+  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(last)?.[1]);
+  expect(last).toMatch(/\r\nContent-Type: application\/json/i);
+  const { error } = JSON.parse(last.slice(last.indexOf('\r\n\r\n') + 4)) as { error: { code: string; message: string } };
+  return { status, code: error.code, message: error.message };
 }
 
 function expectRefused(answer: Answer, status: number, code: string) {
@@ -138,7 +167,134 @@ describe('the front door', () => {
     expect(reached).toEqual([]);
   });
 
+  it('refuses server action bodies that refer to parts a text body cannot have, before anything decodes them', async () => {
+    reached.length = 0;
+    const action = { 'next-action': '7f00ff', 'content-type': 'text/plain;charset=UTF-8' };
+    const hostile = [
+      '[{"paused":"$F1"}]',
+      '["$Q1"]',
+      '["$B1"]',
+      '["$1"]',
+      '["$S"]',
+      '["$O1"]',
+      '["$@1"]',
+      '["$h0"]',
+      '["$K1"]',
+      '["$W1"]',
+      '["$i1"]',
+      '["$R1"]',
+      '["$x1"]',
+      '["$A1"]',
+      '["$n12x"]',
+      '["$"]',
+      '"$0"',
+      '[{"a":[{"b":[[["$2"]]]}]}]',
+      `${'['.repeat(5000)}"$1"${']'.repeat(5000)}`,
+      'not json',
+      '',
+    ];
+    for (const body of hostile) {
+      // No cookie and no Origin (a script's call, which the Origin check lets through), then the same from the console's own page.
+      for (const headers of [action, { ...action, origin: `http://127.0.0.1:${base.port}`, cookie: 'bc_session=x' }]) {
+        const answer = await send('POST', '/workers', headers, body);
+        expect({ body: body.slice(0, 40), status: answer.status }).toEqual({ body: body.slice(0, 40), status: 400 });
+        expectRefused(answer, 400, 'invalid_request');
+        expect(JSON.parse(answer.body).error.details).toEqual({ field: 'body' });
+      }
+    }
+    // More values than React decodes (it counts array slots and the characters of their strings): a 413, not its 500.
+    expectRefused(await send('POST', '/workers', action, JSON.stringify([['a'.repeat(520_000)], ['b'.repeat(520_000)]])), 413, 'payload_too_large');
+    expect(reached).toEqual([]);
+  });
+
+  it('hands a text action body it screened on to Next byte for byte, however it arrived', async () => {
+    reached.length = 0;
+    bodies.length = 0;
+    const action = { 'next-action': '7f00ff', 'content-type': 'text/plain;charset=UTF-8' };
+    // What React's client writes for values that need no other part: a "$"-string, undefined, dates, numbers, a BigInt.
+    const inline = JSON.stringify([{ paused: true, note: '$$5 off — café ✓', at: '$D2026-11-27T10:00:00.000Z', gone: '$undefined', n: '$n12345', x: ['$NaN', '$-0', '$Infinity', '$-Infinity'], fn: '$T' }]);
+    const big = JSON.stringify([{ text: 'ü'.repeat(200_000) }]);
+    expect((await send('POST', '/workers', action, inline)).status).toBe(200);
+    // In many small writes: the screen must wait for the whole declared length.
+    const pieces = () =>
+      (async function* () {
+        const bytes = Buffer.from(big);
+        for (let i = 0; i < bytes.length; i += 4096) yield bytes.subarray(i, i + 4096);
+      })();
+    expect((await send('POST', '/workers', { ...action, 'content-length': String(Buffer.byteLength(big)) }, pieces)).status).toBe(200);
+    // Multipart bodies are React's other encoding, and Next's own: not read here.
+    const multipart = await send('POST', '/workers', { 'next-action': '7f00ff', 'content-type': 'multipart/form-data; boundary=x' }, '--x\r\nContent-Disposition: form-data; name="0"\r\n\r\n["$K1"]\r\n--x--\r\n');
+    expect(multipart.status).toBe(200);
+    expect(bodies).toEqual([inline, big, '--x\r\nContent-Disposition: form-data; name="0"\r\n\r\n["$K1"]\r\n--x--\r\n']);
+    expect(reached).toHaveLength(3);
+  });
+
+  it('answers what Node would drop or answer bare (Upgrade, CONNECT, no Host, an unknown Expect) in the envelope', async () => {
+    reached.length = 0;
+    for (const upgrade of ['websocket', 'WebSocket', 'h2c', 'foo/1']) {
+      const out = await rawExchange(`GET /api/events HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: ${upgrade}\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`);
+      expect(rawEnvelope(out)).toMatchObject({ status: 400, code: 'upgrade_not_supported' });
+    }
+    for (const target of ['example.com:443', '127.0.0.1:5432', '/']) {
+      const out = await rawExchange(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n\r\n`);
+      expect(rawEnvelope(out)).toMatchObject({ status: 405, code: 'method_not_allowed' });
+      expect(out).toMatch(/\r\nAllow: GET, HEAD, POST/);
+    }
+    for (const request of ['GET /api/health HTTP/1.1\r\nConnection: close\r\n\r\n', 'POST /api/intents HTTP/1.1\r\nHost:\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}']) {
+      const out = await rawExchange(request);
+      expect(rawEnvelope(out)).toMatchObject({ status: 400, code: 'invalid_request' });
+      expect(out).toContain('"field":"host"');
+    }
+    for (const expectation of ['200-ok', '100-continue, 200-ok', 'foo']) {
+      const out = await rawExchange(`POST /api/intents HTTP/1.1\r\nHost: x\r\nExpect: ${expectation}\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`);
+      expect(rawEnvelope(out)).toMatchObject({ status: 417, code: 'expectation_failed' });
+    }
+    expect(reached).toEqual([]);
+    // HTTP/1.0 has no Host requirement, and a 1.0 request without one goes through.
+    expect(await rawExchange('GET /api/health HTTP/1.0\r\n\r\n')).toMatch(/^HTTP\/1\.1 200/);
+    expect(reached).toEqual(['GET /api/health']);
+  });
+
+  it('says 100 Continue only to a request it lets through: an oversized or foreign one gets its 4xx alone', async () => {
+    reached.length = 0;
+    const refusedCases: [string, number, string][] = [
+      [`POST /api/intents HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Type: application/json\r\nContent-Length: ${10 * 1024 * 1024}\r\n\r\n`, 413, 'payload_too_large'],
+      [`POST /intents HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: ${MAX_BODY_BYTES + 1}\r\nNext-Action: 7f00ff\r\n\r\n`, 413, 'payload_too_large'],
+      ['POST /intents HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\nNext-Action: 7f00ff\r\nOrigin: https://evil.example\r\n\r\n', 403, 'csrf_rejected'],
+      ['TRACE / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n', 405, 'method_not_allowed'],
+    ];
+    for (const [request, status, code] of refusedCases) {
+      // The body is never sent: the client waits for the go-ahead, and the refusal closes the connection.
+      const out = await rawExchange(request);
+      expect(out).not.toContain('100 Continue');
+      expect(rawEnvelope(out)).toMatchObject({ status, code });
+    }
+    expect(reached).toEqual([]);
+    // A request the gate admits is told to continue, then answered; a screened action body too.
+    const admittedCases = [
+      'POST /api/intents HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n',
+      'POST /workers HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nNext-Action: 7f00ff\r\nContent-Length: 2\r\nConnection: close\r\n\r\n',
+    ];
+    for (const request of admittedCases) {
+      const out = await new Promise<string>((resolve, reject) => {
+        const socket = connect(base.port, base.host, () => socket.write(request));
+        let text = '';
+        socket.setEncoding('latin1');
+        socket.on('data', (d: string) => {
+          text += d;
+          // The body goes once the go-ahead arrived, as a client that honours Expect sends it.
+          if (text === 'HTTP/1.1 100 Continue\r\n\r\n') socket.write('[]');
+        });
+        socket.on('close', () => resolve(text));
+        socket.on('error', reject);
+      });
+      expect(out).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 /);
+    }
+    expect(reached).toEqual(['POST /api/intents', 'POST /workers']);
+  });
+
   it('lets well-formed requests through untouched', async () => {
+    reached.length = 0;
     const host = `127.0.0.1:${base.port}`;
     const ok = [
       await send('GET', '/api/intents?q=caf%C3%A9&limit=5'),

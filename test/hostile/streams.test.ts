@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { GET as openEvents, HEAD as headEvents } from '@/app/api/events/route';
 import { db } from '@/lib/db/client';
 import { revokeSession } from '@/lib/auth/sessions';
@@ -137,6 +137,37 @@ describe('event streams', () => {
     expect(resumed.text()).toContain('"resumed":true');
     resumed.abort();
     await resumed.ended;
+  });
+
+  it('a Last-Event-ID that is not a position is ignored: a fresh start, not an error per request', async () => {
+    const { token } = await userWithToken(['viewer']);
+    const logged = vi.spyOn(console, 'error');
+    try {
+      const hostile = ['9999999999999999999.1', '1.9999999999999999999', '99999999999999999999.1', '-1.2', '1.2.3', '0x10.1', 'abc', '1', '1.2 x', '1.2;3'];
+      for (const id of hostile) {
+        for (const headers of [{ 'last-event-id': id }, {}] as Record<string, string>[]) {
+          const query = 'last-event-id' in headers ? '' : `?since=${encodeURIComponent(id)}`;
+          const controller = new AbortController();
+          const response = await openEvents(new Request(apiRequest(`/api/events${query}`, { token, headers }), { signal: controller.signal }));
+          expect({ id, status: response.status }).toEqual({ id, status: 200 });
+          const stream = consume(response, controller);
+          // The ready event says where the stream starts: not resumed from a position it could not read.
+          await within(
+            (async () => {
+              while (!stream.text().includes('"resumed":')) await new Promise((r) => setTimeout(r, 10));
+            })(),
+            3_000,
+          );
+          expect({ id, query, text: stream.text() }).toEqual({ id, query, text: expect.stringContaining('"resumed":false') });
+          stream.abort();
+          await stream.ended;
+        }
+      }
+      expect(logged).not.toHaveBeenCalled();
+    } finally {
+      logged.mockRestore();
+    }
+    expect(openStreamCount()).toBe(0);
   });
 
   it('caps the streams one user holds; others are unaffected', async () => {

@@ -134,16 +134,31 @@ describe('contention replay', () => {
 
   it('starts and cancels only for a person who may, at the domain function both doors call', async () => {
     const viewer: AuthActor = { name: 'v', userId: 'x', roles: ['viewer'], via: 'token', credentialId: 'test', mustChangePassword: false };
-    await expect(startReplayForUser(viewer, { scenarios: ['lock-latency'], size: 'small' })).rejects.toMatchObject({ code: 'forbidden', httpStatus: 403 });
+    await expect(startReplayForUser(viewer, { scenarios: ['lock-latency'], size: 'small' }, 'api')).rejects.toMatchObject({ code: 'forbidden', httpStatus: 403 });
     await expect(cancelReplayForUser(viewer, '00000000-0000-0000-0000-000000000000')).rejects.toMatchObject({ code: 'forbidden' });
     const release: AuthActor = { ...viewer, roles: ['release'] };
     // Only what the page offers: sizes and targets are the CLI's.
-    await expect(startReplayForUser(release, { scenarios: ['lock-latency'], targets: { throughputMinPerSec: 1 } })).rejects.toMatchObject({
+    await expect(startReplayForUser(release, { scenarios: ['lock-latency'], targets: { throughputMinPerSec: 1 } }, 'console')).rejects.toMatchObject({
       code: 'invalid_request',
       details: { fields: [{ field: 'targets' }] },
     });
     await expect(cancelReplayForUser(release, 'nope')).rejects.toMatchObject({ code: 'invalid_request', details: { fields: [{ field: 'runId' }] } });
     expect(await listRuns()).toEqual([]);
+  });
+
+  it('records the door a run was started from: the API as api, the page as console', async () => {
+    const { POST: postRun } = await import('@/app/api/replay/runs/route');
+    const { apiRequest, resetAuth, userWithToken } = await import('../auth-helpers');
+    await resetAuth();
+    const { token } = await userWithToken(['release']);
+    const res = await postRun(apiRequest('/api/replay/runs', { method: 'POST', token, body: { scenarios: ['lock-latency'], size: 'small' } }), undefined);
+    expect(res.status).toBe(202);
+    const { run } = (await res.json()) as { run: { id: string; door: string } };
+    expect(run.door).toBe('api');
+    await cancelReplay(run.id, releaseEngineer).catch(() => undefined);
+    // The run goes on in this process' background: wait for its row to be closed before the next test resets.
+    while ((await getRun(run.id))?.status === 'running') await new Promise((resolve) => setTimeout(resolve, 50));
+    expect((await getRun(run.id))?.door).toBe('api');
   });
 
   it('refuses in production, at the domain door every other door goes through, and records nothing', async () => {

@@ -13,7 +13,7 @@ export const dynamic = 'force-dynamic';
  */
 export const POST = handler(async (request) => {
   const actor = await requestActor(request, 'replay.run');
-  const run = await startReplayForUser(actor, await readJsonBody(request));
+  const run = await startReplayForUser(actor, await readJsonBody(request), 'api');
   return NextResponse.json({ run: summarizeRun(run) }, { status: 202, headers: { Location: `/api/console/replay/runs/${run.id}`, 'Cache-Control': 'no-store' } });
 });
 
