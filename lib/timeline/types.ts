@@ -41,6 +41,24 @@ export const TIMELINE_KIND_LABELS: Record<TimelineKind, string> = {
   other: 'Other',
 };
 
+/** How one entry of each kind is named on the intent page. */
+export const TIMELINE_KIND_NAMES: Record<TimelineKind, string> = {
+  created: 'Created',
+  status_change: 'Status',
+  correction: 'Correction',
+  conflict: 'Conflict',
+  idempotent_repeat: 'Repeat',
+  pipeline_run: 'Pipeline',
+  pipeline_step: 'Step',
+  lease: 'Lease',
+  fenced_write: 'Fenced write',
+  event_out: 'Event sent',
+  lock_wait: 'Lock wait',
+  lock_timeout: 'Lock timeout',
+  unblock: 'Unblock',
+  other: 'Other',
+};
+
 export const timelineEntrySchema = z
   .object({
     at: z.iso.datetime().meta({ description: 'When it happened: the writing transaction’s time (ISO 8601, UTC).' }),
