@@ -25,7 +25,7 @@ test('FAILED needs a reason; the reason shows in the timeline and on the audit p
   await expect(page.getByTestId('intent-status')).toHaveText('FAILED');
 
   // The reason is kept in the audit: on the intent's timeline and on the audit page.
-  await expect(page.getByTestId('audit-event').first()).toContainText(`card declined ${marker}`);
+  await expect(page.locator('[data-testid="timeline-entry"][data-kind="status_change"]').first()).toContainText(`card declined ${marker}`);
   await page.goto(`/audit?intent=${intent.id}&action=status_change`);
   const row = page.getByTestId('audit-row').first();
   await expect(row).toContainText('PROCESSED → FAILED');

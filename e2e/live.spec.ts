@@ -60,7 +60,7 @@ test('an open intent page follows changes made elsewhere', async ({ page, contex
   await expect(page.getByTestId('intent-status')).toHaveText('CORRECTED');
   expect((await correctedSeen()) - answeredAt).toBeLessThan(1_000);
   await expect(page.getByTestId('correction')).toContainText('late fee added');
-  await expect(page.getByTestId('audit-event').first()).toContainText('late fee added');
+  await expect(page.locator('[data-testid="timeline-entry"][data-kind="correction"]').first()).toContainText('late fee added');
 });
 
 test('while the stream is down the page says it is reconnecting, and on reconnecting it catches up on what it missed', async ({ page, context, baseURL }) => {

@@ -97,6 +97,9 @@ export const envSchema = z.object({
   NATS_URL: z.string().trim().min(1).optional(),
   /** Published outbox rows are deleted after this many hours. */
   OUTBOX_RETENTION_HOURS: intFrom(72, 1, 24 * 365),
+  // ── The intent timeline (lib/timeline) ──
+  /** Lock waits, lock timeouts, idempotent repeats and refused fenced writes the engine recorded are kept this many days. */
+  INTENT_ENGINE_EVENTS_RETENTION_DAYS: intFrom(14, 1, 3650),
   /** How often a relay looks for new rows without a notification (it wakes at once on one). */
   OUTBOX_POLL_MS: intFrom(1000, 10, 60_000),
   /**

@@ -2,6 +2,7 @@ import { pruneExpiredSessions } from '@/lib/auth/sessions';
 import { pruneSignInAttempts } from '@/lib/auth/rate-limit';
 import { startStatusFolding } from '@/lib/counts/status-counts';
 import { db } from '@/lib/db/client';
+import { engineEventsWritten, pruneEngineEvents } from '@/lib/intents/engine-events';
 import { pruneIdempotencyRecords } from '@/lib/intents/idempotency';
 import { flushOutcomes, pruneIntentOutcomes } from '@/lib/intents/outcomes';
 import { dedupStore } from '@/lib/dedup/store';
@@ -15,8 +16,8 @@ import { sweepLeases } from '@/lib/leases/service';
  */
 export function startHousekeeping(): void {
   const prune = () =>
-    Promise.all([pruneIdempotencyRecords(), pruneExpiredSessions(), pruneSignInAttempts(db()), pruneIntentOutcomes()]).catch((err: unknown) =>
-      console.error('[housekeeping] pruning expired keys, sessions, sign-in attempts or per-intent outcomes failed:', err),
+    Promise.all([pruneIdempotencyRecords(), pruneExpiredSessions(), pruneSignInAttempts(db()), pruneIntentOutcomes(), pruneEngineEvents()]).catch((err: unknown) =>
+      console.error('[housekeeping] pruning expired keys, sessions, sign-in attempts, per-intent outcomes or engine events failed:', err),
     );
   setInterval(prune, 10 * 60_000).unref();
   startStatusFolding();
@@ -29,9 +30,9 @@ export function startHousekeeping(): void {
     Promise.all([dedupStore().purge(), pruneLeaseEvents()]).catch((err: unknown) => console.error('[housekeeping] purging dedup keys or lease events failed:', err));
   setInterval(purgeLeaseData, 10 * 60_000).unref();
 
-  // Counts are buffered for up to a second: write them before the process goes.
+  // Counts are buffered for up to a second, and engine events may be under way: write them before the process goes.
   const flushAndExit = (signal: NodeJS.Signals) => {
-    flushOutcomes()
+    Promise.all([flushOutcomes(), engineEventsWritten()])
       .catch((err: unknown) => console.error('[housekeeping] final flush of outcome counts failed:', err))
       .finally(() => process.exit(signal === 'SIGINT' ? 130 : 0));
   };

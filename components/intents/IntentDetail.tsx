@@ -261,7 +261,7 @@ export function CorrectionHistory({ corrections }: { corrections: Correction[] }
   return (
     <ol className={styles.history} aria-label="Corrections, newest first">
       {entries.map(({ correction: c, lines }) => (
-        <li key={c.id} className={styles.historyItem} data-testid="correction">
+        <li key={c.id} id={`correction-${c.correctionId}`} className={styles.historyItem} data-testid="correction">
           <div className={styles.historyHead}>
             <strong>{c.actor}</strong>
             <span className="muted">

@@ -1,15 +1,17 @@
 import { dehydrate, HydrationBoundary, QueryClient } from '@tanstack/react-query';
 import { intentKeys } from '@/lib/intents/keys';
-import { getIntentAudit, getIntentConflicts } from '@/lib/intents/queries';
-import { AuditPanel, ConflictsPanel } from './IntentHistoryPanels';
+import { getIntentConflicts } from '@/lib/intents/queries';
+import { getIntentTimeline } from '@/lib/timeline/timeline';
+import { ConflictsPanel } from './IntentHistoryPanels';
+import { IntentTimeline } from './IntentTimeline';
 
 /** Server panels of the intent page, each prefetching its own query so it streams in on its own. */
-export async function AuditServerPanel({ id }: { id: string }) {
+export async function TimelineServerPanel({ id }: { id: string }) {
   const queryClient = new QueryClient();
-  await queryClient.prefetchQuery({ queryKey: intentKeys.audit(id), queryFn: () => getIntentAudit(id) });
+  await queryClient.prefetchInfiniteQuery({ queryKey: intentKeys.timeline(id), queryFn: () => getIntentTimeline(id), initialPageParam: undefined as string | undefined });
   return (
     <HydrationBoundary state={dehydrate(queryClient)}>
-      <AuditPanel id={id} />
+      <IntentTimeline id={id} />
     </HydrationBoundary>
   );
 }

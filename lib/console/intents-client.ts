@@ -1,7 +1,8 @@
 import type { IntentList } from '@/lib/intents/queries';
 import { FILTER_PARAMS, type CountFilters, type IntentListFilters } from '@/lib/intents/keys';
 import type { CountsAnswer } from '@/lib/counts/answer';
-import type { AuditEvent, ConflictEvent, IntentWithCorrections } from '@/lib/intents/types';
+import type { ConflictEvent, IntentWithCorrections } from '@/lib/intents/types';
+import type { TimelinePage } from '@/lib/timeline/types';
 
 /** Browser-side reads for TanStack Query: the JSON API (and /api/console for what only the console needs). */
 export class ApiError extends Error {
@@ -57,8 +58,8 @@ export function fetchIntent(id: string): Promise<IntentWithCorrections> {
   return getJson(`/api/intents/${encodeURIComponent(id)}`);
 }
 
-export function fetchIntentAudit(id: string): Promise<AuditEvent[]> {
-  return getJson(`/api/intents/${encodeURIComponent(id)}/audit`);
+export function fetchIntentTimeline(id: string, cursor?: string): Promise<TimelinePage> {
+  return getJson(`/api/intents/${encodeURIComponent(id)}/timeline${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`);
 }
 
 export function fetchIntentConflicts(id: string): Promise<ConflictEvent[]> {

@@ -7,6 +7,7 @@ import { findRowLockHolders } from '@/lib/locks/holders';
 import { backoffDelayMs, sleep } from '@/lib/shared/backoff';
 import { withDeadlockRetry } from './deadlock';
 import { InvalidTransitionError, LockTimeoutError, NotFoundError, OperationCancelledError, VersionConflictError, type LockHolder } from './errors';
+import { recordEngineEvent, recordLockFailure } from './engine-events';
 import { runIdempotent } from './idempotency';
 import { correctionIdFor, type JsonObject } from './json';
 import { recordLockTimeoutWait, recordLockWait, recordOutcome, type Outcome } from './outcomes';
@@ -83,12 +84,13 @@ function describeHolders(holders: LockHolder[]): string {
 }
 
 /** Lock waits that ran out (including NOWAIT) become LockTimeoutError naming the holder; cancels become OperationCancelledError. */
-async function mapLockErrors(err: unknown, operation: string, intentIds: string[], nowait: boolean, lockTimeoutMs: number): Promise<never> {
+async function mapLockErrors(err: unknown, operation: string, intentIds: string[], nowait: boolean, lockTimeoutMs: number, actor: string): Promise<never> {
   const state = sqlState(err);
   if (state === SQLSTATE.lockNotAvailable) {
     recordOutcome(operation, 'lock_timeout', '', 1, intentIds);
     if (!nowait) recordLockTimeoutWait(operation, lockTimeoutMs);
     const holders = await lockHolders(intentIds);
+    recordLockFailure({ intentIds, operation, actor, nowait, lockTimeoutMs, holderPid: holders[0]?.pid ?? null });
     const who = describeHolders(holders);
     const what = intentIds.length === 1 ? `intent ${intentIds[0]}` : `${intentIds.length} intents`;
     throw new LockTimeoutError(
@@ -209,6 +211,11 @@ function statusAnswer(call: StatusCall, row: Pick<StatusRow, 'outcome' | 'intent
   }
 }
 
+/** A lease-protected write refused for a stale token: nothing was written, so the refusal is recorded on its own. */
+function recordFenceRefusal(operation: string, id: string, actor: string, fencing: Fencing): void {
+  recordEngineEvent({ intentIds: [id], kind: 'fence_refused', operation, actor, details: { resource: fencing.resource, token: fencing.token } });
+}
+
 function countAnswer(operation: string, outcome: string, intentIds: readonly string[], transition = '') {
   const counted = COUNTED[outcome];
   if (counted) recordOutcome(operation, counted, counted === 'success' ? transition : '', 1, intentIds);
@@ -244,13 +251,14 @@ export async function updateIntentStatus(input: UpdateStatusInput, actor: Actor,
       const row = await attempt(operation, [id], firstMode(options.strategy ?? settings.strategies.update_status, nowait), (lock) => run(key, lock));
       countAnswer(operation, row.outcome, [id], row.priorStatus ? transitionLabel(row.priorStatus, target) : '');
       if (row.outcome === 'applied') announceCommitted();
+      if (row.outcome === 'fencing_token_stale') recordFenceRefusal(operation, id, actor.name, fencing!);
       return statusAnswer(call, row);
     } catch (err) {
-      return sqlState(err) ? mapLockErrors(err, operation, [id], nowait, lockTimeoutMs) : Promise.reject(err);
+      return sqlState(err) ? mapLockErrors(err, operation, [id], nowait, lockTimeoutMs, actor.name) : Promise.reject(err);
     }
   };
   const replay = (stored: StoredOutcome) => statusAnswer(call, { outcome: stored.outcome as StatusRow['outcome'], intent: rowFromStored(stored.intent) });
-  return runIdempotent({ key: idempotencyKey, scope: actor.name, operation, request: { id, status: target, expectedVersion, nowait, reason, fencing } }, work, replay);
+  return runIdempotent({ key: idempotencyKey, scope: actor.name, operation, intentId: id, request: { id, status: target, expectedVersion, nowait, reason, fencing } }, work, replay);
 }
 
 /** A bulk update's rows as the caller sees them: every intent, or the refusal naming each intent that stopped it. */
@@ -279,7 +287,7 @@ export async function bulkUpdateStatus(input: BulkStatusInput, actor: Actor, opt
   try {
     rows = await withDeadlockRetry(operation, ids, () => bulkUpdateStatusCall({ ids, to: target, allowedFrom, lockTimeoutMs, actor: actor.name, reason: reason ?? null, details: options.auditDetails ?? null }));
   } catch (err) {
-    return mapLockErrors(err, operation, ids, false, lockTimeoutMs);
+    return mapLockErrors(err, operation, ids, false, lockTimeoutMs, actor.name);
   }
   if (rows[0]) recordLockWait(operation, rows[0].lockWaitMs);
   const stopped = rows.find((r) => r.outcome === 'not_found' || r.outcome === 'invalid_transition');
@@ -356,13 +364,14 @@ export async function reevaluateIntent(input: ReevaluateInput, actor: Actor, opt
       // An applied correction is a transition too (PROCESSED → CORRECTED, or CORRECTED again): counted under it.
       countAnswer(operation, row.outcome, [id], row.priorStatus && row.intent ? transitionLabel(row.priorStatus, row.intent.status) : '');
       if (row.outcome === 'applied') announceCommitted();
+      if (row.outcome === 'fencing_token_stale') recordFenceRefusal(operation, id, actor.name, fencing!);
       return correctionAnswer(call, row);
     } catch (err) {
-      return sqlState(err) ? mapLockErrors(err, operation, [id], false, lockTimeoutMs) : Promise.reject(err);
+      return sqlState(err) ? mapLockErrors(err, operation, [id], false, lockTimeoutMs, actor.name) : Promise.reject(err);
     }
   };
   const replay = (stored: StoredOutcome) =>
     correctionAnswer(call, { outcome: stored.outcome as CorrectionRow['outcome'], intent: rowFromStored(stored.intent), correctionCount: stored.correctionCount ?? 0, retries: stored.retries ?? 0 });
-  return runIdempotent({ key: idempotencyKey, scope: actor.name, operation, request: { id, diff, source, reason, metadata, expectedVersion, fencing } }, work, replay);
+  return runIdempotent({ key: idempotencyKey, scope: actor.name, operation, intentId: id, request: { id, diff, source, reason, metadata, expectedVersion, fencing } }, work, replay);
 }
 

@@ -2,6 +2,7 @@ import { db } from '@/lib/db/client';
 import { abandonInRedis, claimInRedis, completeInRedis } from '@/lib/dedup/idempotency-redis';
 import { concurrencySettings, env } from '@/lib/env';
 import { DomainError, IdempotencyInProgressError, IdempotencyKeyReusedError, REPLAYED_HEADERS, ReplayedError, type ErrorBody } from './errors';
+import { recordEngineEvent } from './engine-events';
 import { canonicalJson, sha256Hex } from './json';
 import { recordOutcome } from './outcomes';
 import { isStoredOutcome, type KeyRef, type StoredOutcome } from './statements';
@@ -74,6 +75,12 @@ function markReplayed<T>(value: T): T {
   return value;
 }
 
+/** What a stored answer was, in the engine's words (`applied`, `stale`, …; `ok` / `refused` in the older form). */
+function storedOutcomeName(body: unknown): string {
+  if (isStoredOutcome(body)) return body.outcome;
+  return (body as StoredAnswer<unknown> | null)?.ok ? 'ok' : 'refused';
+}
+
 /** A stored answer again: the value (marked replayed), or the refusal as a ReplayedError. */
 function replayStored<T>(body: unknown, status: number | null, replay: (stored: StoredOutcome) => T): T {
   if (isStoredOutcome(body)) {
@@ -95,7 +102,8 @@ function replayStored<T>(body: unknown, status: number | null, replay: (stored: 
  */
 export async function runIdempotent<T>(
   /** `scope`: whose key it is (the actor); the same key from another caller is another key. */
-  args: { key: string | undefined; scope: string; operation: string; request: unknown },
+  /** `intentId`: the intent a repeat is recorded for (its timeline shows each repeat). */
+  args: { key: string | undefined; scope: string; operation: string; intentId?: string; request: unknown },
   work: (key: KeyRef | undefined) => Promise<T>,
   replay: (stored: StoredOutcome) => T,
 ): Promise<T> {
@@ -110,6 +118,9 @@ export async function runIdempotent<T>(
     if (record.requestHash !== requestHash || record.operation !== operation) throw new IdempotencyKeyReusedError(key);
     if (record.state === 'completed') {
       recordOutcome(operation, 'idempotent_replay');
+      if (args.intentId) {
+        recordEngineEvent({ intentIds: [args.intentId], kind: 'idempotent_repeat', operation, actor: scope, details: { outcome: storedOutcomeName(record.responseBody) } });
+      }
       return replayStored(record.responseBody, record.responseStatus, replay);
     }
     // Another request with this key is at work: wait for its answer rather than do the work twice.

@@ -39,6 +39,6 @@ export const intentKeys = {
   count: (f: CountFilters) => [...intentKeys.counts(), Object.fromEntries(FILTER_PARAMS.map((k) => [k, f[k] ?? null]))] as const,
   details: () => [...intentKeys.all, 'detail'] as const,
   detail: (id: string) => [...intentKeys.details(), id] as const,
-  audit: (id: string) => [...intentKeys.detail(id), 'audit'] as const,
   conflicts: (id: string) => [...intentKeys.detail(id), 'conflicts'] as const,
+  timeline: (id: string) => [...intentKeys.detail(id), 'timeline'] as const,
 };

@@ -9,6 +9,7 @@ import { auditQuerySchema } from '@/lib/audit/log';
 import { runPipelineSchema } from '@/lib/pipeline/run';
 import { consoleReplaySchema } from '@/lib/replay/runner';
 import { positionSchema } from '@/lib/live/positions';
+import { timelinePageSchema, timelineQuerySchema } from '@/lib/timeline/types';
 import {
   auditEventSchema,
   bulkStatusResultSchema,
@@ -323,6 +324,21 @@ export const OPERATIONS: ApiOperation[] = [
     permission: 'intents.read',
     pathParams: intentIdParams,
     success: { status: 200, description: 'Audit events, oldest first.', schema: z.array(auditEventSchema) },
+    errors: { 400: ['invalid_request'], 404: ['not_found'] },
+  },
+  {
+    operationId: 'getIntentTimeline',
+    method: 'get',
+    path: '/api/intents/{id}/timeline',
+    summary: "An intent's timeline",
+    description:
+      'Everything that happened to the intent, oldest first, in one list: creation, status changes (with reason and actor), corrections, conflicts, idempotent repeats, pipeline runs and steps, lease grants, denials, releases and expiries of its edit lease and worker claim, fenced writes accepted or refused, events sent out (with the JetStream stream sequence once acknowledged), lock waits of 10 ms or more and lock timeouts the engine saw, and unblocks of a backend that held it or that it waited behind. Entries written in one transaction keep their write order. Each entry links to where it lives in the console. Long histories come a page at a time (`limit`, `cursor`).',
+    tag: 'intents',
+    auth: 'bearer',
+    permission: 'intents.read',
+    pathParams: intentIdParams,
+    query: timelineQuerySchema,
+    success: { status: 200, description: 'One page of the timeline, oldest first.', schema: timelinePageSchema },
     errors: { 400: ['invalid_request'], 404: ['not_found'] },
   },
   {

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { createPool, createPrisma, databaseUrl, type Db } from '@/lib/db/client';
 import { env } from '@/lib/env';
+import { recordLockFailure } from '@/lib/intents/engine-events';
 import { LockTimeoutError, type LockHolder } from '@/lib/intents/errors';
 import { noteActor } from '@/lib/locks/actors';
 
@@ -90,6 +91,7 @@ export async function withPipelineLock<T>(intentId: string, body: () => Promise<
   } catch (err) {
     if (!(err instanceof LockBusy)) throw err;
     const holders = err.holders;
+    recordLockFailure({ intentIds: [intentId], operation: 'pipeline_execute', actor: actor ?? null, nowait: true, lockTimeoutMs: 0, holderPid: holders[0]?.pid ?? null });
     const who = holders.length ? ` It is held by backend ${holders.map((h) => `${h.pid} (${h.applicationName ?? 'unnamed'}${h.transactionStartedAt ? `, since ${h.transactionStartedAt}` : ''})`).join(', ')}.` : '';
     throw new LockTimeoutError(`The pipeline of intent ${intentId} is already running (its execution lock is taken; NOWAIT).${who}`, {
       intentIds: [intentId],

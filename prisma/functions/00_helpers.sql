@@ -92,6 +92,20 @@ BEGIN
   IF p_raced AND cur."id" IS NOT NULL THEN PERFORM "bridge_note_contention"(p_id); END IF;
 END $$;
 
+-- Lock waits at least this long (ms) are kept one by one for the intent's timeline (intent_engine_events), written
+-- by the command that waited, in its own transaction. An uncontended row lock is taken in well under a millisecond,
+-- so a wait this long means somebody held the row; the bound keeps the hot path free of writes while nobody waits.
+CREATE OR REPLACE FUNCTION "bridge_lock_wait_floor_ms"() RETURNS double precision
+LANGUAGE sql IMMUTABLE AS $$ SELECT 10::double precision $$;
+
+-- Records a lock wait of p_ids that was worth recording (callers check bridge_lock_wait_floor_ms() first, so a
+-- command that did not wait runs no INSERT at all).
+CREATE OR REPLACE FUNCTION "bridge_note_lock_wait"(p_operation text, p_ids uuid[], p_waited_ms double precision, p_actor text) RETURNS void
+LANGUAGE sql VOLATILE AS $$
+  INSERT INTO "intent_engine_events" ("intent_id", "kind", "operation", "actor", "waited_ms", "outcome")
+  SELECT x, 'lock_wait', p_operation, p_actor, p_waited_ms, 'acquired' FROM unnest(p_ids) x;
+$$;
+
 -- Whether a command's turn is followed by a locked one: an adaptive call that read without the lock and then lost
 -- the race to write queues on the row lock at once, in the same call, instead of going back to its caller to sleep
 -- through a backoff (docs/LOCKING.md). Every other outcome is the call's answer.

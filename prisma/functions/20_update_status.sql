@@ -85,6 +85,10 @@ BEGIN
     cur := turn.cur;
     took_lock := took_lock OR mode <> 'none';
     lock_wait_ms := lock_wait_ms + turn.waited_ms;
+    -- Recorded before the write it delayed, so the intent's timeline shows the wait first (bridge_write_seq).
+    IF turn.waited_ms >= "bridge_lock_wait_floor_ms"() THEN
+      PERFORM "bridge_note_lock_wait"('update_status', ARRAY[p_id], turn.waited_ms, p_actor);
+    END IF;
     intent := cur;
     prior_status := cur."status"::text;
     outcome := "bridge_status_check"(cur, p_to, p_allowed_from, p_expected_version, p_fence_resource, p_fence_token);

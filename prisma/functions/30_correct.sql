@@ -76,6 +76,10 @@ BEGIN
     cur := turn.cur;
     took_lock := took_lock OR mode <> 'none';
     lock_wait_ms := lock_wait_ms + turn.waited_ms;
+    -- Recorded before the write it delayed, so the intent's timeline shows the wait first (bridge_write_seq).
+    IF turn.waited_ms >= "bridge_lock_wait_floor_ms"() THEN
+      PERFORM "bridge_note_lock_wait"('reevaluate', ARRAY[p_id], turn.waited_ms, p_actor);
+    END IF;
     intent := cur;
     prior_status := cur."status"::text;
     outcome := "bridge_correction_check"(cur, p_correction_id, p_expected_version, p_from, p_fence_resource, p_fence_token);

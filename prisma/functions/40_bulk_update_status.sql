@@ -18,6 +18,10 @@ BEGIN
   started := clock_timestamp();
   PERFORM 1 FROM "intents" i WHERE i."id" = ANY(p_ids) ORDER BY i."id" FOR UPDATE;
   waited := extract(epoch FROM clock_timestamp() - started) * 1000;
+  IF waited >= "bridge_lock_wait_floor_ms"() THEN
+    -- Each intent of the batch is told the batch's wait (its rows are locked in one statement).
+    PERFORM "bridge_note_lock_wait"('bulk_update_status', ARRAY(SELECT i."id" FROM "intents" i WHERE i."id" = ANY(p_ids)), waited, p_actor);
+  END IF;
 
   RETURN QUERY SELECT 'not_found'::text, x, NULL::"intents", NULL::text, waited
     FROM unnest(p_ids) x WHERE NOT EXISTS (SELECT 1 FROM "intents" i WHERE i."id" = x) ORDER BY x;

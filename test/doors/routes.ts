@@ -5,6 +5,7 @@
 import { GET as listIntents, POST as createIntent } from '@/app/api/intents/route';
 import { GET as getIntent } from '@/app/api/intents/[id]/route';
 import { GET as getAudit } from '@/app/api/intents/[id]/audit/route';
+import { GET as getTimeline } from '@/app/api/intents/[id]/timeline/route';
 import { POST as postStatus } from '@/app/api/intents/[id]/status/route';
 import { POST as postReeval } from '@/app/api/intents/[id]/reeval/route';
 import { POST as postBulk } from '@/app/api/intents/bulk-status/route';
@@ -65,6 +66,7 @@ export const DOORS: Door[] = [
   },
   { name: 'GET /api/intents/:id', method: 'GET', permission: 'intents.read', path: (id) => `/api/intents/${id}`, call: (r, id) => getIntent(r, params(id)) },
   { name: 'GET /api/intents/:id/audit', method: 'GET', permission: 'intents.read', path: (id) => `/api/intents/${id}/audit`, call: (r, id) => getAudit(r, params(id)) },
+  { name: 'GET /api/intents/:id/timeline', method: 'GET', permission: 'intents.read', path: (id) => `/api/intents/${id}/timeline`, call: (r, id) => getTimeline(r, params(id)) },
   {
     name: 'POST /api/intents/:id/status',
     method: 'POST',

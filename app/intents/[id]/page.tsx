@@ -2,7 +2,7 @@ import { dehydrate, HydrationBoundary, QueryClient } from '@tanstack/react-query
 import { notFound, redirect } from 'next/navigation';
 import { Suspense } from 'react';
 import { IntentDetail } from '@/components/intents/IntentDetail';
-import { AuditServerPanel, ConflictsServerPanel } from '@/components/intents/IntentDetailPanels';
+import { ConflictsServerPanel, TimelineServerPanel } from '@/components/intents/IntentDetailPanels';
 import { LiveSince } from '@/components/live/LiveProvider';
 import { Skeleton } from '@/components/ui/Skeleton';
 import { PipelineRunsPanel } from '@/components/workers/PipelineRunsPanel';
@@ -54,10 +54,10 @@ export default async function IntentPage({ params }: { params: Promise<{ id: str
           lockTimeoutMs={concurrencySettings().lockTimeoutMs}
           aside={
             <>
-              <PipelineRunsPanel id={id} canRun={can(user, 'pipeline.run')} />
-              <Suspense fallback={<Skeleton label="Loading the audit timeline" lines={6} />}>
-                <AuditServerPanel id={id} />
+              <Suspense fallback={<Skeleton label="Loading the timeline" lines={6} />}>
+                <TimelineServerPanel id={id} />
               </Suspense>
+              <PipelineRunsPanel id={id} canRun={can(user, 'pipeline.run')} />
               <Suspense fallback={<Skeleton label="Loading conflict events" lines={2} />}>
                 <ConflictsServerPanel id={id} />
               </Suspense>

@@ -1,0 +1,85 @@
+import { Prisma } from '@/generated/prisma/client';
+import { queryOnPool } from '@/lib/db/client';
+import { oneLineError } from '@/lib/db/pg-capture';
+import { env } from '@/lib/env';
+import type { JsonObject } from './json';
+
+/**
+ * What the engine saw happen to an intent without changing it, kept one row each (intent_engine_events) for the
+ * intent's timeline (lib/timeline). Lock waits that ended with the lock are written by the waiting command's own
+ * statement (prisma/functions, bridge_note_lock_wait), in its transaction; what is written here happened in a
+ * transaction that wrote nothing (a lock timeout rolled back, a refusal, a replayed answer), so it is recorded
+ * afterwards, once, on the refusal's path only, without holding the answer up (a NOWAIT refusal must stay
+ * immediate): `engineEventsWritten()` waits for the records under way (tests, shutdown). A failed record is logged
+ * and never changes the caller's answer.
+ */
+export type EngineEventKind = 'lock_wait' | 'lock_timeout' | 'idempotent_repeat' | 'fence_refused';
+
+type NewEngineEvent = {
+  intentIds: readonly string[];
+  kind: Exclude<EngineEventKind, 'lock_wait'>;
+  operation: string;
+  actor: string | null;
+  waitedMs?: number | null;
+  outcome?: 'timed_out' | 'refused' | null;
+  holderPid?: number | null;
+  details?: JsonObject | null;
+};
+
+const underWay = new Set<Promise<void>>();
+
+/** Resolves once every record started so far is written (or has failed and been logged). */
+export async function engineEventsWritten(): Promise<void> {
+  await Promise.all([...underWay]);
+}
+
+/** Starts writing the record; the caller goes on with its answer. */
+export function recordEngineEvent(e: NewEngineEvent): void {
+  if (e.intentIds.length === 0) return;
+  const writing = writeEngineEvent(e).finally(() => underWay.delete(writing));
+  underWay.add(writing);
+}
+
+async function writeEngineEvent(e: NewEngineEvent): Promise<void> {
+  try {
+    await queryOnPool(Prisma.sql`
+      INSERT INTO intent_engine_events (intent_id, kind, operation, actor, waited_ms, outcome, holder_pid, details)
+      SELECT x, ${e.kind}, ${e.operation}, ${e.actor}::text, ${e.waitedMs ?? null}::float8, ${e.outcome ?? null}::text,
+             ${e.holderPid ?? null}::int, ${e.details ? JSON.stringify(e.details) : null}::jsonb
+      FROM unnest(${[...e.intentIds]}::uuid[]) x`);
+  } catch (err) {
+    console.error(`[engine-events] recording a ${e.kind} of ${e.intentIds.join(', ')} failed: ${oneLineError(err)}`);
+  }
+}
+
+/**
+ * A lock wait that ran out (lock_timeout: it waited the whole timeout) or a NOWAIT refusal (it did not wait), with
+ * the holder the engine named in its answer.
+ */
+export function recordLockFailure(a: { intentIds: readonly string[]; operation: string; actor: string | null; nowait: boolean; lockTimeoutMs: number; holderPid: number | null }): void {
+  recordEngineEvent({
+    intentIds: a.intentIds,
+    kind: 'lock_timeout',
+    operation: a.operation,
+    actor: a.actor,
+    waitedMs: a.nowait ? 0 : a.lockTimeoutMs,
+    outcome: a.nowait ? 'refused' : 'timed_out',
+    holderPid: a.holderPid,
+    details: a.nowait ? { nowait: true } : { lockTimeoutMs: a.lockTimeoutMs },
+  });
+}
+
+export async function pruneEngineEvents(retentionDays = env().INTENT_ENGINE_EVENTS_RETENTION_DAYS): Promise<number> {
+  // In batches: a first prune after a long pause must not hold one huge DELETE.
+  let total = 0;
+  for (;;) {
+    const rows = await queryOnPool<{ n: number }>(Prisma.sql`
+      WITH gone AS (
+        DELETE FROM intent_engine_events WHERE id IN (
+          SELECT id FROM intent_engine_events WHERE at < now() - make_interval(days => ${retentionDays}::int) LIMIT 5000)
+        RETURNING 1)
+      SELECT count(*)::int AS n FROM gone`);
+    total += rows[0].n;
+    if (rows[0].n < 5000) return total;
+  }
+}
