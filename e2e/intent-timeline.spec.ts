@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import { expect, test } from '@playwright/test';
 import { acquireLease } from '../lib/leases/service';
 import { editLeaseResource } from '../lib/leases/edit-names';
@@ -11,13 +10,12 @@ import { expectLive, seedIntent, uniqueMarker } from './intents-fixtures';
  * The intent page's one timeline: every kind of history in one list, a filter by kind, each entry opening where
  * it lives, and a change made elsewhere appearing without a reload.
  */
-const SHOTS = process.env.TIMELINE_SHOTS_DIR ?? 'e2e/screenshots';
 
 test('the intent page shows one timeline, filterable by kind, each entry linking to where it lives', async ({ page, context, baseURL, request }) => {
   const marker = uniqueMarker('e2e-timeline');
   const intent = await seedIntent('PROCESSED', { marker, amount: 10 });
   const reviewer = { name: 'e2e-reviewer' };
-  await acquireLease(editLeaseResource(intent.id), { owner: reviewer.name, ttlMs: 60_000 });
+  await acquireLease(editLeaseResource(intent.id), { owner: reviewer.name, ttlMs: 60_000 }, { ...reviewer, userId: 'e2e-reviewer', roles: ['reviewer'], via: 'session', credentialId: 'e2e-reviewer-session' });
   await expect(updateIntentStatus({ id: intent.id, status: 'COMPLETED', expectedVersion: 0 }, reviewer)).rejects.toBeInstanceOf(VersionConflictError);
 
   await useSessionOf(context, baseURL!, ['viewer']);
@@ -37,8 +35,7 @@ test('the intent page shows one timeline, filterable by kind, each entry linking
   expect(res.status()).toBe(200);
   await expect(timeline.locator('[data-kind="correction"]')).toContainText(`fee ${marker}`);
 
-  mkdirSync(SHOTS, { recursive: true });
-  await page.getByRole('region', { name: /^Timeline/ }).screenshot({ path: `${SHOTS}/intent-timeline.png` });
+  await page.getByRole('region', { name: /^Timeline/ }).screenshot({ path: `test-results/screenshots/intent-timeline.png` });
 
   // Filter: hide events sent out, then show only status changes.
   const total = await entries.count();
@@ -48,7 +45,7 @@ test('the intent page shows one timeline, filterable by kind, each entry linking
   await page.getByLabel('Show only one kind').selectOption('status_change');
   await expect(entries).toHaveCount(2);
   await expect(entries.first()).toContainText('NORMALIZED → PROCESSED');
-  await page.screenshot({ path: `${SHOTS}/intent-timeline-filtered.png`, fullPage: true });
+  await page.screenshot({ path: `test-results/screenshots/intent-timeline-filtered.png`, fullPage: true });
   await page.getByRole('button', { name: 'Show all' }).click();
   await expect(entries).toHaveCount(total);
 

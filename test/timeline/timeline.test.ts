@@ -25,6 +25,8 @@ import { natsMode, startTestNats, type TestNats } from '../nats';
  * the timeline must show each kind, in the order it was written, and page through the same list.
  */
 const alice = { name: 'alice' };
+/** A reviewer as the lease service sees one: edit leases are bound to the user that took them. */
+const reviewerLeaseActor = (name: string) => ({ name, userId: `user-${name}`, roles: ['reviewer' as const], via: 'session' as const, credentialId: `session-${name}` });
 const bob = { name: 'bob' };
 
 let nats: TestNats | undefined;
@@ -64,8 +66,8 @@ beforeAll(async () => {
   id = (await createIntent({ payload: { order: 'T-1' }, source: 'timeline-test' }, alice)).id;
 
   // A reviewer's edit lease, and a second reviewer refused it.
-  const first = await acquireLease(resource(), { owner: 'alice', ttlMs: 60_000 });
-  await expect(acquireLease(resource(), { owner: 'bob', ttlMs: 60_000 })).rejects.toBeInstanceOf(LeaseDeniedError);
+  const first = await acquireLease(resource(), { owner: 'alice', ttlMs: 60_000 }, reviewerLeaseActor('alice'));
+  await expect(acquireLease(resource(), { owner: 'bob', ttlMs: 60_000 }, reviewerLeaseActor('bob'))).rejects.toBeInstanceOf(LeaseDeniedError);
 
   // A fenced write accepted.
   await updateIntentStatus({ id, status: 'NORMALIZED', reason: 'checked by hand', fencing: { resource: resource(), token: first.token } }, alice);
@@ -99,8 +101,8 @@ beforeAll(async () => {
   await engineEventsWritten();
 
   // The lease passes to bob; alice's old token is refused.
-  await releaseLease(resource(), { owner: 'alice', token: first.token });
-  await acquireLease(resource(), { owner: 'bob', ttlMs: 60_000 });
+  await releaseLease(resource(), { owner: 'alice', token: first.token }, reviewerLeaseActor('alice'));
+  await acquireLease(resource(), { owner: 'bob', ttlMs: 60_000 }, reviewerLeaseActor('bob'));
   await expect(updateIntentStatus({ id, status: 'COMPLETED', fencing: { resource: resource(), token: first.token } }, alice)).rejects.toBeInstanceOf(FencingTokenStaleError);
   await engineEventsWritten();
 
