@@ -5,7 +5,9 @@ import { db } from '@/lib/db/client';
 import { updateIntentStatus } from '@/lib/intents/commands';
 import { episodesForIntent, getEpisode, listEpisodes } from '@/lib/locks/history/episodes';
 import { LockSampler, type SamplerConfig } from '@/lib/locks/history/sampler';
-import { terminateBackend } from '@/lib/locks/unblock';
+import { NotBlockingError } from '@/lib/locks/errors';
+import { terminateBackend, unblockImpact } from '@/lib/locks/unblock';
+import { metricsText } from '@/lib/metrics/registry';
 import { actorOf, apiRequest, makeUser, resetAuth, userWithToken } from '../auth-helpers';
 import { closeSession, holdRowLocks as holdRowLocksOnce, session as sessionOnce, started, waitForWaiters, type Session } from '../barriers';
 import { makeIntent, resetDatabase, tester } from '../helpers';
@@ -105,6 +107,11 @@ describe('episodes', () => {
     expect(Math.abs(episode.durationMs - truth)).toBeLessThanOrEqual(oneSample + 50);
     expect(ms(episode.startedAt)).toBeGreaterThanOrEqual(firstWaitStarted - 50);
 
+    const { body } = await metricsText();
+    expect(body).toMatch(/^bridge_lock_episodes_total 1$/m);
+    expect(body).toMatch(/^bridge_lock_episode_duration_seconds_count 1$/m);
+    expect(body).toMatch(/^bridge_lock_blocking_longest_seconds 0$/m);
+
     expect(await episodesForIntent(intent.id)).toEqual([
       { id, startedAt: episode.startedAt, endedAt: episode.endedAt, durationMs: episode.durationMs, peakWaiters: 2, rootPid: holder.session.pid, role: 'root' },
     ]);
@@ -188,6 +195,34 @@ describe('episodes', () => {
     expect((await s.tick()).closed).toEqual([id]);
     const episode = (await getEpisode({ id }))!;
     expect(episode.links.unblocks).toEqual([expect.objectContaining({ action: 'backend_terminate', actor: oncall.name, pid: holder.session.pid, signalled: true, intentId: intent.id })]);
+  });
+});
+
+describe('the unblock guard', () => {
+  it('judges from the episode: a root whose waiter just gave up may still be terminated; one that never blocked may not', async () => {
+    await resetAuth();
+    const oncall = actorOf((await makeUser(['oncall'])).user, 'session');
+    const intent = await makeIntent();
+    const holder = await holdRowLocks([intent.id], 'psql');
+    const bystander = await holdRowLocks([(await makeIntent()).id], 'psql');
+    const queued = await queueFor(intent.id, 'api-retry');
+    await waitForWaiters(1, { pids: [queued.s.pid] });
+    const s = sampler();
+    const [id] = (await s.tick()).opened;
+    // The waiter runs out of patience (as a lock timeout would end it) and will retry a moment later: right now
+    // nobody waits, which is what the guard used to judge by.
+    await db().$queryRaw`SELECT pg_cancel_backend(${queued.s.pid}::int)`;
+    await queued.done.catch(() => undefined);
+    expect((await s.tick()).closed).toEqual([id]);
+
+    const impact = await unblockImpact(holder.session.pid);
+    expect(impact.waitingBehind).toBe(0);
+    expect(impact.recentBlocking).toMatchObject({ episodeId: id, inProgress: false, waitersSeen: 1 });
+    const result = await terminateBackend(oncall, { pid: holder.session.pid, reason: 'holds the row the API keeps retrying' });
+    expect(result.signalled).toBe(true);
+
+    expect((await unblockImpact(bystander.session.pid)).recentBlocking).toBeNull();
+    await expect(terminateBackend(oncall, { pid: bystander.session.pid, reason: 'never blocked anyone at all' })).rejects.toBeInstanceOf(NotBlockingError);
   });
 });
 

@@ -4,6 +4,7 @@ import { timeSchema } from '@/lib/audit/log';
 import { db, type Db, type Tx } from '@/lib/db/client';
 import { ValidationError } from '@/lib/intents/errors';
 import { parseInput } from '@/lib/shared/validation';
+import type { UnblockImpact } from '../types';
 import type { EpisodeBackend, EpisodeLock, EpisodeTree, EpisodeWaiter } from './fold';
 
 /**
@@ -199,4 +200,28 @@ export async function episodesForIntent(intentId: string, client: Db | Tx = db()
     GROUP BY e.id
     ORDER BY e.started_at, e.id`;
   return rows.map((r) => ({ ...r, id: String(r.id), startedAt: r.startedAt.toISOString(), endedAt: r.endedAt?.toISOString() ?? null }));
+}
+
+/** How long after the last wait it caused a transaction still counts as blocking for the unblock guard. */
+export const RECENT_BLOCKING_MS = 60_000;
+
+/**
+ * The lock history's latest episode of this very transaction (pid, backend start, transaction start), going on or
+ * ended within RECENT_BLOCKING_MS, with the lock timeouts of its intents since it began; null when none.
+ */
+export async function recentBlockingOf(b: { pid: number; backendStart: string | null; xactStart: string | null }): Promise<UnblockImpact['recentBlocking']> {
+  if (!b.backendStart || !b.xactStart) return null;
+  const rows = await db().$queryRaw<{ id: bigint; inProgress: boolean; lastSeenAt: Date; waitersSeen: number; peakWaiters: number; lockTimeouts: number }[]>`
+    SELECT e.id, e.ended_at IS NULL AS "inProgress", e.last_seen_at AS "lastSeenAt", jsonb_array_length(e.waiters) AS "waitersSeen",
+           e.peak_waiters AS "peakWaiters",
+           (SELECT coalesce(sum(o.count), 0)::int FROM intent_outcome_minutes o
+             WHERE o.outcome = 'lock_timeout' AND o.intent_id = ANY(e.intent_ids) AND o.minute >= date_trunc('minute', e.started_at)) AS "lockTimeouts"
+    FROM lock_episodes e
+    WHERE e.root_pid = ${b.pid}::int AND date_trunc('milliseconds', e.root_backend_start) = ${b.backendStart}::timestamptz
+      AND date_trunc('milliseconds', e.root_xact_start) = ${b.xactStart}::timestamptz
+      AND (e.ended_at IS NULL OR e.ended_at > now() - make_interval(secs => ${RECENT_BLOCKING_MS / 1000}::float8))
+    ORDER BY e.started_at DESC LIMIT 1`;
+  const r = rows[0];
+  if (!r) return null;
+  return { episodeId: String(r.id), inProgress: r.inProgress, lastSeenAt: r.lastSeenAt.toISOString(), waitersSeen: r.waitersSeen, peakWaiters: r.peakWaiters, lockTimeouts: r.lockTimeouts };
 }
