@@ -40,6 +40,15 @@ describe('observeRoots', () => {
     expect(obs[0].tree.tree).toEqual([expect.objectContaining({ pid: 1, waitingBehind: 2 })]);
   });
 
+  it('keeps sessions queued on one row in queue order, however many (pg_blocking_pids names everyone ahead)', () => {
+    const queue = [backend(1, [])];
+    for (let pid = 2; pid <= 41; pid++) queue.push(backend(pid, pid === 2 ? [1] : Array.from({ length: pid - 2 }, (_, i) => i + 2)));
+    const [obs] = observeRoots(queue, NOW);
+    expect(obs.waiters).toHaveLength(40);
+    expect(obs.tree.tree[0].children.map((c) => c.pid)).toEqual([2]);
+    expect(obs.tree.tree[0].children[0].children.map((c) => c.pid)).toEqual([3]);
+  });
+
   it('skips a root whose backend start is unknown: it cannot be told apart from a reused pid', () => {
     expect(observeRoots([backend(1, [], { backendStart: null }), backend(2, [1])], NOW)).toEqual([]);
   });
