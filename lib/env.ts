@@ -92,6 +92,19 @@ export const envSchema = z.object({
   WORKER_RETRY_MAX_MS: intFrom(300_000, 0, 86_400_000),
   /** On SIGTERM: how long in-flight runs get to reach the end of their current bridge before their claims are released. */
   WORKER_SHUTDOWN_GRACE_MS: intFrom(10_000, 0, 600_000),
+  // ── Lock history (lib/locks/history, docs/LOCKING.md) ──
+  /** Whether this process takes part in sampling the blocking graph (one sampler per database leads; the rest stand by). */
+  LOCK_HISTORY_SAMPLER: z.enum(['on', 'off']).default('on'),
+  /** How often the leading sampler reads the blocking graph while anything waits for a lock. */
+  LOCK_HISTORY_SAMPLE_MS: intFrom(1000, 100, 60_000),
+  /** How often it looks whether anything waits (one read of pg_stat_activity) while nothing does. */
+  LOCK_HISTORY_IDLE_MS: intFrom(1000, 100, 600_000),
+  /** How often a standing-by sampler tries to take the leadership over: the longest a dead leader goes unreplaced. */
+  LOCK_HISTORY_TAKEOVER_MS: intFrom(2000, 100, 600_000),
+  /** Ended episodes are deleted after this many days. */
+  LOCK_HISTORY_RETENTION_DAYS: intFrom(14, 1, 3650),
+  /** New root blockers written one by one per minute; beyond that they are counted in the minute's storm summary. */
+  LOCK_HISTORY_EPISODES_PER_MINUTE: intFrom(120, 1, 100_000),
   // ── Events out (lib/events) ──
   /** NATS server(s) with JetStream for the outbox relay (e.g. nats://127.0.0.1:4222); unset: no relay runs, events wait in the outbox. */
   NATS_URL: z.string().trim().min(1).optional(),

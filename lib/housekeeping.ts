@@ -9,6 +9,7 @@ import { dedupStore } from '@/lib/dedup/store';
 import { env } from '@/lib/env';
 import { pruneLeaseEvents } from '@/lib/leases/events';
 import { sweepLeases } from '@/lib/leases/service';
+import { startLockSampler, stopLockSampler } from '@/lib/locks/history/sampler';
 
 /**
  * Background housekeeping of one console instance (started by instrumentation.ts, Node runtime only). Everything
@@ -30,9 +31,12 @@ export function startHousekeeping(): void {
     Promise.all([dedupStore().purge(), pruneLeaseEvents()]).catch((err: unknown) => console.error('[housekeeping] purging dedup keys or lease events failed:', err));
   setInterval(purgeLeaseData, 10 * 60_000).unref();
 
+  // The lock history: every instance stands by, one (per database) samples; see docs/LOCKING.md.
+  startLockSampler();
+
   // Counts are buffered for up to a second, and engine events may be under way: write them before the process goes.
   const flushAndExit = (signal: NodeJS.Signals) => {
-    Promise.all([flushOutcomes(), engineEventsWritten()])
+    Promise.all([flushOutcomes(), engineEventsWritten(), stopLockSampler()])
       .catch((err: unknown) => console.error('[housekeeping] final flush of outcome counts failed:', err))
       .finally(() => process.exit(signal === 'SIGINT' ? 130 : 0));
   };

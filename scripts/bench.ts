@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --rounds 3] [--json <file>] [--check] [--scenario <name> …] [--no-compare-strategies] [--no-api] [--no-leases] [--no-workers]`
+ * `npm run bench [-- --rounds 3] [--json <file>] [--check] [--scenario <name> …] [--no-compare-strategies] [--no-api] [--no-leases] [--no-workers] [--lock-sampler]`
  *
  * The project's benchmark: every replay scenario at full size against a throw-away embedded PostgreSQL
  * it starts itself (or BENCH_DATABASE_URL / DATABASE_URL when given), with the raw-SQL baseline (plain pg, the
@@ -9,7 +9,8 @@
  * other (door "bench"); so are the next ones, which measure 50 concurrent corrections under each correction
  * strategy that is not configured. Then two rows of their own (scripts/bench-extra.ts): the row locks 1,000 uncontended
  * corrections take, and status updates through the JSON API (the console's server, scripts/serve.ts, on the production build, built first when the build is stale;
- * BENCH_SKIP_BUILD=1 uses it as it is) against the naive five-step plain-pg transaction. Exit code: 0 when it ran,
+ * BENCH_SKIP_BUILD=1 uses it as it is) against the naive five-step plain-pg transaction. `--lock-sampler` runs the lock
+ * history's sampler in this process throughout, as a console instance would (docs/LOCK-HISTORY.md). Exit code: 0 when it ran,
  * 1 only with --check and a missed target, 2 when it could not run.
  */
 import { writeFileSync } from 'node:fs';
@@ -136,6 +137,7 @@ async function main(): Promise<number> {
       workers: { type: 'boolean', default: true },
       api: { type: 'boolean', default: true },
       leases: { type: 'boolean', default: true },
+      'lock-sampler': { type: 'boolean', default: false },
     },
   });
   const rounds = Number(values.rounds);
@@ -146,6 +148,10 @@ async function main(): Promise<number> {
   const { formatRun, formatSettings } = await import('../lib/replay/report');
   const { flushOutcomes } = await import('../lib/intents/outcomes');
   const { disconnectDb } = await import('../lib/db/client');
+  const { LockSampler, samplerConfigFromEnv } = await import('../lib/locks/history/sampler');
+  const sampler = values['lock-sampler'] ? new LockSampler(samplerConfigFromEnv(), url, say) : undefined;
+  sampler?.start();
+  if (sampler) say('the lock history sampler runs in this process');
   try {
     const loadBefore = load();
     const busyBefore = await cpuBusyPercent(2_000);
@@ -215,6 +221,7 @@ async function main(): Promise<number> {
     const missed = run.verdict !== 'pass' || [...extraRows(uncontended, api), ...leaseRows].some((r) => r.pass === false);
     return values.check && missed ? 1 : 0;
   } finally {
+    await sampler?.stop();
     await flushOutcomes().catch(() => undefined);
     await disconnectDb();
     await embedded?.stop();

@@ -32,12 +32,16 @@ async function main() {
   // The outbox relay runs in every worker process too (when NATS_URL is set): relays share the outbox through Postgres.
   const { startRelayFromEnv } = await import('../lib/events/runner');
   const relay = startRelayFromEnv(`bridge-worker@${process.pid}`, (line) => say(`relay: ${line}`));
+  // So does the lock history's sampler: whichever process holds its leadership samples for the whole database.
+  const { startLockSampler, stopLockSampler } = await import('../lib/locks/history/sampler');
+  startLockSampler((line) => say(`lock history: ${line}`));
   let stopping: Promise<void> | undefined;
   const stop = (signal: string) => {
     stopping ??= (async () => {
       say(`${signal}: stopping gracefully`);
       await worker.stop();
       await relay?.stop().catch(() => undefined);
+      await stopLockSampler().catch(() => undefined);
       const { flushOutcomes } = await import('../lib/intents/outcomes');
       const { disconnectLockDb } = await import('../lib/pipeline/lock');
       const { disconnectDb } = await import('../lib/db/client');

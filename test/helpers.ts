@@ -18,6 +18,7 @@ export function untyped<T>(value: unknown): T {
 export async function resetDatabase(): Promise<void> {
   await db().$executeRaw`TRUNCATE intents, corrections, audit_events, conflict_events, intent_engine_events, idempotency_records, deadlock_events, outcome_counts, lock_wait_buckets, lock_wait_timeouts, intent_outcome_minutes, intent_contention, outbox_events, bulk_batches RESTART IDENTITY CASCADE`;
   await db().$executeRaw`TRUNCATE leases, lease_events, lease_fences, dedup_keys RESTART IDENTITY`;
+  await db().$executeRaw`TRUNCATE lock_episodes, lock_episode_intents, lock_episode_samples, lock_episode_storms, lock_episode_totals RESTART IDENTITY`;
   // Pipeline and workers: runs, steps and the work queue go with intents (CASCADE); the registry and stats do not.
   await db().$executeRaw`TRUNCATE workers, worker_stats`;
   await db().$executeRaw`UPDATE worker_control SET paused = false, changed_by = NULL, changed_at = NULL`;

@@ -15,12 +15,28 @@ import { Skeleton, TableSkeleton } from '@/components/ui/Skeleton';
 import { LiveStatus, PressureBanner, useBackoffQuery } from './live';
 import { UnblockPanel } from './UnblockPanel';
 import { LeasesSection } from './LeasesSection';
+import { LockHistory } from './LockHistory';
 
 /**
  * The Locks page body: polls GET /api/locks with a visible backoff, and shows the blocking tree (root blockers
  * first), the sessions involved, and the capped lock list with its summary row.
  */
-export function LocksView({ canCancel, canTerminate }: { canCancel: boolean; canTerminate: boolean }) {
+export function LocksView({
+  canCancel,
+  canTerminate,
+  initialPid = null,
+  initialEpisodeId = null,
+  initialIntentId = '',
+}: {
+  canCancel: boolean;
+  canTerminate: boolean;
+  /** `?pid=`: a backend to open the unblock panel for (a 423 answer links here with its holder). */
+  initialPid?: number | null;
+  /** `?episode=`: a past episode to open in the history. */
+  initialEpisodeId?: string | null;
+  /** `?intent=`: the history filtered to one intent. */
+  initialIntentId?: string;
+}) {
   const [limit, setLimit] = useState(100);
   const [allSessions, setAllSessions] = useState(false);
   const { query, intervalMs, lastOutcome, backingOff } = useBackoffQuery<LocksSnapshot>({
@@ -29,7 +45,7 @@ export function LocksView({ canCancel, canTerminate }: { canCancel: boolean; can
     policy: LOCKS_BACKOFF,
     isSlow: (s) => s.tookMs > SLOW_SNAPSHOT_MS,
   });
-  const [selected, setSelected] = useState<number | null>(null);
+  const [selected, setSelected] = useState<number | null>(canCancel ? initialPid : null);
   const snap = query.data;
 
   return (
@@ -91,6 +107,7 @@ export function LocksView({ canCancel, canTerminate }: { canCancel: boolean; can
           </p>
         </>
       )}
+      <LockHistory initialEpisodeId={initialEpisodeId} initialIntentId={initialIntentId} />
       <LeasesSection />
     </div>
   );

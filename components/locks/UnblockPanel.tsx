@@ -4,6 +4,7 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useActionState, useEffect, useState } from 'react';
 import { cancelBackendAction, terminateBackendAction, unblockImpactAction, type UnblockState } from '@/app/actions/locks';
 import { formatDuration } from '@/lib/locks/format';
+import { blocksOthers } from '@/lib/locks/tree';
 import styles from './console.module.css';
 import { IntentLinks } from './IntentLinks';
 import { Skeleton } from '@/components/ui/Skeleton';
@@ -38,7 +39,8 @@ export function UnblockPanel({ pid, canTerminate, onClose }: { pid: number; canT
   const gone = endedByAction || notFound;
   const impact = gone ? undefined : answer?.impact;
   const cancelTried = answer?.cancelTried || cancelState.result?.signalled === true;
-  const stillBlocks = impact ? impact.waitingBehind > 0 : false;
+  // Blocking now, or in the last moments as the lock history saw it (waiters that timed out retry a second later).
+  const stillBlocks = impact ? blocksOthers(impact) : false;
   // A backend idle in its transaction runs no query: a cancel cannot help it, so terminate is offered at once.
   const cancelUseless = impact ? !impact.cancelCanHelp : false;
   const terminateReady = canTerminate && (cancelTried || cancelUseless) && stillBlocks;
@@ -72,6 +74,16 @@ export function UnblockPanel({ pid, canTerminate, onClose }: { pid: number; canT
               <div className={styles.statValue} data-testid="impact-waiting">{impact.waitingBehind}</div>
               <div className={styles.statLabel}>sessions waiting behind it{impact.directWaiters.length ? ` (directly: ${impact.directWaiters.join(', ')})` : ''}</div>
             </div>
+            {impact.recentBlocking && (
+              <div className={styles.stat} data-testid="impact-recent">
+                <div className={styles.statValue}>{impact.recentBlocking.waitersSeen}</div>
+                <div className={styles.statLabel}>
+                  sessions kept waiting by this transaction {impact.recentBlocking.inProgress ? 'in the episode going on' : 'in the last minute'}
+                  {impact.recentBlocking.lockTimeouts ? `, ${impact.recentBlocking.lockTimeouts} of them timed out` : ''} ·{' '}
+                  <a href={`/locks?episode=${impact.recentBlocking.episodeId}`}>episode {impact.recentBlocking.episodeId}</a>
+                </div>
+              </div>
+            )}
             <div className={styles.stat}>
               <div className={styles.statValue} data-testid="impact-age">{formatDuration(impact.transactionAgeMs)}</div>
               <div className={styles.statLabel}>
@@ -124,6 +136,8 @@ export function UnblockPanel({ pid, canTerminate, onClose }: { pid: number; canT
               ? 'It has ended.'
               : cancelUseless && stillBlocks
                 ? 'It is idle in its transaction: there is no query to cancel, and it keeps its locks until its session ends. Terminate (pg_terminate_backend) rolls its transaction back.'
+                : cancelUseless
+                ? 'It is idle and nobody has waited for its transaction lately: there is nothing to stop it for.'
                 : !cancelTried
                 ? 'Cancel first (pg_cancel_backend). Terminate becomes available only if it still blocks afterwards.'
                 : stillBlocks

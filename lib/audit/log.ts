@@ -14,7 +14,7 @@ import { AUDIT_ACTIONS, AUDIT_ACTION_NAMES, type AuditSource } from './actions';
  */
 
 /** A time as typed in a datetime-local field (read as UTC, as the console writes times) or a full ISO timestamp. */
-const timeSchema = z
+export const timeSchema = z
   .string({ error: 'must be a date and time' })
   .trim()
   .max(40, { error: 'must be a date and time like 2026-11-23T18:00' })

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { wholeNumber } from '@/lib/http/strict';
-import { db, type Tx } from '@/lib/db/client';
+import { db, type Db, type Tx } from '@/lib/db/client';
 import { pressureReason } from '@/lib/db/sqlstate';
 import { ValidationError } from '@/lib/intents/errors';
 import { DatabaseUnderPressureError, VIEW_RETRY_AFTER_SECONDS } from '@/lib/shared/errors';
@@ -22,6 +22,11 @@ export const LOCK_SNAPSHOT_LIMITS = { lockTimeoutMs: 100, statementTimeoutMs: 10
  * request's snapshot (a second tab, the unblock panel) is the page looking at itself, not a session of interest.
  */
 export const SNAPSHOT_LABEL = 'bridge:locks-snapshot';
+/**
+ * The lock history's sampler leads by holding this session-level advisory lock (a two-key lock: namespace, key);
+ * the namespace is apart from the actor locks' (bridge_actor_space) and the pipeline's.
+ */
+export const SAMPLER_LOCK = { space: 0x6c6b6873, key: 1 } as const; // "lkhs"
 /** Backends fetched at most (waiters and blockers first): the tree and the impact are computed over these. */
 const MAX_BACKENDS = 1000;
 
@@ -191,6 +196,8 @@ async function readLocks(tx: Tx, blockers: number[], limit: number) {
         AND a.application_name IS DISTINCT FROM ${SNAPSHOT_LABEL}
         -- Actor locks name a backend's user (shown with the session), never block anyone: not locks of interest.
         AND NOT (l.locktype = 'advisory' AND l.objsubid = 2 AND l.classid::bigint = bridge_actor_space())
+        -- Nor is the lock history's leadership: the console watching itself, taken only with pg_try_advisory_lock.
+        AND NOT (l.locktype = 'advisory' AND l.objsubid = 2 AND l.classid::bigint = ${SAMPLER_LOCK.space} AND l.objid::bigint = ${SAMPLER_LOCK.key})
     ), ranked AS (
       SELECT l.*, row_number() OVER (
         ORDER BY l.granted,
@@ -226,10 +233,13 @@ function classify(err: unknown): never {
   throw err;
 }
 
-/** Runs `fn` in a short, self-limiting transaction for reading lock state; timeouts become DatabaseUnderPressureError. */
-export async function withSnapshotTransaction<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+/**
+ * Runs `fn` in a short, self-limiting transaction for reading lock state; timeouts become DatabaseUnderPressureError.
+ * `client` is the engine's pool unless given (the lock history's sampler brings its own connection).
+ */
+export async function withSnapshotTransaction<T>(fn: (tx: Tx) => Promise<T>, client: Db = db()): Promise<T> {
   try {
-    return await db().$transaction(
+    return await client.$transaction(
       async (tx) => {
         await setSnapshotLimits(tx);
         return fn(tx);

@@ -159,5 +159,15 @@ export function impactOf(backends: readonly Backend[], pid: number, now: Date): 
     rootBlockers: myRoots,
     intents: me.intents,
     waiterIntents: [...waiterIntents].sort(),
+    recentBlocking: null,
   };
+}
+
+/**
+ * Whether stopping this backend is for something: it blocks someone now, or its transaction made others wait in the
+ * last moments (the lock history's episode of it is going on or just ended). The one rule the terminate guard and
+ * the unblock panel both apply.
+ */
+export function blocksOthers(impact: Pick<UnblockImpact, 'waitingBehind' | 'recentBlocking'>): boolean {
+  return impact.waitingBehind > 0 || impact.recentBlocking !== null;
 }

@@ -133,4 +133,10 @@ export type UnblockImpact = {
   intents: IntentRef[];
   /** Intents the sessions waiting behind it are about. */
   waiterIntents: string[];
+  /**
+   * What the lock history saw this very transaction (same pid, backend start and transaction start) do: an episode
+   * going on, or one that ended within RECENT_BLOCKING_MS. Sessions that wait out their lock timeout and retry a
+   * moment later leave gaps in which nobody waits this instant; the transaction still holds what they wait for.
+   */
+  recentBlocking: { episodeId: string; inProgress: boolean; lastSeenAt: string; waitersSeen: number; peakWaiters: number; lockTimeouts: number } | null;
 };

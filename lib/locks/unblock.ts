@@ -11,7 +11,8 @@ import { DatabaseUnderPressureError } from '@/lib/shared/errors';
 import { storable, STORABLE_MESSAGE } from '@/lib/shared/text';
 import { CancelFirstError, NotBlockingError, NotSignallableError } from './errors';
 import { readResolvedBackends, withSnapshotTransaction } from './queries';
-import { impactOf, isIdleInTransaction, waitersIndex, waitingBehind } from './tree';
+import { RECENT_BLOCKING_MS, recentBlockingOf } from './history/episodes';
+import { blocksOthers, impactOf, isIdleInTransaction, waitersIndex, waitingBehind } from './tree';
 import type { UnblockImpact } from './types';
 
 /**
@@ -76,7 +77,10 @@ export async function unblockImpact(pid: number): Promise<UnblockImpact> {
     return impactOf(backends, pid, now);
   });
   if (!impact) throw new NotFoundError(`Backend ${pid}`, { pid, hint: 'It may have finished already; refresh the Locks page.' });
-  return impact;
+  // Read apart from the snapshot: the history is the console's own table, not lock state, and a database too busy to
+  // answer it leaves the guard with what it sees this instant.
+  const recentBlocking = await recentBlockingOf(impact).catch(() => null);
+  return { ...impact, recentBlocking };
 }
 
 /** One backend that is neither waiting, blocking nor in a transaction (the general read leaves those out). */
@@ -234,8 +238,11 @@ export async function terminateBackend(actor: AuthActor, input: UnblockInput): P
       { pid, windowMs: CANCEL_BEFORE_TERMINATE_MS },
     );
   }
-  if (impact.waitingBehind === 0) {
-    throw new NotBlockingError(`Backend ${pid} no longer blocks anyone, so there is nothing to terminate it for.`, { pid });
+  if (!blocksOthers(impact)) {
+    throw new NotBlockingError(
+      `Backend ${pid} blocks nobody, and the lock history saw nobody wait for its transaction in the last ${RECENT_BLOCKING_MS / 1000} seconds, so there is nothing to terminate it for.`,
+      { pid },
+    );
   }
   const { signalled, auditIds } = await signalAndAudit('terminate', actor, reason, impact, atOnce);
   const after = signalled ? await settle(pid, impact.backendStart) : null;

@@ -39,3 +39,29 @@ export async function selectActiveLocks(tx: Tx): Promise<{ lockType: string; n: 
       AND EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.granted AND l.locktype = 'transactionid')
     GROUP BY 1 ORDER BY 1`;
 }
+
+export type LockEpisodeTotals = {
+  /** Ended episodes per duration bucket (le_ms, -1 beyond the last bound); not cumulative. */
+  buckets: { leMs: number; n: number; sumMs: number }[];
+  /** Episodes summarised in storms (never timed one by one). */
+  summarised: number;
+  inProgress: number;
+  /** The longest blocking going on, in ms (0 when none); episodes the sampler has not seen for 30 s do not count. */
+  longestInProgressMs: number;
+};
+
+/** The lock history's counts: ended episodes by duration (kept whatever the retention deletes), and those going on. */
+export async function selectLockEpisodeTotals(tx: Tx): Promise<LockEpisodeTotals> {
+  const [row] = await tx.$queryRaw<{ buckets: { leMs: number; n: number; sumMs: number }[]; inProgress: number; longestMs: number }[]>`
+    SELECT (SELECT coalesce(json_agg(json_build_object('leMs', le_ms, 'n', count, 'sumMs', sum_ms) ORDER BY le_ms), '[]') FROM lock_episode_totals) AS buckets,
+           (SELECT count(*)::int FROM lock_episodes WHERE ended_at IS NULL) AS "inProgress",
+           (SELECT coalesce(max(extract(epoch FROM last_seen_at - started_at) * 1000), 0)::float8 FROM lock_episodes
+             WHERE ended_at IS NULL AND last_seen_at > now() - interval '30 seconds') AS "longestMs"`;
+  const buckets = row.buckets.map((b) => ({ leMs: Number(b.leMs), n: Number(b.n), sumMs: Number(b.sumMs) }));
+  return {
+    buckets: buckets.filter((b) => b.leMs !== -2),
+    summarised: buckets.find((b) => b.leMs === -2)?.n ?? 0,
+    inProgress: row.inProgress,
+    longestInProgressMs: row.longestMs,
+  };
+}

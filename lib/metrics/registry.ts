@@ -4,7 +4,17 @@ import { LOCK_WAIT_BOUNDS_MS } from '@/lib/intents/outcomes';
 import { leaseEventTotals } from '@/lib/leases/events';
 import { openStreamCount } from '@/lib/live/stream';
 import { readWorkerMetrics, registerWorkerMetrics, type WorkerMetrics } from '@/lib/workers/metrics';
-import { selectActiveLocks, selectDeadlockTotals, selectLockWaitTotals, selectOutcomeTotals, type LockWaitTotal, type OutcomeTotal } from './queries';
+import { EPISODE_DURATION_BOUNDS_MS } from '@/lib/locks/history/fold';
+import {
+  selectActiveLocks,
+  selectDeadlockTotals,
+  selectLockEpisodeTotals,
+  selectLockWaitTotals,
+  selectOutcomeTotals,
+  type LockEpisodeTotals,
+  type LockWaitTotal,
+  type OutcomeTotal,
+} from './queries';
 
 /**
  * The Prometheus exposition. The bridge_* metrics are built at scrape time from what is persisted
@@ -47,6 +57,8 @@ export type PersistedMetrics = {
   leaseEvents?: { backend: string; event: string; n: number }[];
   /** Claims, completions, failures, rescues and queue depth of the workers (lib/workers/metrics.ts). */
   workers?: WorkerMetrics;
+  /** The lock history's episodes (lib/locks/history). */
+  lockEpisodes?: LockEpisodeTotals;
 };
 
 /** One consistent read of everything, under short timeouts: a struggling database must not pile up scrapes. */
@@ -61,6 +73,7 @@ export async function readPersistedMetrics(): Promise<PersistedMetrics> {
         activeLocks: await selectActiveLocks(tx),
         leaseEvents: await leaseEventTotals(tx),
         workers: await readWorkerMetrics(tx),
+        lockEpisodes: await selectLockEpisodeTotals(tx),
       };
     },
     { isolationLevel: 'RepeatableRead', maxWait: 3000, timeout: 10_000 },
@@ -73,26 +86,55 @@ const sumBy = <T>(rows: T[], key: (r: T) => string, value: (r: T) => number) => 
   return out;
 };
 
-/** prom-client's Histogram only observes samples; ours are persisted bucket counts, so it is exposed as computed. */
-function lockWaitHistogram(lockWaits: LockWaitTotal[]): Metric<string> {
-  const name = 'bridge_lock_acquisition_duration_seconds';
-  const help = 'Time to acquire row locks (SELECT … FOR UPDATE), persisted by every console instance';
+type HistogramSeries = { labels: Record<string, string>; bucketsMs: { leMs: number; n: number }[]; sumMs: number };
+
+/**
+ * prom-client's Histogram only observes samples; ours are persisted bucket counts (each row counted in the first
+ * bucket whose bound holds it; -1 beyond the last), so it is exposed as computed, in seconds.
+ */
+function persistedHistogram(name: string, help: string, boundsMs: readonly number[], series: HistogramSeries[]): Metric<string> {
   const values: { metricName: string; labels: Record<string, string | number>; value: number }[] = [];
-  const byType = new Map<string, LockWaitTotal[]>();
-  for (const r of lockWaits) byType.set(r.operation, [...(byType.get(r.operation) ?? []), r]);
-  for (const [lockType, rows] of byType) {
+  for (const s of series) {
     let cumulative = 0;
-    for (const bound of LOCK_WAIT_BOUNDS_MS) {
-      cumulative += rows.filter((r) => r.leMs === bound).reduce((n, r) => n + r.n, 0);
-      values.push({ metricName: `${name}_bucket`, labels: { le: bound / 1000, lock_type: lockType }, value: cumulative });
+    for (const bound of boundsMs) {
+      cumulative += s.bucketsMs.filter((r) => r.leMs === bound).reduce((n, r) => n + r.n, 0);
+      values.push({ metricName: `${name}_bucket`, labels: { le: bound / 1000, ...s.labels }, value: cumulative });
     }
-    const count = rows.reduce((n, r) => n + r.n, 0);
-    values.push({ metricName: `${name}_bucket`, labels: { le: '+Inf', lock_type: lockType }, value: count });
-    values.push({ metricName: `${name}_sum`, labels: { lock_type: lockType }, value: rows.reduce((n, r) => n + r.sumMs, 0) / 1000 });
-    values.push({ metricName: `${name}_count`, labels: { lock_type: lockType }, value: count });
+    const count = s.bucketsMs.reduce((n, r) => n + r.n, 0);
+    values.push({ metricName: `${name}_bucket`, labels: { le: '+Inf', ...s.labels }, value: count });
+    values.push({ metricName: `${name}_sum`, labels: s.labels, value: s.sumMs / 1000 });
+    values.push({ metricName: `${name}_count`, labels: s.labels, value: count });
   }
   const metric = { name, help, type: 'histogram', aggregator: 'sum', get: async () => ({ name, help, type: 'histogram', aggregator: 'sum', values }), reset: () => undefined };
   return metric as unknown as Metric<string>;
+}
+
+function lockWaitHistogram(lockWaits: LockWaitTotal[]): Metric<string> {
+  const byType = new Map<string, LockWaitTotal[]>();
+  for (const r of lockWaits) byType.set(r.operation, [...(byType.get(r.operation) ?? []), r]);
+  return persistedHistogram(
+    'bridge_lock_acquisition_duration_seconds',
+    'Time to acquire row locks (SELECT … FOR UPDATE), persisted by every console instance',
+    LOCK_WAIT_BOUNDS_MS,
+    [...byType].map(([lockType, rows]) => ({ labels: { lock_type: lockType }, bucketsMs: rows, sumMs: rows.reduce((n, r) => n + r.sumMs, 0) })),
+  );
+}
+
+/** The lock history's counts: episodes recorded, how long the ended ones lasted, and the longest going on. */
+function registerLockEpisodeMetrics(registry: Registry, e: LockEpisodeTotals): void {
+  const registers = [registry];
+  const ended = e.buckets.reduce((n, b) => n + b.n, 0);
+  new Counter({ name: 'bridge_lock_episodes_total', help: 'Blocking episodes the lock history recorded (one per root blocker transaction that made others wait), storm-summarised ones included', registers }).inc(
+    ended + e.summarised + e.inProgress,
+  );
+  registry.registerMetric(
+    persistedHistogram('bridge_lock_episode_duration_seconds', 'How long ended blocking episodes lasted, from the first wait to the root blocker letting go', EPISODE_DURATION_BOUNDS_MS, [
+      { labels: {}, bucketsMs: e.buckets, sumMs: e.buckets.reduce((n, b) => n + b.sumMs, 0) },
+    ]),
+  );
+  new Gauge({ name: 'bridge_lock_blocking_longest_seconds', help: 'The longest blocking going on now (0 when nobody waits), as the lock history sampler last saw it', registers }).set(
+    e.longestInProgressMs / 1000,
+  );
 }
 
 /** The bridge_* metrics as a registry of their own, from persisted data. */
@@ -128,6 +170,7 @@ export function persistedRegistry(data: PersistedMetrics): Registry {
   const leases = new Counter({ name: 'bridge_lease_events_total', help: 'Lease events by backend and kind (acquired, denied, refreshed, released, expired), from the lease event log (kept 7 days)', labelNames: ['backend', 'event'], registers });
   for (const e of data.leaseEvents ?? []) leases.inc({ backend: e.backend, event: e.event }, e.n);
   if (data.workers) registerWorkerMetrics(registry, data.workers);
+  if (data.lockEpisodes) registerLockEpisodeMetrics(registry, data.lockEpisodes);
 
   new Gauge({ name: 'bridge_metrics_database_up', help: '1 when the persisted metrics could be read from Postgres on this scrape', registers }).set(1);
   return registry;

@@ -5,6 +5,7 @@ import { bulkStatusSchema, countIntentsQuerySchema, createIntentSchema, intentId
 import { acquireBodySchema, leaseResourceSchema, listLeasesSchema, refreshBodySchema, releaseBodySchema } from '@/lib/leases/schemas';
 import { snapshotOptionsSchema } from '@/lib/locks/queries';
 import { holdersQuerySchema } from '@/lib/locks/holders';
+import { episodeIdSchema, episodesQuerySchema } from '@/lib/locks/history/episodes';
 import { auditQuerySchema } from '@/lib/audit/log';
 import { runPipelineSchema } from '@/lib/pipeline/run';
 import { consoleReplaySchema } from '@/lib/replay/runner';
@@ -26,6 +27,8 @@ import {
   leaseReleasedSchema,
   leasesListSchema,
   locksSnapshotSchema,
+  lockEpisodeWithSamplesSchema,
+  lockEpisodesSchema,
   readinessSchema,
   outboxStatusSchema,
   reevaluateResultSchema,
@@ -352,6 +355,32 @@ export const OPERATIONS: ApiOperation[] = [
     query: snapshotOptionsSchema,
     success: { status: 200, description: 'The snapshot.', schema: locksSnapshotSchema },
     errors: { 400: ['invalid_request'], 503: ['db_under_pressure'] },
+  },
+  {
+    operationId: 'listLockEpisodes',
+    method: 'get',
+    path: '/api/locks/episodes',
+    summary: 'Blocking episodes the lock history kept',
+    description:
+      'Newest first, in keyset pages. An episode is what one root blocker (pid, backend start, transaction start) made others wait for, sampled about once a second while anything waits: its root, every waiter seen, the intents, the peak tree, the locks, and the lock timeouts, deadlocks and unblocks inside it. `from`/`to` keep the episodes overlapping that window; `intentId`, `application` (a prefix of any backend\'s application name) and `minDurationMs` narrow further. Blockings shorter than a sample may be missed (docs/LOCKING.md).',
+    tag: 'operations',
+    auth: 'bearer',
+    permission: 'locks.read',
+    query: episodesQuerySchema,
+    success: { status: 200, description: 'One page of episodes.', schema: lockEpisodesSchema },
+    errors: { 400: ['invalid_request'] },
+  },
+  {
+    operationId: 'getLockEpisode',
+    method: 'get',
+    path: '/api/locks/episodes/{id}',
+    summary: 'One blocking episode, with the tree at each sample',
+    tag: 'operations',
+    auth: 'bearer',
+    permission: 'locks.read',
+    pathParams: episodeIdSchema,
+    success: { status: 200, description: 'The episode and the blocking tree each time it changed.', schema: lockEpisodeWithSamplesSchema },
+    errors: { 400: ['invalid_request'], 404: ['not_found'] },
   },
   {
     operationId: 'getMetrics',

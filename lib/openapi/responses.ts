@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { OutboxStatus } from '@/lib/events/status';
 import type { LocksSnapshot } from '@/lib/locks/types';
+import type { EpisodePage, EpisodeWithSamples } from '@/lib/locks/history/episodes';
 import { INTENT_STATUSES } from '@/lib/intents/state-machine';
 import type { AuditEvent, BulkStatusResult, ConflictEvent, Correction, Intent, IntentWithCorrections, ReevaluateResult, UpdateStatusResult } from '@/lib/intents/types';
 
@@ -180,6 +181,56 @@ export const locksSnapshotSchema = z
   })
   .meta({ id: 'LocksSnapshot', description: 'pg_locks × pg_stat_activity (top N plus a summary), the blocking tree from pg_blocking_pids, the intent each backend is about.' });
 
+const episodeBackend = z.looseObject({
+  pid: z.int(),
+  applicationName: nullableText,
+  actor: nullableText,
+  operation: nullableText,
+  user: nullableText,
+  state: nullableText,
+  query: nullableText.meta({ description: 'Literals masked unless the caller is on-call.' }),
+  intents: z.array(z.string()),
+});
+const episodeShape = {
+  id: z.string().meta({ description: 'The episode id (a whole number, as text).' }),
+  startedAt: isoTime,
+  endedAt: isoTime.nullable().meta({ description: 'Null while the blocking lasts.' }),
+  durationMs: z.int().meta({ description: 'To its end, or to the last sample while it lasts.' }),
+  lastSeenAt: isoTime,
+  samples: z.int(),
+  root: episodeBackend.meta({ description: 'The root blocker: pid, application, console actor, database user, client, state, transaction start, query, intents it held.' }),
+  waiters: z.array(episodeBackend.extend({ waitingSince: nullableText, firstSeenAt: isoTime, lastSeenAt: isoTime, waitedMs: z.int() })),
+  peakWaiters: z.int(),
+  peakAt: isoTime,
+  peakTree: z.looseObject({ tree: z.array(z.unknown()), backends: z.array(z.unknown()) }),
+  intents: z.array(z.object({ id: uuid, role: z.enum(['root', 'waiter']) })),
+  locks: z.array(z.object({ lockType: z.string(), mode: z.string(), relation: nullableText, granted: z.boolean() })),
+  applications: z.array(z.string()),
+  links: z.object({
+    lockTimeouts: z.array(z.object({ intentId: uuid, minute: isoTime, operation: z.string(), count: z.int() })),
+    deadlocks: z.array(z.object({ id: z.string(), at: isoTime, operation: z.string(), intentIds: z.array(uuid) })),
+    unblocks: z.array(z.object({ id: z.string(), at: isoTime, action: z.string(), actor: z.string(), pid: z.int(), signalled: z.boolean().nullable(), intentId: uuid.nullable() })),
+  }),
+};
+export const lockEpisodeSchema = z.object(episodeShape).meta({ id: 'LockEpisode', description: 'A blocking episode: consecutive samples with the same root blocker (pid, backend start, transaction start).' });
+export const lockEpisodesSchema = z
+  .object({
+    items: z.array(lockEpisodeSchema),
+    nextCursor: z.string().nullable(),
+    storms: z.array(z.object({ minute: isoTime, episodes: z.int(), peakWaiters: z.int(), applications: z.array(z.string()) })).meta({
+      description: 'Minutes in which more new root blockers appeared than are written one by one: counted, not listed (first page only).',
+    }),
+  })
+  .meta({ id: 'LockEpisodes' });
+export const lockEpisodeWithSamplesSchema = z
+  .object({
+    ...episodeShape,
+    sampleTrees: z.array(z.object({ at: isoTime, waiters: z.int(), tree: z.looseObject({ tree: z.array(z.unknown()), backends: z.array(z.unknown()) }) })).meta({
+      description: 'The blocking tree each time it changed, oldest first.',
+    }),
+  })
+  .meta({ id: 'LockEpisodeWithSamples' });
+
 /** Console-only answers: documented by their top-level shape; the console is their one client. */
 export const contentionReportSchema = z.looseObject({ window: z.string() }).meta({ id: 'ContentionReport' });
 export const intentCountsSchema = z
@@ -236,6 +287,8 @@ agree<Fits<UpdateStatusResult, typeof updateStatusResultSchema>>();
 agree<Fits<Omit<BulkStatusResult, 'alreadyApplied'>, typeof bulkStatusResultSchema>>();
 agree<Fits<ReevaluateResult, typeof reevaluateResultSchema>>();
 agree<SameKeys<LocksSnapshot, z.input<typeof locksSnapshotSchema>>>();
+agree<SameKeys<EpisodeWithSamples, z.input<typeof lockEpisodeWithSamplesSchema>>>();
+agree<SameKeys<EpisodePage, z.input<typeof lockEpisodesSchema>>>();
 agree<Fits<OutboxStatus, typeof outboxStatusSchema>>();
 
 /** Fencing tokens are bigint in the database and in Redis; on the wire they are JSON integers, exact up to 2^53 - 1. */

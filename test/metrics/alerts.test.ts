@@ -65,6 +65,7 @@ describe('Prometheus alert rules', () => {
     expect(byName.get('FrequentDeadlocks')?.expr).toBe('rate(bridge_deadlock_detections_total[5m]) > 1');
     expect(byName.get('HighVersionConflicts')?.expr).toBe('rate(bridge_version_conflicts_total[5m]) > 20');
     expect(byName.get('SlowLockAcquisition')?.expr).toMatch(/^histogram_quantile\(0\.95, .*bridge_lock_acquisition_duration_seconds_bucket\[5m\].*\) > 0\.5$/);
+    expect(byName.get('LongBlocking')?.expr).toBe('max(bridge_lock_blocking_longest_seconds) > 60');
     for (const r of rules) expect(r.for, r.alert).toMatch(/^\d+m$/);
   });
 
