@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import pg from 'pg';
@@ -9,7 +8,7 @@ import { useSessionOf } from './auth';
  * held from a plain session with two sessions queued behind it is, once over, a past episode on the page — on the
  * time strip, in the list, and opened with its root, its waiters and the tree as it was.
  */
-const shots = process.env.SHOTS_DIR ?? 'e2e/screenshots';
+const shots = 'test-results/screenshots';
 
 async function connect(applicationName: string) {
   const client = new pg.Client({ connectionString: process.env.DATABASE_URL, application_name: applicationName });
@@ -56,7 +55,6 @@ test('a past blocking episode is on the strip, opens to its root and waiters, an
     const detail = page.getByTestId('episode-detail');
     await expect(detail.getByTestId('episode-root')).toHaveAttribute('data-pid', String(holder.pid));
     await expect(detail.getByTestId('episode-waiter')).toHaveCount(2);
-    mkdirSync(shots, { recursive: true });
     await page.screenshot({ path: join(shots, 'locks-history.png'), fullPage: true });
     await detail.screenshot({ path: join(shots, 'locks-history-episode.png') });
     await history.getByTestId('history-strip').screenshot({ path: join(shots, 'locks-history-strip.png') });
