@@ -168,7 +168,7 @@ function presentIntent(id: string, intent: IntentRow | null): IntentRow {
 export async function createIntent(input: CreateIntentInput, actor: Actor, options: CommandOptions = {}): Promise<Intent> {
   const { payload, source } = parseInput(createIntentSchema, input);
   const row = await db().$transaction((tx) => insertIntentWithAudit(tx, { payload: payload as JsonObject, source, actor: actor.name, isReplay: options.isReplay ?? false }));
-  announceCommitted();
+  announceCommitted({ workQueued: true });
   return toIntent(row);
 }
 
@@ -225,7 +225,7 @@ export async function updateIntentStatus(input: UpdateStatusInput, actor: Actor,
     try {
       const row = await attempt(operation, [id], firstMode(options.strategy ?? settings.strategies.update_status, nowait), (lock) => run(key, lock));
       countAnswer(operation, row.outcome, [id], row.priorStatus ? transitionLabel(row.priorStatus, target) : '');
-      if (row.outcome === 'applied') announceCommitted();
+      if (row.outcome === 'applied') announceCommitted({ workQueued: target === 'RECEIVED' });
       return statusAnswer(call, row);
     } catch (err) {
       return sqlState(err) ? mapLockErrors(err, operation, [id], nowait, lockTimeoutMs) : Promise.reject(err);
@@ -268,7 +268,7 @@ export async function bulkUpdateStatus(input: BulkStatusInput, actor: Actor, opt
   if (stopped) countAnswer(operation, stopped.outcome, rows.filter((r) => r.outcome === stopped.outcome).map((r) => r.intentId));
   const result = bulkAnswer(target, rows);
   const applied = rows.filter((r) => r.outcome === 'applied').length;
-  if (applied) announceCommitted();
+  if (applied) announceCommitted({ workQueued: target === 'RECEIVED' });
   recordOutcome(operation, 'success', `*->${target}`, applied);
   recordOutcome(operation, 'already_applied', '', result.alreadyApplied.length, result.alreadyApplied);
   return result;
