@@ -1,12 +1,16 @@
 /**
- * The workers' benchmark: claims + completions per second of the queue with 4 worker processes over 10,000 intents,
- * beside the same work done by plain SQL — the bare claim and finish statements on the same table, 4 connections
- * each claiming 10 at a time — run side by side. `npm run bench` prints its row; `npm run bench:workers` runs it
- * alone. Options: --intents N, --workers N, --concurrency N, --bridges noop|default.
+ * The workers' benchmark, side by side in one run on one database, 4 processes × 10 in flight over 10,000 items:
+ * the bare claim and finish statements (4 connections, batches of 10, one finish per item); graphile-worker 0.17.3 in
+ * its fastest setup on Node 20 (a local queue of 10, completions batched with no delay) with a task that does
+ * nothing; the workers with a BridgeSet of one bridge that does nothing (`noop`: the machinery alone — claims, run
+ * and step records, heartbeats, finishes); the workers with the default four bridges (four engine commands per
+ * intent) beside the engine's own status-update rate; and the pickup latency (creation → claim) with idle workers.
+ * `npm run bench` prints its rows; `npm run bench:workers` runs it alone. Options: --intents N, --workers N,
+ * --concurrency N, --rounds N (the median of each row), --pickups N.
  *
- * The framework's run is a whole worker per process: claim batches, the execution lock, the run and step records,
- * heartbeats, and the finish, with a BridgeSet of one bridge that does nothing (`noop`), so what is measured is the
- * machinery; `--bridges default` runs the real pipeline (four engine commands per intent) instead.
+ * Every queue starts the same way: its items are in the table before the clock starts, the processes are up and
+ * idle, and the clock starts with the statement that makes the items due (the workers' claiming resumed;
+ * graphile-worker's jobs' run_at moved to now, with its own wake-up notification).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join, resolve } from 'node:path';
@@ -15,14 +19,21 @@ import pg from 'pg';
 
 const root = resolve(import.meta.dirname, '..');
 
-export type WorkersBenchResult = {
-  intents: number;
-  workers: number;
-  concurrency: number;
-  bridges: string;
-  frameworkPerSec: number;
+type Options = { intents: number; workers: number; concurrency: number };
+
+export type WorkersBenchResult = Options & {
+  rounds: number;
+  /** Items per second, the median of the rounds. */
   baselinePerSec: number;
+  graphileWorkerPerSec: number;
+  frameworkPerSec: number;
+  defaultBridgesPerSec: number;
+  statusUpdatesPerSec: number;
+  /** Creation → claim, idle workers, in milliseconds. */
+  pickup: { n: number; p50Ms: number; p95Ms: number };
+  /** The no-op workers as a share of graphile-worker and of the bare SQL. */
   ratio: number;
+  baselineRatio: number;
 };
 
 async function insertIntents(client: pg.Client, n: number): Promise<void> {
@@ -37,16 +48,38 @@ async function completed(client: pg.Client): Promise<number> {
   return Number(rows[0].n);
 }
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+async function until(what: string, check: () => Promise<boolean>, timeoutMs: number, everyMs = 10): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, everyMs));
   }
 }
 
-/** 4 worker processes; claiming is paused until all of them are up, so process start-up is not measured. */
-async function frameworkRun(url: string, client: pg.Client, o: { intents: number; workers: number; concurrency: number; bridges: string }): Promise<number> {
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))];
+
+function spawnScript(script: string, env: Record<string, string>, stdout: 'ignore' | 'pipe' = 'ignore'): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', join(root, 'scripts', script)], { cwd: root, stdio: ['ignore', stdout, 'inherit'], env: { ...process.env, ...env } });
+}
+
+async function stopAll(children: ChildProcess[]): Promise<void> {
+  await Promise.all(
+    children.map((c) => {
+      if (c.exitCode !== null) return undefined;
+      c.kill('SIGTERM');
+      return new Promise((r) => c.once('exit', r));
+    }),
+  );
+}
+
+/**
+ * The workers' processes, up and idle (claiming paused) before the clock starts; resumed with the wake-up
+ * notification the console's resume sends. With `pickups`, once the intents are done and the workers idle again,
+ * that many intents are created one by one through the engine and the time from each creation to its claim is read
+ * from the rows (both are the database's clock).
+ */
+async function frameworkRun(url: string, client: pg.Client, o: Options & { bridges: 'noop' | 'default'; pickups: number }): Promise<{ perSec: number; pickupMs: number[] }> {
   await insertIntents(client, o.intents);
   await client.query('TRUNCATE workers, worker_stats');
   await client.query('UPDATE worker_control SET paused = true');
@@ -54,36 +87,96 @@ async function frameworkRun(url: string, client: pg.Client, o: { intents: number
   try {
     for (let i = 0; i < o.workers; i++) {
       children.push(
-        spawn(process.execPath, ['--import', 'tsx', join(root, 'scripts', 'worker.ts')], {
-          cwd: root,
-          stdio: ['ignore', 'ignore', 'inherit'],
-          env: {
-            ...process.env,
-            DATABASE_URL: url,
-            WORKER_CONCURRENCY: String(o.concurrency),
-            WORKER_BATCH_SIZE: String(o.concurrency),
-            WORKER_POLL_MS: '20',
-            PIPELINE_BRIDGES: o.bridges === 'default' ? 'input,normalize,feedback,output' : 'noop',
-            PIPELINE_BRIDGE_MODULES: 'scripts/bench-bridges.ts',
-          },
+        spawnScript('worker.ts', {
+          DATABASE_URL: url,
+          WORKER_CONCURRENCY: String(o.concurrency),
+          WORKER_BATCH_SIZE: String(o.concurrency),
+          PIPELINE_BRIDGES: o.bridges === 'default' ? 'input,normalize,feedback,output' : 'noop',
+          PIPELINE_BRIDGE_MODULES: 'scripts/bench-bridges.ts',
         }),
       );
     }
-    await until('the workers to register', async () => Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM workers WHERE state = 'running'`)).rows[0].n) === o.workers, 60_000);
+    await until('the workers to register', async () => Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM workers WHERE state = 'running'`)).rows[0].n) === o.workers, 600_000, 50);
     const t0 = performance.now();
-    await client.query('UPDATE worker_control SET paused = false');
-    await until('the framework to finish', async () => (await completed(client)) >= o.intents, 30 * 60_000);
-    return o.intents / ((performance.now() - t0) / 1000);
+    await client.query(`UPDATE worker_control SET paused = false; NOTIFY bridge_work`);
+    await until('the workers to finish', async () => (await completed(client)) >= o.intents, 30 * 60_000);
+    const perSec = o.intents / ((performance.now() - t0) / 1000);
+    const pickupMs: number[] = [];
+    if (o.pickups > 0) {
+      process.env.DATABASE_URL ??= url;
+      const { createIntent } = await import('../lib/intents/commands');
+      const ids: string[] = [];
+      for (let i = 0; i < o.pickups; i++) {
+        ids.push((await createIntent({ payload: { order: `P-${i}` }, source: 'bench-pickup' }, { name: 'bench' })).id);
+        // Idle workers each time: the previous one is claimed before the next is created.
+        await until('a pickup', async () => (await client.query(`SELECT 1 FROM intent_work WHERE intent_id = $1 AND claimed_at IS NOT NULL`, [ids[i]])).rowCount === 1, 60_000, 2);
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      const { rows } = await client.query<{ ms: number }>(
+        `SELECT (extract(epoch FROM w.claimed_at - i.created_at) * 1000)::float8 AS ms FROM intent_work w JOIN intents i ON i.id = w.intent_id WHERE i.id = ANY($1::uuid[])`,
+        [ids],
+      );
+      pickupMs.push(...rows.map((r) => r.ms));
+    }
+    return { perSec, pickupMs };
   } finally {
-    await Promise.all(
-      children.map((c) => {
-        if (c.exitCode !== null) return undefined;
-        c.kill('SIGTERM');
-        return new Promise((r) => c.once('exit', r));
-      }),
-    );
+    await stopAll(children);
     await client.query('UPDATE worker_control SET paused = false');
   }
+}
+
+/**
+ * graphile-worker 0.17.3 over the same number of no-op jobs (scripts/bench-graphile-worker.ts per process): the jobs
+ * are added due in an hour, the processes start, and the clock starts when one statement makes them all due, followed
+ * by the notification graphile-worker's own add_jobs sends.
+ */
+async function graphileWorkerRun(url: string, client: pg.Client, o: Options): Promise<number> {
+  const { runMigrations } = await import('graphile-worker');
+  await runMigrations({ connectionString: url });
+  await client.query('TRUNCATE graphile_worker._private_jobs CASCADE');
+  await client.query(
+    `SELECT graphile_worker.add_jobs(ARRAY(SELECT ROW('noop', '{}'::json, NULL, now() + interval '1 hour', NULL, NULL, NULL, NULL)::graphile_worker.job_spec FROM generate_series(1, $1)))`,
+    [o.intents],
+  );
+  await client.query('ANALYZE graphile_worker._private_jobs');
+  const children: ChildProcess[] = [];
+  try {
+    const ready: Promise<void>[] = [];
+    for (let i = 0; i < o.workers; i++) {
+      const child = spawnScript('bench-graphile-worker.ts', { DATABASE_URL: url }, 'pipe');
+      children.push(child);
+      ready.push(
+        new Promise((resolve, reject) => {
+          child.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve());
+          child.once('exit', (code) => reject(new Error(`a graphile-worker process exited (${code}) before it was ready`)));
+        }),
+      );
+    }
+    await Promise.all(ready);
+    const t0 = performance.now();
+    await client.query('UPDATE graphile_worker._private_jobs SET run_at = now()');
+    await client.query(`SELECT pg_notify('jobs:insert', json_build_object('count', $1::int)::text)`, [o.intents]);
+    await until('graphile-worker to finish', async () => Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM graphile_worker._private_jobs')).rows[0].n) === 0, 30 * 60_000);
+    return o.intents / ((performance.now() - t0) / 1000);
+  } finally {
+    await stopAll(children);
+  }
+}
+
+/** The engine's status update (RECEIVED → NORMALIZED) through its command, 100 in flight, in this process. */
+async function statusUpdateRun(url: string, client: pg.Client, n: number): Promise<number> {
+  await insertIntents(client, n);
+  process.env.DATABASE_URL ??= url;
+  const { updateIntentStatus } = await import('../lib/intents/commands');
+  const ids = (await client.query<{ id: string }>('SELECT id::text AS id FROM intents')).rows.map((r) => r.id);
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: 100 }, async () => {
+      while (next < ids.length) await updateIntentStatus({ id: ids[next++], status: 'NORMALIZED' }, { name: 'bench' });
+    }),
+  );
+  return n / ((performance.now() - t0) / 1000);
 }
 
 const CLAIM = `
@@ -101,7 +194,7 @@ const CLAIM = `
 const FINISH = `UPDATE intent_work SET state = 'completed', finished_at = now(), lease_until = NULL WHERE intent_id = $1 AND claim_token = $2 AND state = 'running'`;
 
 /** The same claims and finishes as bare statements: per worker one connection, a batch claimed, each finished. */
-async function baselineRun(url: string, client: pg.Client, o: { intents: number; workers: number; concurrency: number }): Promise<number> {
+async function baselineRun(url: string, client: pg.Client, o: Options): Promise<number> {
   await insertIntents(client, o.intents);
   const conns = await Promise.all(
     Array.from({ length: o.workers }, async () => {
@@ -129,29 +222,65 @@ async function baselineRun(url: string, client: pg.Client, o: { intents: number;
   }
 }
 
-export async function benchWorkers(url: string, say: (line: string) => void, o: { intents?: number; workers?: number; concurrency?: number; bridges?: string } = {}): Promise<WorkersBenchResult> {
-  const opts = { intents: o.intents ?? 10_000, workers: o.workers ?? 4, concurrency: o.concurrency ?? 10, bridges: o.bridges ?? 'noop' };
+export async function benchWorkers(
+  url: string,
+  say: (line: string) => void,
+  o: { intents?: number; workers?: number; concurrency?: number; rounds?: number; pickups?: number } = {},
+): Promise<WorkersBenchResult> {
+  const opts: Options = { intents: o.intents ?? 10_000, workers: o.workers ?? 4, concurrency: o.concurrency ?? 10 };
+  const rounds = o.rounds ?? 1;
   const client = new pg.Client({ connectionString: url, application_name: 'bridge:bench' });
   await client.connect();
+  const runs = { baseline: [] as number[], graphile: [] as number[], noop: [] as number[], default: [] as number[], status: [] as number[] };
+  const pickupMs: number[] = [];
+  const shape = `${opts.workers} × ${opts.concurrency} over ${opts.intents}`;
   try {
-    say(`workers: baseline (bare claim + finish SQL, ${opts.workers} connections × batches of ${opts.concurrency}) over ${opts.intents} intents…`);
-    const baselinePerSec = await baselineRun(url, client, opts);
-    say(`workers: framework (${opts.workers} worker processes × ${opts.concurrency} in flight, bridges: ${opts.bridges}) over ${opts.intents} intents…`);
-    const frameworkPerSec = await frameworkRun(url, client, opts);
+    for (let round = 1; round <= rounds; round++) {
+      const tag = rounds > 1 ? ` (round ${round} of ${rounds})` : '';
+      say(`workers: bare claim + finish SQL, ${shape}${tag}…`);
+      runs.baseline.push(await baselineRun(url, client, opts));
+      say(`workers: graphile-worker 0.17.3, ${shape}${tag}…`);
+      runs.graphile.push(await graphileWorkerRun(url, client, opts));
+      say(`workers: the workers, one no-op bridge, ${shape}${tag}, then pickup latency…`);
+      const noop = await frameworkRun(url, client, { ...opts, bridges: 'noop', pickups: round === 1 ? (o.pickups ?? 200) : 0 });
+      runs.noop.push(noop.perSec);
+      pickupMs.push(...noop.pickupMs);
+      say(`workers: the workers, default four bridges, ${shape}${tag}…`);
+      runs.default.push((await frameworkRun(url, client, { ...opts, bridges: 'default', pickups: 0 })).perSec);
+      say(`workers: the engine's status updates, 100 in flight${tag}…`);
+      runs.status.push(await statusUpdateRun(url, client, 2_000));
+    }
     await client.query('TRUNCATE intents CASCADE');
     await client.query('TRUNCATE workers, worker_stats');
-    return { ...opts, frameworkPerSec, baselinePerSec, ratio: frameworkPerSec / baselinePerSec };
+    await client.query('TRUNCATE graphile_worker._private_jobs CASCADE');
+    const r = { baseline: median(runs.baseline), graphile: median(runs.graphile), noop: median(runs.noop), def: median(runs.default), status: median(runs.status) };
+    return {
+      ...opts,
+      rounds,
+      baselinePerSec: r.baseline,
+      graphileWorkerPerSec: r.graphile,
+      frameworkPerSec: r.noop,
+      defaultBridgesPerSec: r.def,
+      statusUpdatesPerSec: r.status,
+      pickup: { n: pickupMs.length, p50Ms: percentile(pickupMs, 0.5), p95Ms: percentile(pickupMs, 0.95) },
+      ratio: r.noop / r.graphile,
+      baselineRatio: r.noop / r.baseline,
+    };
   } finally {
     await client.end();
   }
 }
 
 export function formatWorkersBench(r: WorkersBenchResult): string[] {
+  const n = (x: number) => Math.round(x).toLocaleString('en-US');
   return [
-    `Workers: ${r.intents} intents, ${r.workers} workers × ${r.concurrency} in flight, BridgeSet ${r.bridges}`,
-    `  framework (claims + completions): ${Math.round(r.frameworkPerSec)} intents/s`,
-    `  bare claim + finish SQL:          ${Math.round(r.baselinePerSec)} intents/s`,
-    `  framework as a share of the bare SQL: ${Math.round(r.ratio * 100)} %`,
+    `Workers: ${r.intents} items, ${r.workers} processes × ${r.concurrency} in flight${r.rounds > 1 ? `, median of ${r.rounds}` : ''}`,
+    `  bare claim + finish SQL:                   ${n(r.baselinePerSec)} /s`,
+    `  graphile-worker 0.17.3 (no-op job):        ${n(r.graphileWorkerPerSec)} /s`,
+    `  the workers, one no-op bridge:             ${n(r.frameworkPerSec)} /s (${r.ratio.toFixed(2)} of graphile-worker, ${r.baselineRatio.toFixed(2)} of the bare SQL)`,
+    `  the workers, default four bridges:         ${n(r.defaultBridgesPerSec)} intents/s (${n(r.defaultBridgesPerSec * 3)} status changes/s)`,
+    `  the engine's status updates (100 in flight): ${n(r.statusUpdatesPerSec)} /s`,
+    `  pickup, creation → claim, idle workers:    p50 ${r.pickup.p50Ms.toFixed(1)} ms, p95 ${r.pickup.p95Ms.toFixed(1)} ms (${r.pickup.n} intents)`,
   ];
 }
 
@@ -161,17 +290,29 @@ async function main(): Promise<number> {
       intents: { type: 'string', default: '10000' },
       workers: { type: 'string', default: '4' },
       concurrency: { type: 'string', default: '10' },
-      bridges: { type: 'string', default: 'noop' },
+      rounds: { type: 'string', default: '1' },
+      pickups: { type: 'string', default: '200' },
     },
   });
   const say = (line: string) => process.stderr.write(`[bench] ${line}\n`);
   const { scriptDatabase } = await import('./replay-db');
   const { embedded, url } = await scriptDatabase(process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL, say);
   try {
-    const result = await benchWorkers(url, say, { intents: Number(values.intents), workers: Number(values.workers), concurrency: Number(values.concurrency), bridges: values.bridges });
+    const result = await benchWorkers(url, say, {
+      intents: Number(values.intents),
+      workers: Number(values.workers),
+      concurrency: Number(values.concurrency),
+      rounds: Number(values.rounds),
+      pickups: Number(values.pickups),
+    });
     for (const line of formatWorkersBench(result)) console.log(line);
     return 0;
   } finally {
+    // The engine's commands ran in this process: their counted outcomes go out before the database stops.
+    const { flushOutcomes } = await import('../lib/intents/outcomes');
+    const { disconnectDb } = await import('../lib/db/client');
+    await flushOutcomes().catch(() => undefined);
+    await disconnectDb().catch(() => undefined);
     await embedded?.stop();
   }
 }

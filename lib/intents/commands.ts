@@ -180,7 +180,7 @@ export async function createIntent(input: CreateIntentInput, actor: Actor, optio
   const { payload, source, idempotencyKey } = parseInput(createIntentSchema, input);
   const work = async (key: KeyRef | undefined) => {
     const row = await db().$transaction((tx) => insertIntentWithAudit(tx, { payload: payload as JsonObject, source, actor: actor.name, isReplay: options.isReplay ?? false, key }));
-    announceCommitted();
+    announceCommitted({ workQueued: true });
     return toIntent(row);
   };
   const replay = (stored: StoredOutcome) => {
@@ -250,7 +250,7 @@ export async function updateIntentStatus(input: UpdateStatusInput, actor: Actor,
     try {
       const row = await attempt(operation, [id], firstMode(options.strategy ?? settings.strategies.update_status, nowait), (lock) => run(key, lock));
       countAnswer(operation, row.outcome, [id], row.priorStatus ? transitionLabel(row.priorStatus, target) : '');
-      if (row.outcome === 'applied') announceCommitted();
+      if (row.outcome === 'applied') announceCommitted({ workQueued: target === 'RECEIVED' });
       if (row.outcome === 'fencing_token_stale') recordFenceRefusal(operation, id, actor.name, fencing!);
       return statusAnswer(call, row);
     } catch (err) {
@@ -294,7 +294,7 @@ export async function bulkUpdateStatus(input: BulkStatusInput, actor: Actor, opt
   if (stopped) countAnswer(operation, stopped.outcome, rows.filter((r) => r.outcome === stopped.outcome).map((r) => r.intentId));
   const result = bulkAnswer(target, rows);
   const applied = rows.filter((r) => r.outcome === 'applied').length;
-  if (applied) announceCommitted();
+  if (applied) announceCommitted({ workQueued: target === 'RECEIVED' });
   recordOutcome(operation, 'success', `*->${target}`, applied);
   recordOutcome(operation, 'already_applied', '', result.alreadyApplied.length, result.alreadyApplied);
   return result;

@@ -25,6 +25,16 @@ export function fenceCondition(fencing: Fencing | null | undefined): Prisma.Sql 
   return fencing ? Prisma.sql`AND bridge_fence_check(${fencing.resource}::text, ${fencing.token}::bigint)` : Prisma.empty;
 }
 
+/**
+ * The grant of `token` for `resource`, as an expression inside the statement that hands the token out (a worker's
+ * claim: lib/workers/repository.ts, claimDueIntents): the fence then holds the token, so every lower one is refused
+ * from that commit on, before the new holder has written anything. True when granted; false only when a higher
+ * token was seen already.
+ */
+export function fenceGrant(resource: Prisma.Sql, token: Prisma.Sql): Prisma.Sql {
+  return Prisma.sql`bridge_fence_grant(${resource}, ${token})`;
+}
+
 export function isFencingRefusal(err: unknown): boolean {
   return sqlState(err) === FENCING_TOKEN_STALE_SQLSTATE;
 }

@@ -19,14 +19,25 @@ import { oneLineError } from '@/lib/db/pg-capture';
  */
 export const CHANGES_CHANNEL = 'bridge_changes';
 
+/**
+ * Wakes idle workers (lib/workers/wakeup.ts) when something may have queued pipeline work: a new intent, an intent
+ * back at RECEIVED, claiming resumed, claims given back. Sent the same way, after the commit: a trigger sending it
+ * would put every intent's creation behind the commit lock described above.
+ */
+export const WORK_CHANNEL = 'bridge_work';
+
 /** Gap between two notifications from one process: a hub coalesces its rounds anyway (50 ms). */
 const MIN_GAP_MS = 10;
 
-const state = globalThis as unknown as { bridgeAnnounce?: { inFlight: boolean; wanted: boolean; warned: boolean } };
+const state = globalThis as unknown as { bridgeAnnounce?: { inFlight: boolean; wanted: boolean; workWanted: boolean; warned: boolean } };
 
-/** Call after a commit that wrote audit events. Never throws, never waits. */
-export function announceCommitted(): void {
-  const s = (state.bridgeAnnounce ??= { inFlight: false, wanted: false, warned: false });
+/**
+ * Call after a commit that wrote audit events (`workQueued` when it may have queued pipeline work: the workers are
+ * woken by the same statement). Never throws, never waits.
+ */
+export function announceCommitted(options: { workQueued?: boolean } = {}): void {
+  const s = (state.bridgeAnnounce ??= { inFlight: false, wanted: false, workWanted: false, warned: false });
+  if (options.workQueued) s.workWanted = true;
   if (s.inFlight) {
     s.wanted = true;
     return;
@@ -36,7 +47,11 @@ export function announceCommitted(): void {
     try {
       do {
         s.wanted = false;
-        await queryOnPool(Prisma.sql`SELECT pg_notify(${CHANGES_CHANNEL}, '')`);
+        const work = s.workWanted;
+        s.workWanted = false;
+        await queryOnPool(
+          work ? Prisma.sql`SELECT pg_notify(${CHANGES_CHANNEL}, ''), pg_notify(${WORK_CHANNEL}, '')` : Prisma.sql`SELECT pg_notify(${CHANGES_CHANNEL}, '')`,
+        );
         s.warned = false;
         if (s.wanted) await new Promise((resolve) => setTimeout(resolve, MIN_GAP_MS));
       } while (s.wanted);

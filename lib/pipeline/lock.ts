@@ -19,6 +19,13 @@ import { noteActor } from '@/lib/locks/actors';
  *
  * The holding transactions get a pool of their own (PIPELINE_LOCK_POOL_SIZE): they sit idle for a run's length,
  * and must never take the connections the engine's commands need to make progress.
+ *
+ * Workers do not hold this lock for their runs: a worker's claim already excludes every other worker, and it
+ * excludes operators' runs through the same lock, for a moment only. The claim statement tries the lock for each
+ * row it claims (held until the claim commits) and leaves a row whose lock an operator's run holds; an operator's
+ * run, once it holds the lock, opens its run only when no claim of the intent is running (startRuns). Either the
+ * claim committed before the operator took the lock (the operator's run then sees it and is refused, 423) or it
+ * tried the lock after (and left the row). docs/WORKERS.md, "The execution lock", has the argument.
  */
 export const PIPELINE_LOCK_NAMESPACE = 1112687687; // "BRDG"
 

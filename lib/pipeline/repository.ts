@@ -8,27 +8,49 @@ import type { Intent } from '@/lib/intents/types';
 import type { PipelineDoor, PipelineMode, PipelineRun, RunStatus, StepStatus } from './types';
 
 /**
- * The pipeline's statements: one per operation, named for what it does, each returning what happened. A worker's
- * run passes its claim token, and every write is then conditional on the claim still being that token's: the claim
- * row is read FOR SHARE in the same statement, so a rescue that commits first makes the write do nothing, and a
- * rescue that comes second waits for the write to commit. Runs from the API or the console pass no token.
+ * The pipeline's statements: one per operation, named for what it does, each written for many runs at once (arrays
+ * unnested, one row per item, answered in the items' order) and returning what happened to each. A worker's items
+ * carry their claim token, and each item's writes are then conditional on the claim still being that token's: the
+ * claim rows are read FOR SHARE in the same statement (in intent order, as every statement that locks several claim
+ * rows does, so two of them never wait on each other in a cycle), so a rescue that commits first makes that item's
+ * writes do nothing while the other items of the batch are written, and a rescue that comes second waits for the
+ * statement to commit. Runs from the API or the console carry no token and come one at a time.
  */
 
-/** `held`: true without a token; with one, whether intent_work still holds that running claim (row read FOR SHARE). */
-function claimHeld(intentId: string, claimToken: string | null): Prisma.Sql {
-  return Prisma.sql`
-    held_claim AS (
-      SELECT intent_id FROM intent_work
-      WHERE intent_id = ${intentId}::uuid AND claim_token = ${claimToken}::bigint AND state = 'running'
-      FOR SHARE
-    ), claim AS (
-      SELECT (${claimToken}::bigint IS NULL OR EXISTS (SELECT 1 FROM held_claim)) AS held
+/** Runs one statement and returns its rows: Prisma's client (`onClient`) or the pool directly (`queryOnPool`). */
+export type Exec = <T>(query: Prisma.Sql) => Promise<T[]>;
+export const onClient =
+  (client: Tx): Exec =>
+  <T>(query: Prisma.Sql) =>
+    client.$queryRaw<T[]>(query);
+/** A client or a statement runner: the statements' callers pass either. */
+export type Runner = Tx | Exec;
+export const execOf = (runner: Runner): Exec => (typeof runner === 'function' ? runner : onClient(runner));
+
+/**
+ * `held`: the claims of the items that carry a token and still hold it (their intent_work rows, locked FOR SHARE in
+ * intent order). `holds(i)` is true for an item without a token, and for one whose claim is in `held`.
+ */
+const HELD = Prisma.sql`
+    held AS MATERIALIZED (
+      SELECT w.intent_id, w.claim_token FROM intent_work w JOIN input i ON i.intent_id = w.intent_id AND i.claim_token = w.claim_token
+      WHERE w.state = 'running'
+      ORDER BY w.intent_id
+      FOR SHARE OF w
     )`;
-}
+const holds = (alias: string) =>
+  Prisma.raw(`(${alias}.claim_token IS NULL OR EXISTS (SELECT 1 FROM held h WHERE h.intent_id = ${alias}.intent_id AND h.claim_token = ${alias}.claim_token))`);
+
+const col = <T, V>(items: readonly T[], pick: (item: T) => V): V[] => items.map(pick);
+const json = (value: JsonValue | null | undefined) => (value === null || value === undefined ? null : JSON.stringify(value));
+
+export type RunStart = { intentId: string; mode: PipelineMode; door: PipelineDoor; actor: string; claimToken: string | null };
 
 export type StartedRun = {
   intentStatus: IntentStatus | null;
   claimHeld: boolean;
+  /** An operator's run found a worker's claim on the intent: the worker that holds it (the run did not start). */
+  claimedBy: string | null;
   runId: string | null;
   round: number | null;
   startedAt: Date | null;
@@ -37,52 +59,72 @@ export type StartedRun = {
 };
 
 /**
- * Opens a run of a non-terminal intent (audited), in the intent's current round, and returns what the round has
- * already recorded. Runs of this intent still marked running are marked abandoned: the caller holds the execution
- * lock, so they died with their process. A fenced run's token is checked against its fence by the same statement
- * (a worker's claim token, checked as held there too, advances its claim fence); a refused one aborts it with
- * SQLSTATE BF409 (lib/leases/fencing.ts), so nothing is recorded.
+ * Opens runs of non-terminal intents (audited), each in its intent's current round, and returns what each round has
+ * already recorded. Runs of the intent still marked running are marked abandoned: whoever opens a run here holds the
+ * intent alone (a worker by its claim, an operator by the execution lock), so they died with their process.
+ *
+ * An operator's run (no token) is refused while a worker's claim is running on the intent: the claim is the
+ * worker's execution lock (lib/pipeline/lock.ts says why the two exclude each other). A fenced run (one item) has its
+ * token checked by the same statement: only the resource's newest grant passes; any other aborts it with SQLSTATE
+ * BF409 (lib/leases/fencing.ts), so nothing is recorded.
  */
-export async function startRun(
-  client: Tx,
-  args: { intentId: string; mode: PipelineMode; door: PipelineDoor; actor: string; claimToken: string | null; fencing: Fencing | null },
-): Promise<StartedRun> {
-  const { intentId: id, claimToken: token } = args;
-  const [row] = await client.$queryRaw<StartedRun[]>`
-    WITH ${claimHeld(id, token)},
-    intent AS (SELECT status FROM intents WHERE id = ${id}::uuid),
-    work AS (SELECT round FROM intent_work WHERE intent_id = ${id}::uuid),
-    abandoned AS (
-      UPDATE pipeline_runs SET status = 'abandoned', finished_at = now()
-      WHERE intent_id = ${id}::uuid AND status = 'running' AND (SELECT held FROM claim)
-      RETURNING id
+export async function startRuns(exec: Exec, items: readonly RunStart[], fencing: Fencing | null = null): Promise<StartedRun[]> {
+  if (fencing && items.length !== 1) throw new Error('a fenced run is opened alone');
+  return exec<StartedRun>(Prisma.sql`
+    WITH input AS (
+      SELECT * FROM unnest(${col(items, (i) => i.intentId)}::uuid[], ${col(items, (i) => i.claimToken)}::bigint[], ${col(items, (i) => i.mode)}::text[],
+                           ${col(items, (i) => i.door)}::text[], ${col(items, (i) => i.actor)}::text[])
+        WITH ORDINALITY AS t(intent_id, claim_token, mode, door, actor, ord)
+    ), ${HELD},
+    checked AS (
+      SELECT i.*, it.status::text AS intent_status, w.round AS work_round, ${holds('i')} AS claim_held,
+             CASE WHEN i.claim_token IS NULL AND w.state = 'running' THEN coalesce(w.claimed_by, 'a worker') END AS claimed_by
+      FROM input i LEFT JOIN intents it ON it.id = i.intent_id LEFT JOIN intent_work w ON w.intent_id = i.intent_id
+    ), opening AS (
+      SELECT * FROM checked c WHERE c.claim_held AND c.claimed_by IS NULL
+    ), abandoned AS (
+      UPDATE pipeline_runs r SET status = 'abandoned', finished_at = now()
+      FROM opening o WHERE r.intent_id = o.intent_id AND r.status = 'running'
+      RETURNING r.id
     ), abandoned_steps AS (
       UPDATE pipeline_steps SET status = 'abandoned', finished_at = now()
       WHERE run_id IN (SELECT id FROM abandoned) AND status = 'running'
     ), run AS (
       INSERT INTO pipeline_runs (intent_id, round, mode, door, actor, claim_token)
-      SELECT ${id}::uuid, COALESCE((SELECT round FROM work), 1), ${args.mode}, ${args.door}, ${args.actor}, ${token}::bigint
-      FROM intent i, claim c
-      WHERE c.held AND i.status NOT IN ('COMPLETED', 'FAILED') ${fenceCondition(args.fencing)}
-      RETURNING id, round, started_at
+      SELECT o.intent_id, COALESCE(o.work_round, 1), o.mode, o.door, o.actor, o.claim_token
+      FROM opening o
+      WHERE o.intent_status NOT IN ('COMPLETED', 'FAILED') ${fenceCondition(fencing)}
+      RETURNING id, intent_id, claim_token, round, mode, door, actor, started_at
     ), audit AS (
       INSERT INTO audit_events (intent_id, action, actor, details)
-      SELECT ${id}::uuid, 'pipeline_started', ${args.actor},
-             jsonb_build_object('runId', r.id, 'mode', ${args.mode}::text, 'door', ${args.door}::text, 'round', r.round, 'claimToken', ${token}::text)
+      SELECT r.intent_id, 'pipeline_started', r.actor,
+             jsonb_build_object('runId', r.id, 'mode', r.mode, 'door', r.door, 'round', r.round, 'claimToken', r.claim_token::text)
       FROM run r
     )
-    SELECT (SELECT status::text FROM intent) AS "intentStatus",
-           (SELECT held FROM claim) AS "claimHeld",
+    SELECT c.intent_status AS "intentStatus", c.claim_held AS "claimHeld", c.claimed_by AS "claimedBy",
            r.id::text AS "runId", r.round, r.started_at AS "startedAt",
            COALESCE((SELECT jsonb_object_agg(s.bridge, COALESCE(s.result, 'null'::jsonb))
                      FROM pipeline_steps s
-                     WHERE s.intent_id = ${id}::uuid AND s.round = r.round AND s.status = 'completed'), '{}'::jsonb) AS recorded
-    FROM (SELECT 1) AS one LEFT JOIN run r ON true`;
-  return row;
+                     WHERE s.intent_id = r.intent_id AND s.round = r.round AND s.status = 'completed'), '{}'::jsonb) AS recorded
+    FROM checked c LEFT JOIN run r ON r.intent_id = c.intent_id AND r.claim_token IS NOT DISTINCT FROM c.claim_token
+    ORDER BY c.ord`);
 }
 
+export type StepStart = {
+  intentId: string;
+  claimToken: string | null;
+  runId: string;
+  round: number;
+  position: number;
+  bridge: string;
+  accepts: readonly IntentStatus[];
+  /** The result this round recorded for the bridge: the step is replayed from it. */
+  replayed: JsonValue | undefined;
+  actor: string;
+};
+
 export type StartedStep = {
-  stepId: bigint | null;
+  stepId: string | null;
   stepStatus: StepStatus | null;
   startedAt: Date | null;
   finishedAt: Date | null;
@@ -92,92 +134,107 @@ export type StartedStep = {
 };
 
 /**
- * Records a step's start with its audit event and returns the intent as the step sees it. The step is `replayed`
- * when the round recorded this bridge's result already, `skipped` when the intent's status is not one the bridge
- * runs on, `running` otherwise. No step row (stepId null) means the claim is lost.
+ * Records steps' starts with their audit events and returns each intent as its step sees it. A step is `replayed`
+ * when its round recorded the bridge's result already, `skipped` when the intent's status is not one the bridge runs
+ * on, `running` otherwise. No step row (stepId null) means the claim is lost.
  */
-export async function startStep(
-  client: Tx,
-  args: { intentId: string; runId: string; round: number; position: number; bridge: string; accepts: readonly IntentStatus[]; replayed: JsonValue | undefined; actor: string; claimToken: string | null },
-): Promise<StartedStep> {
-  const { intentId: id, claimToken: token } = args;
-  const replayed = args.replayed !== undefined;
-  const recorded = replayed ? JSON.stringify(args.replayed) : null;
-  const [row] = await client.$queryRaw<StartedStep[]>`
-    WITH ${claimHeld(id, token)},
-    intent AS (SELECT status, version, payload FROM intents WHERE id = ${id}::uuid),
-    step AS (
+export async function startSteps(exec: Exec, items: readonly StepStart[]): Promise<StartedStep[]> {
+  return exec<StartedStep>(Prisma.sql`
+    WITH input AS (
+      SELECT * FROM unnest(${col(items, (i) => i.intentId)}::uuid[], ${col(items, (i) => i.claimToken)}::bigint[], ${col(items, (i) => i.runId)}::uuid[],
+                           ${col(items, (i) => i.round)}::int[], ${col(items, (i) => i.position)}::int[], ${col(items, (i) => i.bridge)}::text[],
+                           ${col(items, (i) => i.accepts.join(','))}::text[], ${col(items, (i) => json(i.replayed))}::jsonb[],
+                           ${col(items, (i) => i.replayed !== undefined)}::boolean[], ${col(items, (i) => i.actor)}::text[])
+        WITH ORDINALITY AS t(intent_id, claim_token, run_id, round, position, bridge, accepts, recorded, replayed, actor, ord)
+    ), ${HELD},
+    checked AS (
+      SELECT i.*, it.status::text AS intent_status, it.version, it.payload, ${holds('i')} AS claim_held,
+             CASE WHEN i.replayed THEN 'replayed'
+                  WHEN it.status::text = ANY(string_to_array(i.accepts, ',')) THEN 'running'
+                  ELSE 'skipped' END AS kind
+      FROM input i JOIN intents it ON it.id = i.intent_id
+    ), step AS (
       INSERT INTO pipeline_steps (run_id, intent_id, round, position, bridge, status, claim_token, finished_at, result)
-      SELECT ${args.runId}::uuid, ${id}::uuid, ${args.round}, ${args.position}, ${args.bridge}, k.kind, ${token}::bigint,
-             CASE WHEN k.kind = 'running' THEN NULL ELSE now() END, ${recorded}::jsonb
-      FROM intent i, claim c,
-           LATERAL (SELECT CASE WHEN ${replayed}::boolean THEN 'replayed'
-                                WHEN i.status::text = ANY(${[...args.accepts]}::text[]) THEN 'running'
-                                ELSE 'skipped' END AS kind) k
-      WHERE c.held
-      RETURNING id, status, started_at, finished_at
+      SELECT c.run_id, c.intent_id, c.round, c.position, c.bridge, c.kind, c.claim_token,
+             CASE WHEN c.kind = 'running' THEN NULL ELSE now() END, c.recorded
+      FROM checked c
+      WHERE c.claim_held
+      RETURNING id, run_id, position, status, started_at, finished_at
     ), audit AS (
       INSERT INTO audit_events (intent_id, action, actor, details)
-      SELECT ${id}::uuid, CASE s.status WHEN 'running' THEN 'bridge_started' ELSE 'bridge_' || s.status END, ${args.actor},
-             jsonb_build_object('runId', ${args.runId}::text, 'bridge', ${args.bridge}::text, 'position', ${args.position}::int,
-                                'status', (SELECT status::text FROM intent), 'version', (SELECT version FROM intent))
-      FROM step s
+      SELECT c.intent_id, CASE s.status WHEN 'running' THEN 'bridge_started' ELSE 'bridge_' || s.status END, c.actor,
+             jsonb_build_object('runId', c.run_id::text, 'bridge', c.bridge, 'position', c.position, 'status', c.intent_status, 'version', c.version)
+      FROM step s JOIN checked c ON c.run_id = s.run_id AND c.position = s.position
     )
-    SELECT s.id AS "stepId", s.status AS "stepStatus", s.started_at AS "startedAt", s.finished_at AS "finishedAt",
-           i.status::text AS status, i.version, i.payload
-    FROM intent i LEFT JOIN step s ON true`;
-  return row;
+    SELECT s.id::text AS "stepId", s.status AS "stepStatus", s.started_at AS "startedAt", s.finished_at AS "finishedAt",
+           c.intent_status AS status, c.version, c.payload
+    FROM checked c LEFT JOIN step s ON s.run_id = c.run_id AND s.position = c.position
+    ORDER BY c.ord`);
 }
 
-/** Records a step's end (completed with its result, or failed with the error) and audits it. False: the claim is lost. */
-export async function finishStep(
-  client: Tx,
-  args: { intentId: string; runId: string; stepId: bigint; bridge: string; status: 'completed' | 'failed'; result: JsonValue | null; error: string | null; actor: string; claimToken: string | null },
-): Promise<Date | null> {
-  const { intentId: id, claimToken: token } = args;
-  const result = args.result === null ? null : JSON.stringify(args.result);
-  const rows = await client.$queryRaw<{ finishedAt: Date }[]>`
-    WITH ${claimHeld(id, token)},
+export type StepEnd = {
+  intentId: string;
+  claimToken: string | null;
+  runId: string;
+  stepId: string;
+  bridge: string;
+  status: 'completed' | 'failed';
+  result: JsonValue | null;
+  error: string | null;
+  actor: string;
+};
+
+/** Records steps' ends (completed with a result, or failed with the error), audited. Null: the claim is lost. */
+export async function finishSteps(exec: Exec, items: readonly StepEnd[]): Promise<(Date | null)[]> {
+  const rows = await exec<{ finishedAt: Date | null }>(Prisma.sql`
+    WITH input AS (
+      SELECT * FROM unnest(${col(items, (i) => i.intentId)}::uuid[], ${col(items, (i) => i.claimToken)}::bigint[], ${col(items, (i) => i.runId)}::uuid[],
+                           ${col(items, (i) => i.stepId)}::bigint[], ${col(items, (i) => i.bridge)}::text[], ${col(items, (i) => i.status)}::text[],
+                           ${col(items, (i) => json(i.result))}::jsonb[], ${col(items, (i) => i.error)}::text[], ${col(items, (i) => i.actor)}::text[])
+        WITH ORDINALITY AS t(intent_id, claim_token, run_id, step_id, bridge, status, result, error, actor, ord)
+    ), ${HELD},
     step AS (
-      UPDATE pipeline_steps SET status = ${args.status}, finished_at = now(), result = ${result}::jsonb, error = ${args.error}
-      WHERE id = ${args.stepId} AND status = 'running' AND (SELECT held FROM claim)
-      RETURNING position, finished_at
+      UPDATE pipeline_steps s SET status = i.status, finished_at = now(), result = i.result, error = i.error
+      FROM input i
+      WHERE s.id = i.step_id AND s.status = 'running' AND ${holds('i')}
+      RETURNING s.id, s.position, s.finished_at
     ), audit AS (
       INSERT INTO audit_events (intent_id, action, actor, details)
-      SELECT ${id}::uuid, ${args.status === 'completed' ? 'bridge_completed' : 'bridge_failed'}, ${args.actor},
-             jsonb_strip_nulls(jsonb_build_object('runId', ${args.runId}::text, 'bridge', ${args.bridge}::text, 'position', s.position,
-                                                  'result', ${result}::jsonb, 'error', ${args.error}::text))
-      FROM step s
+      SELECT i.intent_id, 'bridge_' || i.status, i.actor,
+             jsonb_strip_nulls(jsonb_build_object('runId', i.run_id::text, 'bridge', i.bridge, 'position', s.position, 'result', i.result, 'error', i.error))
+      FROM step s JOIN input i ON i.step_id = s.id
     )
-    SELECT finished_at AS "finishedAt" FROM step`;
-  return rows[0]?.finishedAt ?? null;
+    SELECT s.finished_at AS "finishedAt" FROM input i LEFT JOIN step s ON s.id = i.step_id ORDER BY i.ord`);
+  return rows.map((r) => r.finishedAt);
 }
 
-/** Closes a run with its status (audited) and returns the intent as the run leaves it. Null: the claim is lost. */
-export async function finishRun(
-  client: Tx,
-  args: { intentId: string; runId: string; status: Exclude<RunStatus, 'running' | 'abandoned'>; error: string | null; actor: string; claimToken: string | null },
-): Promise<{ finishedAt: Date; intent: Intent } | null> {
-  const { intentId: id, claimToken: token } = args;
-  const rows = await client.$queryRaw<(Omit<Intent, 'createdAt' | 'updatedAt'> & { createdAt: Date; updatedAt: Date; finishedAt: Date })[]>`
-    WITH ${claimHeld(id, token)},
+export type RunEnd = { intentId: string; claimToken: string | null; runId: string; status: Exclude<RunStatus, 'running' | 'abandoned'>; error: string | null; actor: string };
+
+/** Closes runs with their status (audited) and returns each intent as its run leaves it. Null: the claim is lost. */
+export async function finishRuns(exec: Exec, items: readonly RunEnd[]): Promise<({ finishedAt: Date; intent: Intent } | null)[]> {
+  const rows = await exec<Omit<Intent, 'createdAt' | 'updatedAt'> & { createdAt: Date | null; updatedAt: Date | null; finishedAt: Date | null }>(Prisma.sql`
+    WITH input AS (
+      SELECT * FROM unnest(${col(items, (i) => i.intentId)}::uuid[], ${col(items, (i) => i.claimToken)}::bigint[], ${col(items, (i) => i.runId)}::uuid[],
+                           ${col(items, (i) => i.status)}::text[], ${col(items, (i) => i.error)}::text[], ${col(items, (i) => i.actor)}::text[])
+        WITH ORDINALITY AS t(intent_id, claim_token, run_id, status, error, actor, ord)
+    ), ${HELD},
     run AS (
-      UPDATE pipeline_runs SET status = ${args.status}, finished_at = now(), error = ${args.error}
-      WHERE id = ${args.runId}::uuid AND status = 'running' AND (SELECT held FROM claim)
-      RETURNING finished_at
+      UPDATE pipeline_runs r SET status = i.status, finished_at = now(), error = i.error
+      FROM input i
+      WHERE r.id = i.run_id AND r.status = 'running' AND ${holds('i')}
+      RETURNING r.id, r.finished_at
     ), audit AS (
       INSERT INTO audit_events (intent_id, action, actor, details)
-      SELECT ${id}::uuid, 'pipeline_finished', ${args.actor},
-             jsonb_strip_nulls(jsonb_build_object('runId', ${args.runId}::text, 'status', ${args.status}::text, 'error', ${args.error}::text))
-      FROM run
+      SELECT i.intent_id, 'pipeline_finished', i.actor, jsonb_strip_nulls(jsonb_build_object('runId', i.run_id::text, 'status', i.status, 'error', i.error))
+      FROM run r JOIN input i ON i.run_id = r.id
     )
-    SELECT r.finished_at AS "finishedAt", i.id::text AS id, i.status::text AS status, i.payload, i.source, i.version, i.is_replay AS "isReplay",
-           i.created_at AS "createdAt", i.updated_at AS "updatedAt"
-    FROM run r, intents i WHERE i.id = ${id}::uuid`;
-  const row = rows[0];
-  if (!row) return null;
-  const { finishedAt, createdAt, updatedAt, ...intent } = row;
-  return { finishedAt, intent: { ...intent, createdAt: createdAt.toISOString(), updatedAt: updatedAt.toISOString() } };
+    SELECT r.finished_at AS "finishedAt", it.id::text AS id, it.status::text AS status, it.payload, it.source, it.version, it.is_replay AS "isReplay",
+           it.created_at AS "createdAt", it.updated_at AS "updatedAt"
+    FROM input i LEFT JOIN run r ON r.id = i.run_id LEFT JOIN intents it ON it.id = i.intent_id AND r.id IS NOT NULL
+    ORDER BY i.ord`);
+  return rows.map(({ finishedAt, createdAt, updatedAt, ...intent }) =>
+    finishedAt && createdAt && updatedAt ? { finishedAt, intent: { ...intent, createdAt: createdAt.toISOString(), updatedAt: updatedAt.toISOString() } } : null,
+  );
 }
 
 type RunRow = Omit<PipelineRun, 'startedAt' | 'finishedAt' | 'steps' | 'error'> & {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { db } from '@/lib/db/client';
 import { reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
-import { DomainError, InvalidTransitionError, NotFoundError } from '@/lib/intents/errors';
+import { DomainError, InvalidTransitionError, LockTimeoutError, NotFoundError } from '@/lib/intents/errors';
 import type { JsonObject, JsonValue } from '@/lib/intents/json';
 import { getIntent } from '@/lib/intents/queries';
 import { intentIdSchema, parseInput, updateStatusSchema } from '@/lib/intents/schemas';
@@ -13,12 +13,14 @@ import { announceCommitted } from '@/lib/live/announce';
 import { resolveBridgeSet } from './bridges';
 import { LostClaimError } from './errors';
 import { withPipelineLock } from './lock';
-import { finishRun, finishStep, selectRuns, startRun, startStep } from './repository';
+import { selectRuns, type StartedRun } from './repository';
+import { batchedWriter, directWriter, type RunWriter } from './writer';
 import { PIPELINE_MODES, type BridgeContext, type PipelineDoor, type PipelineIntent, type PipelineMode, type PipelineResult, type PipelineRun, type PipelineStep, type RunStatus } from './types';
 
 /**
- * Executes the BridgeSet on one intent under its execution lock (lock.ts: NOWAIT, a second execution gets 423
- * `lock_timeout`). Every step's start and end is recorded and audited; a step the intent's round has already
+ * Executes the BridgeSet on one intent alone: an operator's run under the execution lock (lock.ts: NOWAIT, a second
+ * execution gets 423 `lock_timeout`), a worker's under its claim, which excludes every other worker and every
+ * operator's run (lock.ts says how). Every step's start and end is recorded and audited; a step the intent's round has already
  * completed is replayed from its record instead of run again, so a run after a crash redoes nothing that finished.
  *
  * FAILFAST: the first failing bridge fails the intent (through the engine) and the run stops. CONTINUE: the failure
@@ -74,8 +76,7 @@ function errorText(err: unknown): string {
 }
 
 type Bridge = ReturnType<typeof resolveBridgeSet>[number];
-type Started = Awaited<ReturnType<typeof startRun>>;
-type Opened = Started & { runId: string; round: number };
+type Opened = StartedRun & { runId: string; round: number };
 type Outcome = Exclude<RunStatus, 'running' | 'abandoned'>;
 
 /** Everything a run needs to know, settled before it takes the lock. */
@@ -88,6 +89,8 @@ type RunPlan = {
   /** The worker's claim token, or null for an operator's run. */
   token: string | null;
   fencing: Fencing | null;
+  /** Where the run's records go: a worker's are batched with the other runs of its process. */
+  writer: RunWriter;
   failIntent: boolean;
   signal: AbortSignal;
 };
@@ -96,6 +99,7 @@ function planRun(input: RunPipelineInput, actor: Actor, options: RunPipelineOpti
   const parsed = parseInput(runPipelineInputSchema, input);
   const id = parsed.id.toLowerCase();
   const token = options.claimToken ?? null;
+  const fencing = token !== null ? claimFence(id, token) : (parsed.fencing ?? null);
   return {
     id,
     mode: parsed.mode ?? 'FAILFAST',
@@ -103,7 +107,9 @@ function planRun(input: RunPipelineInput, actor: Actor, options: RunPipelineOpti
     door: options.door ?? 'api',
     actor,
     token,
-    fencing: token !== null ? claimFence(id, token) : (parsed.fencing ?? null),
+    fencing,
+    // A worker's claim granted its fence already (the claim statement): its run's start has nothing to check.
+    writer: token !== null ? batchedWriter() : directWriter(fencing),
     failIntent: options.failIntentOnFailure ?? true,
     signal: options.signal ?? new AbortController().signal,
   };
@@ -120,17 +126,23 @@ function refusal(plan: RunPlan, err: FencingTokenStaleError): Error {
 const withFence = (plan: RunPlan) => (plan.fencing ? { fencing: plan.fencing } : {});
 const at = (d: Date | null) => d?.toISOString() ?? null;
 
-/** Records the run's start, or says why it cannot start (lost claim, unknown intent, a terminal status, a stale fence). */
+/**
+ * Records the run's start, or says why it cannot start (lost claim, a worker's claim on the intent, unknown intent,
+ * a terminal status, a stale fence).
+ */
 async function openRun(plan: RunPlan): Promise<Opened> {
   const { id } = plan;
-  let started: Started;
+  let started: StartedRun;
   try {
-    started = await startRun(db(), { intentId: id, mode: plan.mode, door: plan.door, actor: plan.actor.name, claimToken: plan.token, fencing: plan.fencing });
+    started = await plan.writer.startRun({ intentId: id, mode: plan.mode, door: plan.door, actor: plan.actor.name, claimToken: plan.token });
   } catch (err) {
     const stale = await fencingError(err, plan.fencing);
     throw stale ? refusal(plan, stale) : err;
   }
   if (!started.claimHeld) throw new LostClaimError(`The claim on intent ${id} is no longer held; the run did not start.`, { intentId: id });
+  if (started.claimedBy !== null) {
+    throw new LockTimeoutError(`The pipeline of intent ${id} is already running: worker ${started.claimedBy} holds its claim (NOWAIT).`, { intentIds: [id], nowait: true, holders: [] });
+  }
   if (started.intentStatus === null) throw new NotFoundError(`Intent ${id}`, { id });
   if (!started.runId) {
     throw new InvalidTransitionError(
@@ -176,7 +188,7 @@ type BridgeOutcome = { step: PipelineStep; error: string | null; fenced: Fencing
 async function runBridge(plan: RunPlan, opened: Opened, position: number, bridge: Bridge): Promise<BridgeOutcome> {
   const { id, actor, token } = plan;
   const recorded = opened.recorded[bridge.name];
-  const step = await startStep(db(), { intentId: id, runId: opened.runId, round: opened.round, position, bridge: bridge.name, accepts: bridge.accepts, replayed: recorded, actor: actor.name, claimToken: token });
+  const step = await plan.writer.startStep({ intentId: id, runId: opened.runId, round: opened.round, position, bridge: bridge.name, accepts: bridge.accepts, replayed: recorded, actor: actor.name, claimToken: token });
   if (step.stepId === null) throw new LostClaimError(`The claim on intent ${id} was lost before bridge ${bridge.name}.`, { intentId: id, bridge: bridge.name });
   announceCommitted();
   if (step.stepStatus !== 'running') {
@@ -195,7 +207,7 @@ async function runBridge(plan: RunPlan, opened: Opened, position: number, bridge
     if (err instanceof FencingTokenStaleError) fenced = err;
   }
   const status = error === null ? 'completed' : 'failed';
-  const finishedAt = await finishStep(db(), { intentId: id, runId: opened.runId, stepId: step.stepId, bridge: bridge.name, status, result, error, actor: actor.name, claimToken: token });
+  const finishedAt = await plan.writer.finishStep({ intentId: id, runId: opened.runId, stepId: step.stepId, bridge: bridge.name, status, result, error, actor: actor.name, claimToken: token });
   if (!finishedAt) throw new LostClaimError(`The claim on intent ${id} was lost during bridge ${bridge.name}; its result was not recorded.`, { intentId: id, bridge: bridge.name });
   announceCommitted();
   return { step: { bridge: bridge.name, status, startedAt: at(step.startedAt), finishedAt: at(finishedAt), ...(result !== null ? { result } : {}), ...(error ? { error } : {}) }, error, fenced };
@@ -213,7 +225,7 @@ async function markFailed(plan: RunPlan, bridge: string, error: string, failures
 async function closeRun(plan: RunPlan, opened: Opened, status: Outcome, failures: string[], steps: PipelineStep[]): Promise<PipelineResult> {
   const { id, actor } = plan;
   const runError = failures.length ? failures.join('; ') : null;
-  const finished = await finishRun(db(), { intentId: id, runId: opened.runId, status, error: runError, actor: actor.name, claimToken: plan.token });
+  const finished = await plan.writer.finishRun({ intentId: id, runId: opened.runId, status, error: runError, actor: actor.name, claimToken: plan.token });
   if (!finished) throw new LostClaimError(`The claim on intent ${id} was lost before its run could be closed.`, { intentId: id });
   announceCommitted();
   const run: PipelineRun = {
@@ -234,36 +246,40 @@ async function closeRun(plan: RunPlan, opened: Opened, status: Outcome, failures
 
 export async function runPipeline(input: RunPipelineInput, actor: Actor, options: RunPipelineOptions = {}): Promise<PipelineResult> {
   const plan = planRun(input, actor, options);
-  return withPipelineLock(plan.id, async () => {
-    const opened = await openRun(plan);
-    const steps: PipelineStep[] = [];
-    const failures: string[] = [];
-    let status: Outcome = 'succeeded';
-    for (const [position, bridge] of plan.bridges.entries()) {
-      if (plan.signal.aborted) {
-        status = 'interrupted';
-        break;
-      }
-      const { step, error, fenced } = await runBridge(plan, opened, position, bridge);
-      steps.push(step);
-      if (error === null) continue;
-      failures.push(`${bridge.name}: ${error}`);
-      if (fenced) {
-        // The lease (or claim) this run was fenced by has passed to someone else: nothing more may be written for
-        // it, not even the FAILED mark. The run is closed as failed and the refusal is the answer.
-        const closed = await finishRun(db(), { intentId: plan.id, runId: opened.runId, status: 'failed', error: failures.join('; '), actor: actor.name, claimToken: plan.token });
-        if (closed) announceCommitted();
-        throw refusal(plan, fenced);
-      }
-      if (plan.mode === 'FAILFAST') {
-        status = 'failed';
-        if (plan.failIntent) await markFailed(plan, bridge.name, error, failures);
-        break;
-      }
-      status = 'finished_with_errors';
+  // A worker's claim is its execution lock; an operator's run takes the lock for its length.
+  return plan.token !== null ? execute(plan) : withPipelineLock(plan.id, () => execute(plan), actor.name);
+}
+
+async function execute(plan: RunPlan): Promise<PipelineResult> {
+  const { actor } = plan;
+  const opened = await openRun(plan);
+  const steps: PipelineStep[] = [];
+  const failures: string[] = [];
+  let status: Outcome = 'succeeded';
+  for (const [position, bridge] of plan.bridges.entries()) {
+    if (plan.signal.aborted) {
+      status = 'interrupted';
+      break;
     }
-    return closeRun(plan, opened, status, failures, steps);
-  }, actor.name);
+    const { step, error, fenced } = await runBridge(plan, opened, position, bridge);
+    steps.push(step);
+    if (error === null) continue;
+    failures.push(`${bridge.name}: ${error}`);
+    if (fenced) {
+      // The lease (or claim) this run was fenced by has passed to someone else: nothing more may be written for
+      // it, not even the FAILED mark. The run is closed as failed and the refusal is the answer.
+      const closed = await plan.writer.finishRun({ intentId: plan.id, runId: opened.runId, status: 'failed', error: failures.join('; '), actor: actor.name, claimToken: plan.token });
+      if (closed) announceCommitted();
+      throw refusal(plan, fenced);
+    }
+    if (plan.mode === 'FAILFAST') {
+      status = 'failed';
+      if (plan.failIntent) await markFailed(plan, bridge.name, error, failures);
+      break;
+    }
+    status = 'finished_with_errors';
+  }
+  return closeRun(plan, opened, status, failures, steps);
 }
 
 /** An intent's pipeline runs, newest first, with their steps. */

@@ -26,6 +26,8 @@ export async function setClaimingPaused(paused: boolean, actor: Actor): Promise<
       SELECT NULL, CASE WHEN ${paused} THEN 'workers_paused' ELSE 'workers_resumed' END, ${actor.name}, '{}'::jsonb FROM changed
     )
     SELECT EXISTS (SELECT 1 FROM changed) AS changed`;
+  // Resumed: the idle workers claim now rather than at their next poll.
+  if (row.changed && !paused) announceCommitted({ workQueued: true });
   return { paused, changed: row.changed };
 }
 
@@ -54,7 +56,7 @@ async function changeScheduled(idInput: unknown, actor: Actor, change: 'retry_no
       state: work.state,
     });
   }
-  announceCommitted();
+  announceCommitted({ workQueued: change === 'retry_now' });
   return { ...rows[0], runAfter: rows[0].runAfter.toISOString() };
 }
 

@@ -1,4 +1,8 @@
-import type { Tx } from '@/lib/db/client';
+import { Prisma } from '@/generated/prisma/client';
+import { execOf, type Runner } from '@/lib/pipeline/repository';
+import { fenceGrant } from '@/lib/leases/fencing';
+import { CLAIM_FENCE_PREFIX } from '@/lib/leases/schemas';
+import { PIPELINE_LOCK_NAMESPACE } from '@/lib/pipeline/lock';
 
 /**
  * The work queue's statements (intent_work), one per operation, each returning what it did. The shapes follow
@@ -24,12 +28,21 @@ export type Claim = {
 
 const ms = (n: number) => n; // documents that the number is milliseconds where it is bound
 
+/** The claim's fence (lib/pipeline/run.ts, claimFence): `worker-claim:<intent id>`, the id as Postgres prints it. */
+const claimFenceResource = (intentId: Prisma.Sql) => Prisma.sql`(${CLAIM_FENCE_PREFIX}::text || ${intentId}::text)`;
+
 /**
  * Claims up to `limit` due rows (available or retryable, run_after passed) unless claiming is paused. Rows whose
  * intent is already COMPLETED or FAILED are never claimed: they are settled in the same statement.
+ *
+ * Two things ride on the claim so that the run needs no statement of its own for them. The intent's execution lock
+ * is tried (pg_try_advisory_xact_lock, held until the claim commits): a row whose intent an operator's run holds is
+ * left waiting, and an operator's run that starts later finds the claim (lib/pipeline/lock.ts). And each new token
+ * is granted to the claim's fence (fenceGrant), as a lease's grant is: from this commit on, the engine refuses the
+ * writes of every earlier claim of the intent.
  */
-export async function claimDueIntents(client: Tx, args: { workerName: string; limit: number; leaseMs: number; maxAttempts: number }): Promise<Claim[]> {
-  return client.$queryRaw<Claim[]>`
+export async function claimDueIntents(client: Runner, args: { workerName: string; limit: number; leaseMs: number; maxAttempts: number }): Promise<Claim[]> {
+  return execOf(client)<Claim>(Prisma.sql`
     WITH due AS (
       SELECT w.intent_id, w.attempt AS prior_attempt, w.max_attempts AS prior_max
       FROM intent_work w
@@ -40,7 +53,7 @@ export async function claimDueIntents(client: Tx, args: { workerName: string; li
       FOR UPDATE SKIP LOCKED
     ), due_status AS (
       SELECT d.*, i.status::text AS intent_status FROM due d JOIN intents i ON i.id = d.intent_id
-    ), claimed AS (
+    ), claimed AS MATERIALIZED (
       UPDATE intent_work w SET
         state = 'running',
         attempt = CASE WHEN d.prior_attempt < d.prior_max THEN d.prior_attempt + 1 ELSE d.prior_attempt END,
@@ -52,57 +65,92 @@ export async function claimDueIntents(client: Tx, args: { workerName: string; li
         lease_until = now() + ${ms(args.leaseMs)} * interval '1 millisecond'
       FROM due_status d
       WHERE w.intent_id = d.intent_id AND d.intent_status NOT IN ('COMPLETED', 'FAILED')
-      RETURNING w.intent_id::text AS "intentId", w.claim_token::text AS "claimToken", w.attempt, w.max_attempts AS "maxAttempts",
-                w.round, w.last_error AS "lastError", (d.prior_attempt >= d.prior_max) AS exhausted
+        AND pg_try_advisory_xact_lock(${PIPELINE_LOCK_NAMESPACE}::int, hashtext(w.intent_id::text))
+      RETURNING w.intent_id, w.claim_token, w.attempt, w.max_attempts, w.round, w.last_error, (d.prior_attempt >= d.prior_max) AS exhausted
+    ), granted AS MATERIALIZED (
+      SELECT c.*, ${fenceGrant(claimFenceResource(Prisma.sql`c.intent_id`), Prisma.sql`c.claim_token`)} AS granted FROM claimed c
     ), settled AS (
       UPDATE intent_work w SET state = CASE WHEN d.intent_status = 'COMPLETED' THEN 'completed' ELSE 'failed' END, finished_at = now()
       FROM due_status d
       WHERE w.intent_id = d.intent_id AND d.intent_status IN ('COMPLETED', 'FAILED')
     )
-    SELECT * FROM claimed ORDER BY "intentId"`;
+    SELECT intent_id::text AS "intentId", claim_token::text AS "claimToken", attempt, max_attempts AS "maxAttempts", round,
+           last_error AS "lastError", exhausted
+    FROM granted ORDER BY intent_id`);
 }
 
 /** Extends the leases of the claims still held; returns the tokens that were (the others are lost). */
-export async function heartbeatClaims(client: Tx, args: { claimTokens: string[]; leaseMs: number }): Promise<string[]> {
+export async function heartbeatClaims(client: Runner, args: { claimTokens: string[]; leaseMs: number }): Promise<string[]> {
   if (args.claimTokens.length === 0) return [];
-  const rows = await client.$queryRaw<{ claimToken: string }[]>`
-    UPDATE intent_work SET heartbeat_at = now(), lease_until = now() + ${ms(args.leaseMs)} * interval '1 millisecond'
-    WHERE claim_token = ANY(${args.claimTokens}::bigint[]) AND state = 'running'
-    RETURNING claim_token::text AS "claimToken"`;
+  // The rows are locked in intent order first, as every statement that locks several claims does (repository.ts of
+  // the pipeline): two such statements of one process never wait on each other in a cycle.
+  const rows = await execOf(client)<{ claimToken: string }>(Prisma.sql`
+    WITH mine AS (
+      SELECT intent_id FROM intent_work WHERE claim_token = ANY(${args.claimTokens}::bigint[]) AND state = 'running' ORDER BY intent_id FOR UPDATE
+    )
+    UPDATE intent_work w SET heartbeat_at = now(), lease_until = now() + ${ms(args.leaseMs)} * interval '1 millisecond'
+    FROM mine m
+    WHERE w.intent_id = m.intent_id AND w.claim_token = ANY(${args.claimTokens}::bigint[]) AND w.state = 'running'
+    RETURNING w.claim_token::text AS "claimToken"`);
   return rows.map((r) => r.claimToken);
 }
 
 type ClaimRef = { intentId: string; claimToken: string };
 
-/** Ends a claim for good: `completed` or `failed` (with the reason). False: the claim was no longer held. */
-export async function finishClaim(client: Tx, args: ClaimRef & { state: 'completed' | 'failed'; error: string | null }): Promise<boolean> {
-  const rows = await client.$queryRaw<{ intentId: string }[]>`
-    UPDATE intent_work SET state = ${args.state}, finished_at = now(), lease_until = NULL, last_error = COALESCE(${args.error}, last_error)
-    WHERE intent_id = ${args.intentId}::uuid AND claim_token = ${args.claimToken}::bigint AND state = 'running'
-    RETURNING intent_id::text AS "intentId"`;
-  return rows.length === 1;
-}
-
-/** A failed attempt with attempts left: retryable after `delayMs` (the caller's backoff). False: not held any more. */
-export async function scheduleRetry(client: Tx, args: ClaimRef & { delayMs: number; error: string }): Promise<Date | null> {
-  const rows = await client.$queryRaw<{ runAfter: Date }[]>`
-    UPDATE intent_work SET state = 'retryable', run_after = now() + ${ms(args.delayMs)} * interval '1 millisecond', last_error = ${args.error}, lease_until = NULL
-    WHERE intent_id = ${args.intentId}::uuid AND claim_token = ${args.claimToken}::bigint AND state = 'running'
-    RETURNING run_after AS "runAfter"`;
-  return rows[0]?.runAfter ?? null;
-}
+/**
+ * How a claim ends: `completed` or `failed` for good (with the reason, if any); `retry`, a failed attempt with
+ * attempts left, due again after `delayMs` (the caller's backoff); `release`, given back without counting the
+ * attempt (the worker is stopping), claimable again after `delayMs`.
+ */
+export type Settlement = ClaimRef &
+  ({ outcome: 'completed' | 'failed'; error: string | null } | { outcome: 'retry'; delayMs: number; error: string } | { outcome: 'release'; delayMs: number; reason: string });
 
 /**
- * Gives a claim back without counting the attempt: the worker is stopping, or another execution holds the intent.
- * Claimable again after `delayMs`. False: not held any more.
+ * Ends many claims in one statement, each conditional on its token and on the row still being `running`: a claim
+ * rescued or released meanwhile is not touched, and its answer is false. The others are written whatever happened
+ * to those. Rows are locked in intent order (see heartbeatClaims).
  */
-export async function releaseClaim(client: Tx, args: ClaimRef & { delayMs: number; reason: string }): Promise<boolean> {
-  const rows = await client.$queryRaw<{ intentId: string }[]>`
-    UPDATE intent_work SET state = 'available', attempt = greatest(attempt - 1, 0), run_after = now() + ${ms(args.delayMs)} * interval '1 millisecond',
-                           lease_until = NULL, last_error = ${args.reason}
-    WHERE intent_id = ${args.intentId}::uuid AND claim_token = ${args.claimToken}::bigint AND state = 'running'
-    RETURNING intent_id::text AS "intentId"`;
-  return rows.length === 1;
+export async function settleClaims(client: Runner, items: readonly Settlement[]): Promise<boolean[]> {
+  if (items.length === 0) return [];
+  const rows = await execOf(client)<{ settled: boolean }>(Prisma.sql`
+    WITH input AS (
+      SELECT * FROM unnest(${items.map((i) => i.intentId)}::uuid[], ${items.map((i) => i.claimToken)}::bigint[], ${items.map((i) => i.outcome)}::text[],
+                           ${items.map((i) => ('delayMs' in i ? i.delayMs : 0))}::int[], ${items.map((i) => ('reason' in i ? i.reason : i.error))}::text[])
+        WITH ORDINALITY AS t(intent_id, claim_token, outcome, delay_ms, error, ord)
+    ), mine AS (
+      SELECT w.intent_id FROM intent_work w JOIN input i ON i.intent_id = w.intent_id AND i.claim_token = w.claim_token
+      WHERE w.state = 'running' ORDER BY w.intent_id FOR UPDATE OF w
+    ), settled AS (
+      UPDATE intent_work w SET
+        state = CASE i.outcome WHEN 'retry' THEN 'retryable' WHEN 'release' THEN 'available' ELSE i.outcome END,
+        finished_at = CASE WHEN i.outcome IN ('completed', 'failed') THEN now() ELSE w.finished_at END,
+        run_after = CASE WHEN i.outcome IN ('retry', 'release') THEN now() + i.delay_ms * interval '1 millisecond' ELSE w.run_after END,
+        attempt = CASE WHEN i.outcome = 'release' THEN greatest(w.attempt - 1, 0) ELSE w.attempt END,
+        last_error = CASE WHEN i.outcome IN ('retry', 'release') THEN i.error ELSE COALESCE(i.error, w.last_error) END,
+        lease_until = NULL
+      FROM input i, mine m
+      WHERE w.intent_id = m.intent_id AND w.intent_id = i.intent_id AND w.claim_token = i.claim_token AND w.state = 'running'
+      RETURNING w.intent_id, w.claim_token
+    )
+    SELECT s.intent_id IS NOT NULL AS settled
+    FROM input i LEFT JOIN settled s ON s.intent_id = i.intent_id AND s.claim_token = i.claim_token
+    ORDER BY i.ord`);
+  return rows.map((r) => r.settled);
+}
+
+/** Ends a claim for good: `completed` or `failed` (with the reason). False: the claim was no longer held. */
+export async function finishClaim(client: Runner, args: ClaimRef & { state: 'completed' | 'failed'; error: string | null }): Promise<boolean> {
+  return (await settleClaims(client, [{ intentId: args.intentId, claimToken: args.claimToken, outcome: args.state, error: args.error }]))[0];
+}
+
+/** A failed attempt with attempts left: retryable after `delayMs`. False: not held any more. */
+export async function scheduleRetry(client: Runner, args: ClaimRef & { delayMs: number; error: string }): Promise<boolean> {
+  return (await settleClaims(client, [{ ...args, outcome: 'retry' }]))[0];
+}
+
+/** Gives a claim back without counting the attempt, claimable again after `delayMs`. False: not held any more. */
+export async function releaseClaim(client: Runner, args: ClaimRef & { delayMs: number; reason: string }): Promise<boolean> {
+  return (await settleClaims(client, [{ ...args, outcome: 'release' }]))[0];
 }
 
 export type Rescued = { intentId: string; claimToken: string; claimedBy: string | null };
@@ -112,8 +160,8 @@ export type Rescued = { intentId: string; claimToken: string; claimedBy: string 
  * worker's, not the intent's; the attempt stays counted, so an intent that keeps killing its workers still fails
  * after its maximum). Their runs are marked abandoned and each rescue is audited.
  */
-export async function rescueStaleClaims(client: Tx, args: { rescuer: string; limit: number }): Promise<Rescued[]> {
-  return client.$queryRaw<Rescued[]>`
+export async function rescueStaleClaims(client: Runner, args: { rescuer: string; limit: number }): Promise<Rescued[]> {
+  return execOf(client)<Rescued>(Prisma.sql`
     WITH stale AS (
       SELECT intent_id FROM intent_work
       WHERE state = 'running' AND lease_until < now()
@@ -140,22 +188,22 @@ export async function rescueStaleClaims(client: Tx, args: { rescuer: string; lim
       SELECT intent_id, 'claim_rescued', ${args.rescuer}, jsonb_build_object('claimToken', claim_token::text, 'claimedBy', claimed_by)
       FROM rescued
     )
-    SELECT intent_id::text AS "intentId", claim_token::text AS "claimToken", claimed_by AS "claimedBy" FROM rescued`;
+    SELECT intent_id::text AS "intentId", claim_token::text AS "claimToken", claimed_by AS "claimedBy" FROM rescued`);
 }
 
 // ── The workers registry and their counts ────────────────────────────────────────────────────────────────────
 
-export async function registerWorker(client: Tx, args: { id: string; name: string; host: string; pid: number; concurrency: number }): Promise<void> {
-  await client.$executeRaw`
-    INSERT INTO workers (id, name, host, pid, concurrency) VALUES (${args.id}::uuid, ${args.name}, ${args.host}, ${args.pid}, ${args.concurrency})`;
+export async function registerWorker(client: Runner, args: { id: string; name: string; host: string; pid: number; concurrency: number }): Promise<void> {
+  await execOf(client)(Prisma.sql`
+    INSERT INTO workers (id, name, host, pid, concurrency) VALUES (${args.id}::uuid, ${args.name}, ${args.host}, ${args.pid}, ${args.concurrency})`);
 }
 
 /**
  * The worker's heartbeat: its row (state, in-flight) and the events it counted since the last one, added to the
  * minute they are flushed in. Stopped workers of more than a day ago are forgotten here too.
  */
-export async function heartbeatWorker(client: Tx, args: { id: string; state: 'running' | 'stopping' | 'stopped'; inFlight: number; events: string[]; counts: number[] }): Promise<void> {
-  await client.$executeRaw`
+export async function heartbeatWorker(client: Runner, args: { id: string; state: 'running' | 'stopping' | 'stopped'; inFlight: number; events: string[]; counts: number[] }): Promise<void> {
+  await execOf(client)(Prisma.sql`
     WITH me AS (
       UPDATE workers SET heartbeat_at = now(), in_flight = ${args.inFlight}, state = ${args.state},
                          stopped_at = CASE WHEN ${args.state} = 'stopped' THEN now() END
@@ -165,5 +213,5 @@ export async function heartbeatWorker(client: Tx, args: { id: string; state: 'ru
       SELECT date_trunc('minute', now()), e, n FROM unnest(${args.events}::text[], ${args.counts}::bigint[]) AS t(e, n)
       ON CONFLICT (minute, event) DO UPDATE SET count = worker_stats.count + EXCLUDED.count
     )
-    DELETE FROM workers WHERE heartbeat_at < now() - interval '1 day'`;
+    DELETE FROM workers WHERE heartbeat_at < now() - interval '1 day'`);
 }

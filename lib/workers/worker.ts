@@ -1,44 +1,56 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { db } from '@/lib/db/client';
+import { db, queryOnPool } from '@/lib/db/client';
 import { oneLineError } from '@/lib/db/pg-capture';
 import { updateIntentStatus } from '@/lib/intents/commands';
-import { DomainError, InvalidTransitionError, LockTimeoutError } from '@/lib/intents/errors';
+import { DomainError, InvalidTransitionError } from '@/lib/intents/errors';
 import { backoffDelayMs } from '@/lib/shared/backoff';
 import type { Actor } from '@/lib/intents/types';
 import { announceCommitted } from '@/lib/live/announce';
 import { LostClaimError } from '@/lib/pipeline/errors';
 import { auditReason, claimFence, runPipeline } from '@/lib/pipeline/run';
+import { batchLoader } from '@/lib/pipeline/writer';
 import type { WorkerConfig } from './config';
-import { claimDueIntents, finishClaim, heartbeatClaims, heartbeatWorker, registerWorker, releaseClaim, rescueStaleClaims, scheduleRetry, type Claim } from './repository';
+import { claimDueIntents, heartbeatClaims, heartbeatWorker, registerWorker, rescueStaleClaims, settleClaims, type Claim, type Settlement } from './repository';
+import { onWorkQueued } from './wakeup';
 
 /**
- * A worker: claims due intents in batches (FOR UPDATE SKIP LOCKED), runs the pipeline on each with at most
- * `concurrency` in flight, heartbeats its claims and itself, rescues other workers' stale claims, and retries
- * failures with exponential backoff and jitter until the maximum, when the intent is FAILED with the reason.
- * Several workers, in one process or many, share the queue through Postgres alone.
+ * A worker: claims due intents (FOR UPDATE SKIP LOCKED) sized to its free slots plus a local queue of claims
+ * fetched ahead (WORKER_BATCH_SIZE), runs the pipeline on each with at most `concurrency` in flight, heartbeats its
+ * claims and itself, rescues other workers' stale claims, and retries failures with exponential backoff and jitter
+ * until the maximum, when the intent is FAILED with the reason. Several workers, in one process or many, share the
+ * queue through Postgres alone; an idle one is woken by LISTEN/NOTIFY (wakeup.ts) and polls besides.
  *
- * Stopping (SIGTERM): no new claims; runs in flight get the grace period to finish; then they are told to stop
- * after their current bridge, and their claims are released (the attempt is not counted). A claim whose run cannot
- * even do that is left to the rescuer, like a crash.
+ * The runs' records and the claims' ends are written in batches (lib/pipeline/writer.ts; settleClaims), each write
+ * still conditional on its own claim token: a batch carrying a lost claim writes nothing for it and everything for
+ * the others.
+ *
+ * Stopping (SIGTERM): no new claims; the claims fetched ahead and not started are given back at once; runs in
+ * flight get the grace period to finish; then they are told to stop after their current bridge, and their claims are
+ * released (the attempt is not counted). A claim whose run cannot even do that is left to the rescuer, like a crash.
  */
 export type WorkerEvent = 'claimed' | 'completed' | 'failed' | 'retried' | 'released' | 'rescued' | 'lost';
 
 type InFlight = { claim: Claim; abort: AbortController; done: Promise<void> };
 
-/** How long a claim whose intent another execution holds waits before it is claimable again. */
-const BUSY_RETRY_MS = 1000;
+const settlementEvent: Record<Settlement['outcome'], WorkerEvent> = { completed: 'completed', failed: 'failed', retry: 'retried', release: 'released' };
 
 export class Worker {
   readonly id = randomUUID();
   readonly name = `${hostname()}:${process.pid}:${this.id.slice(0, 8)}`;
   private readonly actor: Actor = { name: `worker:${this.name}` };
   private readonly inFlight = new Map<string, InFlight>();
+  /** Claimed and waiting for a free slot (the local queue). */
+  private ahead: Claim[] = [];
   private readonly counts = new Map<WorkerEvent, number>();
   private state: 'idle' | 'running' | 'stopping' | 'stopped' = 'idle';
+  /** Set by a wake-up that came while the claim loop was busy: its next wait returns at once. */
+  private nudged = false;
   private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
   private timers: NodeJS.Timeout[] = [];
+  private unlisten: (() => Promise<void>) | undefined;
+  private readonly settler = batchLoader((items: readonly Settlement[]) => settleClaims(queryOnPool, items));
 
   constructor(
     readonly config: WorkerConfig,
@@ -53,18 +65,21 @@ export class Worker {
     if (this.state !== 'idle') throw new Error('a worker starts once');
     await registerWorker(db(), { id: this.id, name: this.name, host: hostname(), pid: process.pid, concurrency: this.config.concurrency });
     this.state = 'running';
+    this.unlisten = onWorkQueued(() => this.nudge(), this.log);
     this.timers.push(setInterval(() => void this.heartbeat(), this.config.heartbeatMs));
     this.timers.push(setInterval(() => void this.rescue(), this.config.rescueMs));
     this.loop = this.claimLoop();
-    this.log(`${this.name} started: concurrency ${this.config.concurrency}, batch ${this.config.batchSize}, lease ${this.config.leaseMs} ms, bridges ${this.config.bridges.join(' → ')}`);
+    this.log(`${this.name} started: concurrency ${this.config.concurrency}, fetched ahead ${this.config.batchSize}, lease ${this.config.leaseMs} ms, bridges ${this.config.bridges.join(' → ')}`);
   }
 
   /** Graceful stop: see the class comment. Resolves once the worker is deregistered. */
   async stop(): Promise<void> {
     if (this.state !== 'running') return;
     this.state = 'stopping';
-    this.wake?.();
+    this.nudge();
     await this.loop;
+    await this.unlisten?.();
+    await this.giveBackAhead();
     await this.heartbeat();
     const all = () => Promise.all([...this.inFlight.values()].map((f) => f.done));
     const deadline = (ms: number) => new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), ms).unref());
@@ -83,34 +98,68 @@ export class Worker {
     this.counts.set(event, (this.counts.get(event) ?? 0) + n);
   }
 
+  private nudge(): void {
+    this.nudged = true;
+    this.wake?.();
+  }
+
+  /** Waits for `ms`, a wake-up (new work, a free slot, stopping) or returns at once when one came meanwhile. */
   private sleep(ms: number): Promise<void> {
+    if (this.nudged) {
+      this.nudged = false;
+      return Promise.resolve();
+    }
     return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.wake = () => {
+      const done = () => {
         clearTimeout(timer);
+        this.wake = undefined;
+        this.nudged = false;
         resolve();
       };
+      const timer = setTimeout(done, ms);
+      this.wake = done;
     });
   }
 
   private async claimLoop(): Promise<void> {
+    const { concurrency, batchSize, pollMs } = this.config;
     while (this.state === 'running') {
-      const free = this.config.concurrency - this.inFlight.size;
-      if (free <= 0) {
-        await this.sleep(this.config.pollMs);
+      const room = concurrency + batchSize - this.inFlight.size - this.ahead.length;
+      // Fewer, fuller claims: wait for a batch's worth of room unless the local queue has run dry.
+      if (room <= 0 || (this.ahead.length > 0 && room < Math.ceil(batchSize / 2))) {
+        await this.sleep(pollMs);
         continue;
       }
-      const want = Math.min(this.config.batchSize, free);
       let claims: Claim[] = [];
       try {
-        claims = await claimDueIntents(db(), { workerName: this.name, limit: want, leaseMs: this.config.leaseMs, maxAttempts: this.config.maxAttempts });
+        claims = await claimDueIntents(queryOnPool, { workerName: this.name, limit: room, leaseMs: this.config.leaseMs, maxAttempts: this.config.maxAttempts });
       } catch (err) {
         this.log(`claiming failed (will try again): ${oneLineError(err)}`);
       }
       if (claims.length) this.count('claimed', claims.length);
-      for (const claim of claims) this.launch(claim);
-      // A full batch means more may be due: claim again at once; otherwise wait for the poll or a free slot.
-      if (claims.length < want && this.state === 'running') await this.sleep(this.config.pollMs);
+      this.ahead.push(...claims);
+      this.fill();
+      // A full claim means more may be due: claim again at once; otherwise wait for new work, a free slot or the poll.
+      if (claims.length < room && this.state === 'running') await this.sleep(pollMs);
+    }
+  }
+
+  /** Starts claims from the local queue while slots are free. */
+  private fill(): void {
+    while (this.inFlight.size < this.config.concurrency && this.ahead.length > 0 && this.state === 'running') this.launch(this.ahead.shift()!);
+  }
+
+  private async giveBackAhead(): Promise<void> {
+    const claims = this.ahead;
+    this.ahead = [];
+    if (claims.length === 0) return;
+    try {
+      const written = await settleClaims(queryOnPool, claims.map((c) => ({ intentId: c.intentId, claimToken: c.claimToken, outcome: 'release' as const, delayMs: 0, reason: 'released by a stopping worker' })));
+      this.count('released', written.filter(Boolean).length);
+      this.count('lost', written.filter((w) => !w).length);
+      announceCommitted({ workQueued: true });
+    } catch (err) {
+      this.log(`giving back ${claims.length} claim(s) fetched ahead failed (the rescuer will): ${oneLineError(err)}`);
     }
   }
 
@@ -120,7 +169,8 @@ export class Worker {
       .catch((err) => this.log(`claim ${claim.claimToken} on ${claim.intentId}: ${err instanceof Error ? err.stack : err}`))
       .finally(() => {
         this.inFlight.delete(claim.claimToken);
-        this.wake?.();
+        this.fill();
+        this.nudge();
       });
     this.inFlight.set(claim.claimToken, { claim, abort, done });
   }
@@ -129,18 +179,23 @@ export class Worker {
     return backoffDelayMs(attempt, { factor: 2, ...this.config.retry });
   }
 
+  /** Ends the claim (batched with the other claims ending now); a refused write means the claim was lost. */
+  private async settle(settlement: Settlement): Promise<void> {
+    const written = await this.settler.load(settlement);
+    const event = settlementEvent[settlement.outcome];
+    this.count(written ? event : 'lost');
+    if (!written) this.log(`claim ${settlement.claimToken} on ${settlement.intentId} was lost before it could be settled (${event})`);
+    else if (settlement.outcome === 'release') announceCommitted({ workQueued: true });
+  }
+
   /** One claim, start to end. Every write names the claim token; a refused write means the claim was lost. */
   async process(claim: Claim, signal: AbortSignal): Promise<void> {
     const ref = { intentId: claim.intentId, claimToken: claim.claimToken };
-    const settle = async (written: boolean | Date | null, event: WorkerEvent) => {
-      this.count(written ? event : 'lost');
-      if (!written) this.log(`claim ${claim.claimToken} on ${claim.intentId} was lost before it could be settled (${event})`);
-    };
 
     if (claim.exhausted) {
       const reason = `gave up after ${claim.maxAttempts} attempts: ${claim.lastError ?? 'no error recorded'}`;
       await this.failIntent(claim, reason);
-      return settle(await finishClaim(db(), { ...ref, state: 'failed', error: reason }), 'failed');
+      return this.settle({ ...ref, outcome: 'failed', error: reason });
     }
 
     const lastAttempt = claim.attempt >= claim.maxAttempts;
@@ -152,31 +207,30 @@ export class Worker {
         failIntentOnFailure: lastAttempt,
         signal,
       });
-      if (run.status === 'interrupted') return settle(await releaseClaim(db(), { ...ref, delayMs: 0, reason: 'released by a stopping worker' }), 'released');
-      if (intent.status === 'FAILED') return settle(await finishClaim(db(), { ...ref, state: 'failed', error: `attempt ${claim.attempt} of ${claim.maxAttempts}: ${run.error ?? 'failed'}` }), 'failed');
+      if (run.status === 'interrupted') return this.settle({ ...ref, outcome: 'release', delayMs: 0, reason: 'released by a stopping worker' });
+      if (intent.status === 'FAILED') return this.settle({ ...ref, outcome: 'failed', error: `attempt ${claim.attempt} of ${claim.maxAttempts}: ${run.error ?? 'failed'}` });
       if (run.status === 'failed') {
         const error = `attempt ${claim.attempt} of ${claim.maxAttempts}: ${run.error ?? 'failed'}`;
-        return settle(await scheduleRetry(db(), { ...ref, delayMs: this.retryDelayMs(claim.attempt), error }), 'retried');
+        return this.settle({ ...ref, outcome: 'retry', delayMs: this.retryDelayMs(claim.attempt), error });
       }
-      return settle(await finishClaim(db(), { ...ref, state: 'completed', error: null }), 'completed');
+      return this.settle({ ...ref, outcome: 'completed', error: null });
     } catch (err) {
-      if (err instanceof LostClaimError) return settle(false, 'lost');
-      if (err instanceof LockTimeoutError) {
-        // Someone else (an operator, through the API) is executing this intent: come back later, attempt not counted.
-        return settle(await releaseClaim(db(), { ...ref, delayMs: BUSY_RETRY_MS, reason: 'another execution held the intent' }), 'released');
+      if (err instanceof LostClaimError) {
+        this.count('lost');
+        return;
       }
       if (err instanceof InvalidTransitionError) {
         // The intent reached COMPLETED or FAILED by another door between the claim and the run.
         const from = (err.details as { from?: string } | undefined)?.from;
-        return settle(await finishClaim(db(), { ...ref, state: from === 'COMPLETED' ? 'completed' : 'failed', error: null }), from === 'COMPLETED' ? 'completed' : 'failed');
+        return this.settle({ ...ref, outcome: from === 'COMPLETED' ? 'completed' : 'failed', error: null });
       }
       const message = err instanceof DomainError ? `${err.code}: ${err.message}` : err instanceof Error ? err.message : String(err);
       const error = `attempt ${claim.attempt} of ${claim.maxAttempts}: ${message}`;
       if (lastAttempt) {
         await this.failIntent(claim, error);
-        return settle(await finishClaim(db(), { ...ref, state: 'failed', error }), 'failed');
+        return this.settle({ ...ref, outcome: 'failed', error });
       }
-      return settle(await scheduleRetry(db(), { ...ref, delayMs: this.retryDelayMs(claim.attempt), error }), 'retried');
+      return this.settle({ ...ref, outcome: 'retry', delayMs: this.retryDelayMs(claim.attempt), error });
     }
   }
 
@@ -195,15 +249,22 @@ export class Worker {
 
   private async heartbeat(): Promise<void> {
     try {
-      const tokens = [...this.inFlight.keys()];
-      const held = new Set(await heartbeatClaims(db(), { claimTokens: tokens, leaseMs: this.config.leaseMs }));
+      const tokens = [...this.inFlight.keys(), ...this.ahead.map((c) => c.claimToken)];
+      const held = new Set(await heartbeatClaims(queryOnPool, { claimTokens: tokens, leaseMs: this.config.leaseMs }));
       for (const token of tokens) {
         // Rescued or released under us: stop at the next bridge (its writes would be refused anyway).
         if (!held.has(token)) this.inFlight.get(token)?.abort.abort();
       }
+      // Only the claims asked about: the claim loop may have fetched more meanwhile.
+      const asked = new Set(tokens);
+      const lost = this.ahead.filter((c) => asked.has(c.claimToken) && !held.has(c.claimToken));
+      if (lost.length) {
+        this.ahead = this.ahead.filter((c) => !lost.includes(c));
+        this.count('lost', lost.length);
+      }
       const events = [...this.counts.entries()].filter(([, n]) => n > 0);
       this.counts.clear();
-      await heartbeatWorker(db(), {
+      await heartbeatWorker(queryOnPool, {
         id: this.id,
         state: this.state === 'stopped' ? 'stopped' : this.state === 'stopping' ? 'stopping' : 'running',
         inFlight: this.inFlight.size,
@@ -221,7 +282,7 @@ export class Worker {
   /** Rescues any worker's stale claims (all workers do it; the statement's SKIP LOCKED keeps them apart). */
   async rescue(): Promise<number> {
     try {
-      const rescued = await rescueStaleClaims(db(), { rescuer: this.actor.name, limit: 1000 });
+      const rescued = await rescueStaleClaims(queryOnPool, { rescuer: this.actor.name, limit: 1000 });
       if (rescued.length) {
         this.count('rescued', rescued.length);
         announceCommitted();

@@ -7,8 +7,8 @@ import { highestAcceptedToken } from '@/lib/leases/fencing';
 import { registerBridge, unregisterBridge } from '@/lib/pipeline/bridges';
 import { LostClaimError } from '@/lib/pipeline/errors';
 import { disconnectLockDb } from '@/lib/pipeline/lock';
-import { startRun } from '@/lib/pipeline/repository';
-import { claimFence, runPipeline } from '@/lib/pipeline/run';
+import { onClient, startRuns } from '@/lib/pipeline/repository';
+import { runPipeline } from '@/lib/pipeline/run';
 import type { Bridge } from '@/lib/pipeline/types';
 import { claimDueIntents, rescueStaleClaims } from '@/lib/workers/repository';
 import { apiRequest, resetAuth, userWithToken } from '../auth-helpers';
@@ -125,7 +125,7 @@ describe('a worker’s run is fenced by its claim token', () => {
     await db().$executeRaw`UPDATE intent_work SET run_after = now() WHERE intent_id = ${intent.id}::uuid`;
     const [second] = await claimDueIntents(db(), claimArgs('worker-b'));
     expect(Number(second.claimToken)).toBeGreaterThan(Number(first.claimToken));
-    const next = await startRun(db(), { intentId: intent.id, mode: 'FAILFAST', door: 'worker', actor: 'worker-b', claimToken: second.claimToken, fencing: claimFence(intent.id, second.claimToken) });
+    const [next] = await startRuns(onClient(db()), [{ intentId: intent.id, mode: 'FAILFAST', door: 'worker', actor: 'worker-b', claimToken: second.claimToken }]);
     expect(next.runId).not.toBeNull();
     expect(await intentRow(intent.id)).toMatchObject({ status: 'RECEIVED', version: 0 });
 

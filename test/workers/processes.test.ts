@@ -1,10 +1,12 @@
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
+import { CHECKS } from '@/lib/invariants/checks';
+import { checkInvariants } from '@/lib/invariants/run';
 import { createIntent } from '@/lib/intents/commands';
 import { LostClaimError } from '@/lib/pipeline/errors';
 import { disconnectLockDb } from '@/lib/pipeline/lock';
 import { runPipeline } from '@/lib/pipeline/run';
-import { startStep } from '@/lib/pipeline/repository';
+import { onClient, startSteps } from '@/lib/pipeline/repository';
 import { finishClaim, heartbeatClaims, releaseClaim, scheduleRetry } from '@/lib/workers/repository';
 import { resetEngine, session } from '../barriers';
 import { tester } from '../helpers';
@@ -69,18 +71,70 @@ describe('K workers × M intents (separate processes)', () => {
   }, 240_000); // three processes starting and working on a shared 2-core machine
 });
 
+describe('three worker processes over 400 intents, one SIGKILLed mid-run', () => {
+  it('every intent completes, once: each bridge completed once per intent, each transition once, the killed worker’s claims rescued', async () => {
+    const M = 400;
+    await db().$executeRaw`INSERT INTO intents (id, payload, source) SELECT gen_random_uuid(), jsonb_build_object('order', 'X-' || g), 'test' FROM generate_series(1, ${M}::int) g`;
+    const env = { PIPELINE_BRIDGES: 'input,test-gate,normalize,feedback,output', WORKER_CONCURRENCY: '10', WORKER_BATCH_SIZE: '10', WORKER_LEASE_MS: '60000' };
+    const workers = [0, 1, 2].map(() => start(env));
+    const gate = await session('bridge-test:gate');
+    const waitingAtGate = async () =>
+      (await gate.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objsubid = 1 AND objid = $1::bigint::oid`, [GATE_LOCK_KEY])).rowCount!;
+    const completedBy = async () =>
+      (await db().$queryRaw<{ pid: number; completed: bigint }[]>`
+        SELECT k.pid, count(*) FILTER (WHERE w.state = 'completed') AS completed
+        FROM intent_work w JOIN workers k ON k.name = w.claimed_by GROUP BY k.pid`).map((r) => ({ pid: r.pid, completed: Number(r.completed) }));
+    const victim = workers[0];
+    // Mid-run: the victim has finished some of its claims (settled in batches) when the gate closes, and the runs that
+    // come after wait at it — all three workers full, ten each — with more claims fetched ahead.
+    await until('the victim finished some of its claims', async () => (await completedBy()).some((r) => r.pid === victim.child.pid && r.completed >= 10), 200_000);
+    await gate.query('SELECT pg_advisory_lock($1::bigint)', [GATE_LOCK_KEY]);
+    await until('all three workers full at the gate', async () => (await waitingAtGate()) === 30, 200_000);
+    const [{ name: victimName }] = await db().$queryRaw<{ name: string }[]>`SELECT name FROM workers WHERE pid = ${victim.child.pid}`;
+    victim.child.kill('SIGKILL');
+    await victim.exited;
+    await gate.query('SELECT pg_advisory_unlock($1::bigint)', [GATE_LOCK_KEY]);
+    const [{ n: lostClaims }] = await db().$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM intent_work WHERE claimed_by = ${victimName} AND state = 'running'`;
+    expect(Number(lostClaims)).toBeGreaterThanOrEqual(10);
+    // Its leases run out by the database's clock (moved by SQL): the other two rescue and finish its claims.
+    await db().$executeRaw`UPDATE intent_work SET lease_until = now() - interval '1 second' WHERE claimed_by = ${victimName} AND state = 'running'`;
+    await until('every intent completed', async () => (await workRows()).every((r) => r.state === 'completed'), 300_000);
+
+    const rows = await workRows();
+    expect(rows).toHaveLength(M);
+    const intents = await db().$queryRaw<{ status: string; version: number; changes: bigint }[]>`
+      SELECT i.status::text AS status, i.version, (SELECT count(*) FROM audit_events a WHERE a.intent_id = i.id AND a.action = 'status_change') AS changes FROM intents i`;
+    expect(intents.filter((i) => i.status !== 'COMPLETED' || i.version !== 3 || Number(i.changes) !== 3)).toEqual([]);
+    const completedSteps = await db().$queryRaw<{ n: bigint; distinct: bigint }[]>`
+      SELECT count(*) AS n, count(DISTINCT (intent_id, bridge)) AS distinct FROM pipeline_steps WHERE status = 'completed'`;
+    expect(completedSteps.map((r) => [Number(r.n), Number(r.distinct)])).toEqual([[M * 5, M * 5]]);
+    const succeeded = await db().$queryRaw<{ n: bigint }[]>`SELECT count(DISTINCT intent_id) AS n FROM pipeline_runs WHERE status = 'succeeded'`;
+    expect(Number(succeeded[0].n)).toBe(M);
+    const [{ n: rescued }] = await db().$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM audit_events WHERE action = 'claim_rescued'`;
+    expect(Number(rescued)).toBe(Number(lostClaims));
+    const report = await checkInvariants(db(), { checks: CHECKS.filter((c) => c.name === 'pipeline_steps_once') });
+    expect(report.violationCount).toBe(0);
+
+    for (const w of workers.slice(1)) w.child.kill('SIGTERM');
+    expect(await Promise.all(workers.slice(1).map((w) => w.exited))).toEqual([0, 0]);
+    await gate.end();
+  }, 600_000); // three processes on a shared 2-core machine
+});
+
 describe('a worker stopped with SIGTERM mid-run', () => {
   it('runs at most WORKER_CONCURRENCY at once, claims nothing more once told to stop, finishes what it holds, exits 0', async () => {
     const gate = await session('bridge-test:gate');
     await gate.query('SELECT pg_advisory_lock($1::bigint)', [GATE_LOCK_KEY]);
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) ids.push((await createIntent({ payload: { order: `TERM-${i}` }, source: 'test' }, tester)).id);
-    const w = start({ PIPELINE_BRIDGES: 'input,test-gate,normalize,feedback,output', WORKER_CONCURRENCY: '2', WORKER_BATCH_SIZE: '5', WORKER_SHUTDOWN_GRACE_MS: '120000' });
+    // Two slots and one claim fetched ahead: three claimed, two running, the fourth left in the queue.
+    const w = start({ PIPELINE_BRIDGES: 'input,test-gate,normalize,feedback,output', WORKER_CONCURRENCY: '2', WORKER_BATCH_SIZE: '1', WORKER_SHUTDOWN_GRACE_MS: '120000' });
     const atGate = async () => (await gate.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objsubid = 1 AND objid = $1::bigint::oid`, [GATE_LOCK_KEY])).rowCount!;
     await until('two runs waiting at the gate', async () => (await atGate()) === 2, 90_000);
-    // The concurrency bound: two claimed and running, the other two still available, not even claimed.
+    // The concurrency bound: two running at the gate, one claimed ahead and waiting for a slot, one not even claimed.
     const states = (rows: Awaited<ReturnType<typeof workRows>>) => rows.map((r) => r.state).sort();
-    expect(states(await workRows())).toEqual(['available', 'available', 'running', 'running']);
+    await until('the claim fetched ahead', async () => states(await workRows()).join() === 'available,running,running,running');
+    expect(await atGate()).toBe(2);
 
     w.child.kill('SIGTERM');
     await until('the worker registered as stopping', async () => {
@@ -92,8 +146,11 @@ describe('a worker stopped with SIGTERM mid-run', () => {
 
     const rows = await workRows();
     expect(states(rows)).toEqual(['available', 'available', 'completed', 'completed']);
-    // What it had not claimed is left as it was, for the next worker: unclaimed, no attempt spent.
-    for (const r of rows.filter((x) => x.state === 'available')) expect(r).toMatchObject({ attempt: 0, claimToken: null });
+    // What it had not started is left for the next worker, no attempt spent: the claim fetched ahead given back at
+    // once, the fourth never claimed.
+    const waiting = rows.filter((x) => x.state === 'available');
+    for (const r of waiting) expect(r.attempt).toBe(0);
+    expect(waiting.map((r) => r.lastError ?? 'never claimed').sort()).toEqual(['never claimed', 'released by a stopping worker']);
     const runs = await db().$queryRaw<{ status: string }[]>`SELECT status FROM pipeline_runs`;
     expect(runs.map((r) => r.status)).toEqual(['succeeded', 'succeeded']);
     const [registry] = await db().$queryRaw<{ state: string }[]>`SELECT state FROM workers`;
@@ -157,9 +214,9 @@ describe('a worker killed mid-run', () => {
     const old = { intentId: intent.id, claimToken: claimA.claimToken! };
     expect(await heartbeatClaims(db(), { claimTokens: [old.claimToken], leaseMs: 60_000 })).toEqual([]);
     expect(await finishClaim(db(), { ...old, state: 'failed', error: 'late' })).toBe(false);
-    expect(await scheduleRetry(db(), { ...old, delayMs: 0, error: 'late' })).toBeNull();
+    expect(await scheduleRetry(db(), { ...old, delayMs: 0, error: 'late' })).toBe(false);
     expect(await releaseClaim(db(), { ...old, delayMs: 0, reason: 'late' })).toBe(false);
-    const lateStep = await startStep(db(), { intentId: intent.id, runId: '00000000-0000-4000-8000-000000000000', round: 1, position: 9, bridge: 'input', accepts: ['RECEIVED'], replayed: undefined, actor: 'late', claimToken: old.claimToken });
+    const [lateStep] = await startSteps(onClient(db()), [{ intentId: intent.id, runId: '00000000-0000-4000-8000-000000000000', round: 1, position: 9, bridge: 'input', accepts: ['RECEIVED'], replayed: undefined, actor: 'late', claimToken: old.claimToken }]);
     expect(lateStep.stepId).toBeNull();
     expect(await runPipeline({ id: intent.id }, tester, { claimToken: old.claimToken }).catch((e) => e)).toBeInstanceOf(Error);
     expect((await workRows())[0]).toMatchObject({ state: 'completed', claimToken: done.claimToken });

@@ -2,7 +2,7 @@
 --
 -- Until now a write carrying `fencing: { resource, token }` advanced the resource's fence to any token not lower than
 -- its mark, so a token nobody was ever granted could move the fence past every real holder. From here on only grants
--- move a fence (both lease backends, and a worker's claim when its run starts); a write is accepted only with the
+-- move a fence (both lease backends, and a worker's claim); a write is accepted only with the
 -- token the fence holds, which is the resource's newest grant: lower ones were superseded, higher ones were never
 -- handed out.
 
@@ -56,22 +56,12 @@ END $$;
 -- out. The fence row is held FOR SHARE until the writer's transaction ends: the holder's writes do not queue behind
 -- each other, and a grant arriving meanwhile waits for them.
 --
--- Workers' claim fences (`worker-claim:<intent id>`) keep the rule of a grant: their tokens come from the claims' own
--- sequence, through the workers' code only (no caller may name these resources, lib/leases/schemas.ts), so a claim
--- token is its own grant. The first write under a claim (its run's start, checked as held in the same statement)
--- advances the fence to it, and an earlier claim's writes are refused from then on.
+-- Workers' claim fences (`worker-claim:<intent id>`) follow the same rule: the claim statement grants each new claim
+-- token to its fence (bridge_fence_grant, lib/workers/repository.ts), so an earlier claim's writes are refused from
+-- the claim's commit on.
 CREATE OR REPLACE FUNCTION "bridge_fence_accept"(p_resource text, p_token bigint) RETURNS boolean
 LANGUAGE plpgsql VOLATILE AS $$
-DECLARE
-  advanced boolean;
 BEGIN
-  IF starts_with(p_resource, 'worker-claim:') THEN
-    INSERT INTO "lease_fences" AS f ("resource", "token") VALUES (p_resource, p_token)
-    ON CONFLICT ("resource") DO UPDATE SET "token" = EXCLUDED."token", "accepted_at" = now()
-    WHERE f."token" <= EXCLUDED."token"
-    RETURNING true INTO advanced;
-    RETURN coalesce(advanced, false);
-  END IF;
   PERFORM 1 FROM "lease_fences" f WHERE f."resource" = p_resource AND f."token" = p_token FOR SHARE;
   RETURN FOUND;
 END $$;

@@ -1,0 +1,87 @@
+import DataLoader from 'dataloader';
+import { db, queryOnPool } from '@/lib/db/client';
+import type { Fencing } from '@/lib/leases/schemas';
+import {
+  finishRuns,
+  finishSteps,
+  onClient,
+  startRuns,
+  startSteps,
+  type Exec,
+  type RunEnd,
+  type RunStart,
+  type StartedRun,
+  type StartedStep,
+  type StepEnd,
+  type StepStart,
+} from './repository';
+
+/**
+ * How a run's records reach the database. An operator's run writes each record as its own statement through
+ * Prisma (its start may carry a lease's fence, which must be checked alone). Workers' runs share one writer per
+ * process: the records of every run in flight are gathered and written together, one statement per kind of record
+ * (DataLoader, without its cache), straight on the pool — the per-query cost of Prisma's client would otherwise be
+ * paid once per record, as it was before the engine's hot path moved to the pool (lib/db/client.ts, queryOnPool).
+ *
+ * Each kind has at most one statement in flight; what arrives meanwhile waits and goes in the next one, so the
+ * batches grow with the load instead of the statements multiplying (graphile-worker's completion batching, River's
+ * batched completer).
+ */
+export type RunWriter = {
+  startRun(item: RunStart): Promise<StartedRun>;
+  startStep(item: StepStart): Promise<StartedStep>;
+  finishStep(item: StepEnd): Promise<Date | null>;
+  finishRun(item: RunEnd): ReturnType<typeof finishRunOne>;
+};
+
+const finishRunOne = async (exec: Exec, item: RunEnd) => (await finishRuns(exec, [item]))[0];
+
+export function directWriter(fencing: Fencing | null): RunWriter {
+  const exec = () => onClient(db());
+  return {
+    startRun: async (item) => (await startRuns(exec(), [item], fencing))[0],
+    startStep: async (item) => (await startSteps(exec(), [item]))[0],
+    finishStep: async (item) => (await finishSteps(exec(), [item]))[0],
+    finishRun: (item) => finishRunOne(exec(), item),
+  };
+}
+
+/** The largest batch one statement carries. */
+const MAX_BATCH = 100;
+
+/**
+ * A DataLoader over one batched statement: a batch is dispatched once the kind's previous statement has returned,
+ * gathering everything asked for meanwhile.
+ */
+export function batchLoader<K, V>(write: (items: readonly K[]) => Promise<V[]>): DataLoader<K, V> {
+  let previous: Promise<unknown> = Promise.resolve();
+  return new DataLoader<K, V>(
+    async (items) => {
+      const written = write(items);
+      previous = written.catch(() => undefined);
+      const answers = await written;
+      if (answers.length !== items.length) throw new Error(`a batched statement answered ${answers.length} rows for ${items.length} items`);
+      return answers;
+    },
+    { cache: false, maxBatchSize: MAX_BATCH, batchScheduleFn: (dispatch) => void previous.then(() => setImmediate(dispatch)) },
+  );
+}
+
+const globalForWriter = globalThis as unknown as { bridgeBatchedWriter?: RunWriter };
+
+export function batchedWriter(): RunWriter {
+  if (!globalForWriter.bridgeBatchedWriter) {
+    const exec: Exec = queryOnPool;
+    const runs = batchLoader((items: readonly RunStart[]) => startRuns(exec, items));
+    const steps = batchLoader((items: readonly StepStart[]) => startSteps(exec, items));
+    const stepEnds = batchLoader((items: readonly StepEnd[]) => finishSteps(exec, items));
+    const runEnds = batchLoader((items: readonly RunEnd[]) => finishRuns(exec, items));
+    globalForWriter.bridgeBatchedWriter = {
+      startRun: (item) => runs.load(item),
+      startStep: (item) => steps.load(item),
+      finishStep: (item) => stepEnds.load(item),
+      finishRun: (item) => runEnds.load(item),
+    };
+  }
+  return globalForWriter.bridgeBatchedWriter;
+}
