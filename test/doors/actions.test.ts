@@ -99,10 +99,13 @@ describe.each(CASES)('$name', (c) => {
 });
 
 describe('the intent actions act as the signed-in user', () => {
-  it('an allowed status change succeeds and is audited under the user, never a name from the input', async () => {
+  it('an allowed status change is audited under the user; a name in the input is refused, not used', async () => {
     const intent = await makeIntent('NORMALIZED');
     jar.cookie = cookies.operator;
-    const result = await changeIntentStatusAction({ id: intent.id, status: 'PROCESSED', actor: 'someone-else' });
+    const named = await changeIntentStatusAction({ id: intent.id, status: 'PROCESSED', actor: 'someone-else' });
+    expect(codeOf(named)).toBe('invalid_request');
+    expect(JSON.stringify(named)).toContain('actor');
+    const result = await changeIntentStatusAction({ id: intent.id, status: 'PROCESSED' });
     expect(codeOf(result)).toBeUndefined();
     const { db } = await import('@/lib/db/client');
     const rows = await db().$queryRaw<{ actor: string }[]>`SELECT actor FROM audit_events WHERE intent_id = ${intent.id}::uuid AND action = 'status_change' AND to_status = 'PROCESSED'`;
