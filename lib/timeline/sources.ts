@@ -4,6 +4,7 @@ import type { Tx } from '@/lib/db/client';
 import { ValidationError } from '@/lib/intents/errors';
 import { editLeaseResource } from '@/lib/leases/edit-names';
 import { CLAIM_FENCE_PREFIX } from '@/lib/leases/schemas';
+import { episodesForIntent } from '@/lib/locks/history/episodes';
 import type { TimelineEntry, TimelineKind } from './types';
 
 /**
@@ -317,6 +318,38 @@ const eventOutSource: TimelineSource = {
   },
 };
 
+// ── lock_episodes: blockings the lock history sampled with this intent in them ───────────────────────────────────
+
+/**
+ * The sampler's episodes know only times (no write_seq: they are written by whichever process samples, not by the
+ * transactions involved), so they are placed by when the blocking began; the cursor key is the episode id.
+ */
+const lockEpisodeSource: TimelineSource = {
+  name: 'lock-episodes',
+  kinds: ['lock_episode'],
+  async load({ intentId, after: key, limit, tx }) {
+    let afterId = 0n;
+    if (key !== null) {
+      const match = /^0:(\d{1,19})$/.exec(key);
+      if (!match || BigInt(match[1]) > BIGINT_MAX) throw new ValidationError([{ field: 'cursor', message: 'is not a timeline cursor' }]);
+      afterId = BigInt(match[1]);
+    }
+    const episodes = await episodesForIntent(intentId, tx, { afterId, limit });
+    return episodes.map((e) =>
+      sourced(
+        { id: e.id, at: new Date(e.startedAt), seq: null },
+        {
+          kind: 'lock_episode',
+          summary: `${e.role === 'root' ? 'Held its row while others waited' : 'Waited behind backend ' + e.rootPid} for ${ms(e.durationMs)}${e.endedAt ? '' : ' (still going on)'}, ${e.peakWaiters} waiting at the peak`,
+          actor: null,
+          link: `/locks?episode=${e.id}`,
+          details: { episodeId: e.id, role: e.role, rootPid: e.rootPid, durationMs: e.durationMs, peakWaiters: e.peakWaiters, startedAt: e.startedAt, endedAt: e.endedAt },
+        },
+      ),
+    );
+  },
+};
+
 /** Every source of the timeline. */
 export const TIMELINE_SOURCES: readonly TimelineSource[] = [
   auditSource,
@@ -327,4 +360,5 @@ export const TIMELINE_SOURCES: readonly TimelineSource[] = [
   leaseSource,
   eventOutSource,
   unblockedWaiterSource,
+  lockEpisodeSource,
 ];

@@ -18,6 +18,7 @@ export const TIMELINE_KINDS = [
   'event_out',
   'lock_wait',
   'lock_timeout',
+  'lock_episode',
   'unblock',
   'other',
 ] as const;
@@ -37,6 +38,7 @@ export const TIMELINE_KIND_LABELS: Record<TimelineKind, string> = {
   event_out: 'Events sent',
   lock_wait: 'Lock waits',
   lock_timeout: 'Lock timeouts',
+  lock_episode: 'Blocking episodes',
   unblock: 'Unblocks',
   other: 'Other',
 };
@@ -55,6 +57,7 @@ export const TIMELINE_KIND_NAMES: Record<TimelineKind, string> = {
   event_out: 'Event sent',
   lock_wait: 'Lock wait',
   lock_timeout: 'Lock timeout',
+  lock_episode: 'Blocking',
   unblock: 'Unblock',
   other: 'Other',
 };

@@ -8,6 +8,7 @@ import { LockTimeoutError, VersionConflictError } from '@/lib/intents/errors';
 import { editLeaseResource } from '@/lib/leases/edit-names';
 import { FencingTokenStaleError, LeaseDeniedError } from '@/lib/leases/errors';
 import { acquireLease, releaseLease, sweepLeases } from '@/lib/leases/service';
+import { LockSampler, samplerConfigFromEnv } from '@/lib/locks/history/sampler';
 import { terminateBackend } from '@/lib/locks/unblock';
 import { PIPELINE_LOCK_NAMESPACE } from '@/lib/pipeline/lock';
 import { runPipeline } from '@/lib/pipeline/run';
@@ -74,14 +75,24 @@ beforeAll(async () => {
 
   // A real lock wait: a session idle in its transaction holds the row, the engine waits behind it, on-call
   // terminates the session (an unblock), and the waiter gets the lock.
+  // The lock history's sampler sees it as a blocking episode (stepped by hand: one look while the engine waits,
+  // one after, which ends the episode).
+  const sampler = new LockSampler(samplerConfigFromEnv(), process.env.DATABASE_URL!, () => undefined);
   const holder = await holdRowLocks([id]);
   holder.session.on('error', () => undefined); // terminated below: its connection reports an error event
   holderPid = holder.session.pid;
-  const waiting = started(updateIntentStatus({ id, status: 'PROCESSED', reason: 'normalised' }, bob));
-  await waitForWaiters(1, { application: `bridge:update_status:${id}` });
-  await waitUntilWaitIsRecordable(`bridge:update_status:${id}`);
-  await terminateBackend(oncall, { pid: holderPid, reason: 'psql session left open on the intent' });
-  await waiting;
+  try {
+    expect((await sampler.tick()).role).toBe('leader');
+    const waiting = started(updateIntentStatus({ id, status: 'PROCESSED', reason: 'normalised' }, bob));
+    await waitForWaiters(1, { application: `bridge:update_status:${id}` });
+    await waitUntilWaitIsRecordable(`bridge:update_status:${id}`);
+    expect((await sampler.tick()).opened).toHaveLength(1);
+    await terminateBackend(oncall, { pid: holderPid, reason: 'psql session left open on the intent' });
+    await waiting;
+    expect((await sampler.tick()).closed).toHaveLength(1);
+  } finally {
+    await sampler.stop();
+  }
   await closeSession(holder.session);
 
   // A real lock timeout: the row held again, the engine gives up after its lock timeout.
@@ -159,8 +170,10 @@ describe('the intent timeline', () => {
   });
 
   it('is in the order things were written: positions never go back, and each milestone follows the one before', () => {
+    // Every entry has a write position but the lock history's episodes, which the sampler writes apart from the
+    // transactions involved and which are placed by time.
     const seqs = items.map((e) => e.position).filter((p) => p.startsWith('w')).map((p) => BigInt(p.slice(1)));
-    expect(seqs.length).toBe(items.length);
+    expect(seqs.length).toBe(items.filter((e) => e.kind !== 'lock_episode').length);
     for (let i = 1; i < seqs.length; i++) expect(seqs[i] >= seqs[i - 1], `${items[i].kind} after ${items[i - 1].kind}`).toBe(true);
 
     const milestones = [
@@ -196,6 +209,11 @@ describe('the intent timeline', () => {
     expect(items[normalized + 1]).toMatchObject({ kind: 'event_out', details: { subject: 'evt.intent.status_changed' } });
     // The wait recorded right before the status change it delayed, in the same transaction.
     expect(items[milestones[6] - 1].kind).toBe('lock_wait');
+    // The blocking episode the sampler saw: before the change it delayed, after what came before the holder took the row.
+    const episode = firstIndex((e) => e.kind === 'lock_episode', 'blocking episode');
+    expect(episode).toBeGreaterThan(milestones[4]);
+    expect(episode).toBeLessThan(milestones[6]);
+    expect(items[episode]).toMatchObject({ link: expect.stringMatching(/^\/locks\?episode=\d+$/), details: { role: 'root', rootPid: holderPid, peakWaiters: 1 } });
   });
 
   it('says how long the engine waited and who held the lock', async () => {

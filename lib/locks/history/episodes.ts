@@ -189,16 +189,20 @@ export type IntentEpisode = {
   role: 'root' | 'waiter';
 };
 
-/** The episodes an intent was part of, oldest first (the intent page's timeline merges them). */
-export async function episodesForIntent(intentId: string, client: Db | Tx = db()): Promise<IntentEpisode[]> {
+/**
+ * The episodes an intent was part of, in the order they were first recorded (the intent page's timeline merges them
+ * by time); `page` continues after an episode id, at most `limit` of them.
+ */
+export async function episodesForIntent(intentId: string, client: Db | Tx = db(), page: { afterId?: bigint; limit?: number } = {}): Promise<IntentEpisode[]> {
   const rows = await client.$queryRaw<(Omit<IntentEpisode, 'id' | 'startedAt' | 'endedAt'> & { id: bigint; startedAt: Date; endedAt: Date | null })[]>`
     SELECT e.id, e.started_at AS "startedAt", e.ended_at AS "endedAt", e.peak_waiters AS "peakWaiters", e.root_pid AS "rootPid",
            round(extract(epoch FROM coalesce(e.ended_at, e.last_seen_at) - e.started_at) * 1000)::int AS "durationMs",
            min(i.role) AS role
     FROM lock_episode_intents i JOIN lock_episodes e ON e.id = i.episode_id
-    WHERE i.intent_id = ${intentId}::uuid
+    WHERE i.intent_id = ${intentId}::uuid AND e.id > ${(page.afterId ?? 0n).toString()}::bigint
     GROUP BY e.id
-    ORDER BY e.started_at, e.id`;
+    ORDER BY e.id
+    LIMIT ${page.limit ?? 1000}`;
   return rows.map((r) => ({ ...r, id: String(r.id), startedAt: r.startedAt.toISOString(), endedAt: r.endedAt?.toISOString() ?? null }));
 }
 
