@@ -48,12 +48,18 @@ function sourced(row: Base, entry: Omit<TimelineEntry, 'at' | 'position'>, tie =
  * Rows after the source's cursor key `<write_seq>:<id>` (0 for rows from before write_seq). The key follows the
  * write order, not the id: two statements can draw their ids in one order and their positions in the other.
  */
-function after(key: string | null): Prisma.Sql {
-  if (key === null) return Prisma.sql``;
+function cursorKey(key: string | null): { seq: bigint; id: bigint } | null {
+  if (key === null) return null;
   const match = /^(\d{1,19}):(\d{1,19})$/.exec(key);
   const [seq, id] = match ? [BigInt(match[1]), BigInt(match[2])] : [-1n, -1n];
   if (seq < 0n || id < 0n || seq > BIGINT_MAX || id > BIGINT_MAX) throw new ValidationError([{ field: 'cursor', message: 'is not a timeline cursor' }]);
-  return Prisma.sql`AND (coalesce(write_seq, 0), id) > (${seq.toString()}::bigint, ${id.toString()}::bigint)`;
+  return { seq, id };
+}
+
+function after(key: string | null): Prisma.Sql {
+  const k = cursorKey(key);
+  if (k === null) return Prisma.sql``;
+  return Prisma.sql`AND (coalesce(write_seq, 0), id) > (${k.seq.toString()}::bigint, ${k.id.toString()}::bigint)`;
 }
 
 const BIGINT_MAX = 2n ** 63n - 1n;
@@ -321,26 +327,20 @@ const eventOutSource: TimelineSource = {
 // ── lock_episodes: blockings the lock history sampled with this intent in them ───────────────────────────────────
 
 /**
- * The sampler's episodes know only times (no write_seq: they are written by whichever process samples, not by the
- * transactions involved), so they are placed by when the blocking began; the cursor key is the episode id.
+ * The sampler draws an episode's write position when it first records it, while its waiters still wait: so a
+ * blocking comes after what was written before it began and before the changes it delayed.
  */
 const lockEpisodeSource: TimelineSource = {
   name: 'lock-episodes',
   kinds: ['lock_episode'],
   async load({ intentId, after: key, limit, tx }) {
-    let afterId = 0n;
-    if (key !== null) {
-      const match = /^0:(\d{1,19})$/.exec(key);
-      if (!match || BigInt(match[1]) > BIGINT_MAX) throw new ValidationError([{ field: 'cursor', message: 'is not a timeline cursor' }]);
-      afterId = BigInt(match[1]);
-    }
-    const episodes = await episodesForIntent(intentId, tx, { afterId, limit });
+    const episodes = await episodesForIntent(intentId, tx, { after: cursorKey(key) ?? undefined, limit });
     return episodes.map((e) =>
       sourced(
-        { id: e.id, at: new Date(e.startedAt), seq: null },
+        { id: e.id, at: new Date(e.startedAt), seq: e.writeSeq },
         {
           kind: 'lock_episode',
-          summary: `${e.role === 'root' ? 'Held its row while others waited' : 'Waited behind backend ' + e.rootPid} for ${ms(e.durationMs)}${e.endedAt ? '' : ' (still going on)'}, ${e.peakWaiters} waiting at the peak`,
+          summary: `${e.role === 'root' ? 'Held its row while others waited' : `Waited behind backend ${e.rootPid}`} for ${ms(e.durationMs)}${e.endedAt ? '' : ' (still going on)'}, ${e.peakWaiters} waiting at the peak`,
           actor: null,
           link: `/locks?episode=${e.id}`,
           details: { episodeId: e.id, role: e.role, rootPid: e.rootPid, durationMs: e.durationMs, peakWaiters: e.peakWaiters, startedAt: e.startedAt, endedAt: e.endedAt },

@@ -113,7 +113,7 @@ describe('episodes', () => {
     expect(body).toMatch(/^bridge_lock_blocking_longest_seconds 0$/m);
 
     expect(await episodesForIntent(intent.id)).toEqual([
-      { id, startedAt: episode.startedAt, endedAt: episode.endedAt, durationMs: episode.durationMs, peakWaiters: 2, rootPid: holder.session.pid, role: 'root' },
+      { id, startedAt: episode.startedAt, endedAt: episode.endedAt, durationMs: episode.durationMs, peakWaiters: 2, rootPid: holder.session.pid, role: 'root', writeSeq: expect.stringMatching(/^\d+$/) },
     ]);
   });
 

@@ -187,21 +187,30 @@ export type IntentEpisode = {
   rootPid: number;
   /** `root` when the root blocker held the intent (it may have waited on it too); else `waiter`. */
   role: 'root' | 'waiter';
+  /** The episode's place in the intent timeline's write order (null: recorded before episodes had one). */
+  writeSeq: string | null;
 };
 
 /**
- * The episodes an intent was part of, in the order they were first recorded (the intent page's timeline merges them
- * by time); `page` continues after an episode id, at most `limit` of them.
+ * The episodes an intent was part of, in the order they were first recorded: by the write position the sampler drew
+ * (`writeSeq`, the intent timeline's order; null for episodes from before it), then by id. `page` continues after
+ * such a pair, at most `limit` of them.
  */
-export async function episodesForIntent(intentId: string, client: Db | Tx = db(), page: { afterId?: bigint; limit?: number } = {}): Promise<IntentEpisode[]> {
+export async function episodesForIntent(
+  intentId: string,
+  client: Db | Tx = db(),
+  page: { after?: { seq: bigint; id: bigint }; limit?: number } = {},
+): Promise<IntentEpisode[]> {
+  const after = page.after ?? { seq: -1n, id: 0n };
   const rows = await client.$queryRaw<(Omit<IntentEpisode, 'id' | 'startedAt' | 'endedAt'> & { id: bigint; startedAt: Date; endedAt: Date | null })[]>`
     SELECT e.id, e.started_at AS "startedAt", e.ended_at AS "endedAt", e.peak_waiters AS "peakWaiters", e.root_pid AS "rootPid",
            round(extract(epoch FROM coalesce(e.ended_at, e.last_seen_at) - e.started_at) * 1000)::int AS "durationMs",
-           min(i.role) AS role
+           min(i.role) AS role, e.write_seq::text AS "writeSeq"
     FROM lock_episode_intents i JOIN lock_episodes e ON e.id = i.episode_id
-    WHERE i.intent_id = ${intentId}::uuid AND e.id > ${(page.afterId ?? 0n).toString()}::bigint
+    WHERE i.intent_id = ${intentId}::uuid
+      AND (coalesce(e.write_seq, 0), e.id) > (${after.seq.toString()}::bigint, ${after.id.toString()}::bigint)
     GROUP BY e.id
-    ORDER BY e.id
+    ORDER BY coalesce(e.write_seq, 0), e.id
     LIMIT ${page.limit ?? 1000}`;
   return rows.map((r) => ({ ...r, id: String(r.id), startedAt: r.startedAt.toISOString(), endedAt: r.endedAt?.toISOString() ?? null }));
 }
