@@ -189,8 +189,9 @@ async function readLocks(tx: Tx, blockers: number[], limit: number) {
         AND (l.database IS NULL OR l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))
         AND (a.datname IS NULL OR a.datname = current_database())
         AND a.application_name IS DISTINCT FROM ${SNAPSHOT_LABEL}
-        -- Actor locks name a backend's user (shown with the session), never block anyone: not locks of interest.
-        AND NOT (l.locktype = 'advisory' AND l.objsubid = 2 AND l.classid::bigint = bridge_actor_space())
+        -- Actor locks name a backend's user (shown with the session), and waiter places count who waits on a held
+        -- row (docs/LOCKING.md), only ever tried: neither blocks anyone, so neither is a lock of interest.
+        AND NOT (l.locktype = 'advisory' AND l.objsubid = 2 AND l.classid::bigint IN (bridge_actor_space(), bridge_waiter_space()))
     ), ranked AS (
       SELECT l.*, row_number() OVER (
         ORDER BY l.granted,
