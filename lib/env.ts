@@ -20,6 +20,11 @@ export const envSchema = z.object({
    */
   BRIDGE_ENV: z.enum(['development', 'staging', 'production']).default('development'),
   DB_POOL_SIZE: intFrom(10, 1, 200),
+  /**
+   * How many of this process's pooled connections may wait on row locks at once (docs/LOCKING.md, "Waiting on a held
+   * row"); 0, the default, means half the pool. The rest stay free for reads, health and the Locks page.
+   */
+  DB_POOL_LOCK_WAITERS: intFrom(0, 0, 200),
   /** Server-side prepared statements for the engine's queries (lib/db/client.ts); false behind PgBouncer < 1.21 in transaction mode. */
   DB_PREPARED_STATEMENTS: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
   LOCK_TIMEOUT_MS: intFrom(5000, 1, 600_000),
@@ -186,6 +191,12 @@ export type RetryPolicy = {
  */
 export type LockStrategy = 'pessimistic' | 'optimistic' | 'adaptive';
 
+/** How many of the pool's connections may wait on row locks at once: as configured, else half the pool (at least one, never all of it but one). */
+export function poolLockWaiters(e: Pick<Env, 'DB_POOL_SIZE' | 'DB_POOL_LOCK_WAITERS'> = env()): number {
+  const configured = e.DB_POOL_LOCK_WAITERS || Math.floor(e.DB_POOL_SIZE / 2);
+  return Math.max(1, Math.min(configured, e.DB_POOL_SIZE - 1));
+}
+
 /** The concurrency settings in force, as the console and replay runs show them. */
 export function concurrencySettings() {
   const e = env();
@@ -211,6 +222,7 @@ export function concurrencySettings() {
     deadlockMaxAttempts: e.DEADLOCK_MAX_ATTEMPTS,
     idempotencyTtlHours: e.IDEMPOTENCY_TTL_HOURS,
     poolSize: e.DB_POOL_SIZE,
+    poolLockWaiters: poolLockWaiters(e),
     preparedStatements: e.DB_PREPARED_STATEMENTS,
   };
 }

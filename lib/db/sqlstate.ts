@@ -12,6 +12,10 @@ export const SQLSTATE = {
   uniqueViolation: '23505',
   invalidTextRepresentation: '22P02',
   connectionFailure: '08006',
+  /** The engine's own (prisma/functions/00_helpers.sql): a 'try' found the intent's row held by another transaction. */
+  rowBusy: 'BR001',
+  /** The engine's own: a 'wait' found every waiter place of the intent taken, and was refused without waiting. */
+  rowWaitersFull: 'BR002',
 } as const;
 
 type WithCause = { code?: unknown; cause?: unknown; meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } };

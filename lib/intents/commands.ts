@@ -5,6 +5,7 @@ import { announceCommitted } from '@/lib/live/announce';
 import { noteActor } from '@/lib/locks/actors';
 import { findRowLockHolders } from '@/lib/locks/holders';
 import { backoffDelayMs, sleep } from '@/lib/shared/backoff';
+import { DatabaseUnderPressureError } from '@/lib/shared/errors';
 import { withDeadlockRetry } from './deadlock';
 import { InvalidTransitionError, LockTimeoutError, NotFoundError, OperationCancelledError, VersionConflictError, type LockHolder } from './errors';
 import { recordEngineEvent, recordLockFailure } from './engine-events';
@@ -25,6 +26,7 @@ import {
   type StatusRow,
   type StoredOutcome,
 } from './statements';
+import { inTurn, RowHeldRefusal, TurnTimedOut, waitOnRow } from './row-waits';
 import { correctInTurn } from './together';
 import type { Actor, BulkStatusResult, Intent, ReevaluateResult, UpdateStatusResult } from './types';
 import { FencingTokenStaleError } from '@/lib/leases/errors';
@@ -71,6 +73,19 @@ const COUNTED: Record<string, Outcome> = {
  * do the backends labelled as working on these intents stand in.
  */
 async function lockHolders(intentIds: string[]): Promise<LockHolder[]> {
+  // Commands refused together (a burst on one held row) share one look, instead of each taking a connection for it.
+  const key = intentIds.join(',');
+  let pending = holderLooks.get(key);
+  if (!pending) {
+    pending = lookForHolders(intentIds).finally(() => holderLooks.delete(key));
+    holderLooks.set(key, pending);
+  }
+  return pending;
+}
+
+const holderLooks = new Map<string, Promise<LockHolder[]>>();
+
+async function lookForHolders(intentIds: string[]): Promise<LockHolder[]> {
   const fromRow = await findRowLockHolders(intentIds);
   if (fromRow.length) return fromRow.map(({ intentId: _intent, ...h }) => h);
   const rows = await db().$transaction((tx) => selectLabelledBackends(tx, intentIds)).catch(() => []);
@@ -83,10 +98,26 @@ function describeHolders(holders: LockHolder[]): string {
   return holders.length ? ` It is held by backend ${holders.map(one).join(', ')}.` : '';
 }
 
-/** Lock waits that ran out (including NOWAIT) become LockTimeoutError naming the holder; cancels become OperationCancelledError. */
+/**
+ * Lock waits that ran out (including NOWAIT), and commands refused without waiting because the row is held and
+ * enough already wait for it (docs/LOCKING.md), become LockTimeoutError naming the holder; cancels become
+ * OperationCancelledError.
+ */
 async function mapLockErrors(err: unknown, operation: string, intentIds: string[], nowait: boolean, lockTimeoutMs: number, actor: string): Promise<never> {
   const state = sqlState(err);
-  if (state === SQLSTATE.lockNotAvailable) {
+  if (err instanceof RowHeldRefusal || state === SQLSTATE.rowWaitersFull || state === SQLSTATE.rowBusy) {
+    recordOutcome(operation, 'lock_timeout', '', 1, intentIds);
+    const holders = await lockHolders(intentIds);
+    const what = intentIds.length === 1 ? `intent ${intentIds[0]}` : `${intentIds.length} intents`;
+    const already = err instanceof RowHeldRefusal ? 'another command from this console already waits for it' : 'as many commands as may wait on one row already do';
+    // On the intent's timeline as a refusal without a wait, like a NOWAIT one.
+    recordLockFailure({ intentIds, operation, actor, nowait: true, lockTimeoutMs, holderPid: holders[0]?.pid ?? null });
+    throw new LockTimeoutError(
+      `${what} is locked by another transaction and ${already}, so this one was refused without waiting.${describeHolders(holders)} Try again, or see the Locks page.`,
+      { intentIds, nowait, refusedWithoutWaiting: true, holders },
+    );
+  }
+  if (state === SQLSTATE.lockNotAvailable || err instanceof TurnTimedOut) {
     recordOutcome(operation, 'lock_timeout', '', 1, intentIds);
     if (!nowait) recordLockTimeoutWait(operation, lockTimeoutMs);
     const holders = await lockHolders(intentIds);
@@ -130,11 +161,14 @@ async function attempt<R extends { outcome: string; tookLock: boolean; lockWaitM
   intentIds: string[],
   first: LockMode,
   call: (lock: LockMode, attempt: number) => Promise<R>,
+  onBusy: (wait: () => Promise<R>) => Promise<R> = (wait) => waitOnRow(wait),
 ): Promise<R> {
   const { retry } = concurrencySettings();
+  // A row lock is first asked for only if it is free ('try'); waiting for a held one is decided here (onBusy).
   const once = (lock: LockMode, n: number) =>
-    withDeadlockRetry(operation, intentIds, () => call(lock, n)).catch((err: unknown) => {
+    withDeadlockRetry(operation, intentIds, () => call(lock === 'wait' ? 'try' : lock, n)).catch((err: unknown) => {
       if (sqlState(err) === SQLSTATE.uniqueViolation) return call(lock, n);
+      if (sqlState(err) === SQLSTATE.rowBusy) return onBusy(() => withDeadlockRetry(operation, intentIds, () => call('wait', n)));
       throw err;
     });
   const counted = (row: R) => {
@@ -248,13 +282,20 @@ export async function updateIntentStatus(input: UpdateStatusInput, actor: Actor,
     });
   const work = async (key: KeyRef | undefined) => {
     try {
-      const row = await attempt(operation, [id], firstMode(options.strategy ?? settings.strategies.update_status, nowait), (lock) => run(key, lock));
+      const go = (held: () => void) =>
+        attempt(operation, [id], firstMode(options.strategy ?? settings.strategies.update_status, nowait), (lock) => run(key, lock), (wait) => {
+          held();
+          return waitOnRow(wait);
+        });
+      // One status update of an intent at the database at a time from this process (lib/intents/row-waits.ts); a
+      // NOWAIT one never waits, so it needs no turn and fails fast as asked.
+      const row = nowait ? await go(() => undefined) : await inTurn(`update_status:${id}`, lockTimeoutMs, () => new RowHeldRefusal([id]), go);
       countAnswer(operation, row.outcome, [id], row.priorStatus ? transitionLabel(row.priorStatus, target) : '');
       if (row.outcome === 'applied') announceCommitted({ workQueued: target === 'RECEIVED' });
       if (row.outcome === 'fencing_token_stale') recordFenceRefusal(operation, id, actor.name, fencing!);
       return statusAnswer(call, row);
     } catch (err) {
-      return sqlState(err) ? mapLockErrors(err, operation, [id], nowait, lockTimeoutMs, actor.name) : Promise.reject(err);
+      return sqlState(err) || err instanceof RowHeldRefusal || err instanceof TurnTimedOut ? mapLockErrors(err, operation, [id], nowait, lockTimeoutMs, actor.name) : Promise.reject(err);
     }
   };
   const replay = (stored: StoredOutcome) => statusAnswer(call, { outcome: stored.outcome as StatusRow['outcome'], intent: rowFromStored(stored.intent) });
@@ -283,9 +324,19 @@ export async function bulkUpdateStatus(input: BulkStatusInput, actor: Actor, opt
   const lockTimeoutMs = options.lockTimeoutMs ?? concurrencySettings().lockTimeoutMs;
   const allowedFrom = INTENT_STATUSES.filter((s) => canTransition(s, target));
   await noteActor(actor.name);
+  const send = (lock: 'try' | 'wait') =>
+    withDeadlockRetry(operation, ids, () => bulkUpdateStatusCall({ ids, to: target, allowedFrom, lockTimeoutMs, actor: actor.name, reason: reason ?? null, details: options.auditDetails ?? null, lock }));
   let rows: BulkRow[];
   try {
-    rows = await withDeadlockRetry(operation, ids, () => bulkUpdateStatusCall({ ids, to: target, allowedFrom, lockTimeoutMs, actor: actor.name, reason: reason ?? null, details: options.auditDetails ?? null }));
+    // Bulk updates of this process go to the database one at a time; when the one there finds a row held, those
+    // waiting behind it are refused at once (their intents may differ, so as the pool's bound, not a 423).
+    rows = await inTurn('bulk_update_status', lockTimeoutMs, () => new DatabaseUnderPressureError('lock_waiters', 1), (held) =>
+      send('try').catch((err: unknown) => {
+        if (sqlState(err) !== SQLSTATE.rowBusy) throw err;
+        held();
+        return waitOnRow(() => send('wait'));
+      }),
+    );
   } catch (err) {
     return mapLockErrors(err, operation, ids, false, lockTimeoutMs, actor.name);
   }
@@ -358,8 +409,13 @@ export async function reevaluateIntent(input: ReevaluateInput, actor: Actor, opt
   const work = async (key: KeyRef | undefined) => {
     try {
       const first = firstMode(options.strategy ?? settings.strategies.reevaluate, false);
-      const row = await attempt(operation, [id], first, (lock, n) =>
-        correctInTurn({ ...write, lock: lock === 'nowait' ? 'wait' : lock, lockTimeoutMs, contendedWithinMs: settings.contentionMemoryMs, key: key ?? null, attempt: n }),
+      const row = await attempt(
+        operation,
+        [id],
+        first,
+        (lock, n) => correctInTurn({ ...write, lock: lock === 'nowait' || lock === 'try' ? 'wait' : lock, lockTimeoutMs, contendedWithinMs: settings.contentionMemoryMs, key: key ?? null, attempt: n }),
+        // Corrections that take the row lock decide about a held row in their queue (lib/intents/together.ts).
+        (wait) => wait(),
       );
       // An applied correction is a transition too (PROCESSED → CORRECTED, or CORRECTED again): counted under it.
       countAnswer(operation, row.outcome, [id], row.priorStatus && row.intent ? transitionLabel(row.priorStatus, row.intent.status) : '');
@@ -367,7 +423,7 @@ export async function reevaluateIntent(input: ReevaluateInput, actor: Actor, opt
       if (row.outcome === 'fencing_token_stale') recordFenceRefusal(operation, id, actor.name, fencing!);
       return correctionAnswer(call, row);
     } catch (err) {
-      return sqlState(err) ? mapLockErrors(err, operation, [id], false, lockTimeoutMs, actor.name) : Promise.reject(err);
+      return sqlState(err) || err instanceof RowHeldRefusal ? mapLockErrors(err, operation, [id], false, lockTimeoutMs, actor.name) : Promise.reject(err);
     }
   };
   const replay = (stored: StoredOutcome) =>

@@ -50,7 +50,8 @@ export type LockHolder = {
 export class LockTimeoutError extends DomainError {
   readonly code = 'lock_timeout';
   readonly httpStatus = 423;
-  constructor(message: string, details?: { intentIds: string[]; nowait: boolean; lockTimeoutMs?: number; holders?: LockHolder[] }) {
+  /** `refusedWithoutWaiting`: the row was held and enough commands already waited for it (docs/LOCKING.md). */
+  constructor(message: string, details?: { intentIds: string[]; nowait: boolean; lockTimeoutMs?: number; refusedWithoutWaiting?: boolean; holders?: LockHolder[] }) {
     super(message, details);
   }
 }

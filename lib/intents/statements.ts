@@ -12,8 +12,12 @@ import type { IntentStatus } from './state-machine';
  * always bound (Prisma's tagged templates), never spliced.
  */
 
-/** How a call reads the row: under FOR UPDATE ('wait'), FOR UPDATE NOWAIT, unlocked and version-checked ('none'), or 'adaptive'. */
-export type LockMode = 'wait' | 'nowait' | 'none' | 'adaptive';
+/**
+ * How a call reads the row: FOR UPDATE when it is free ('try', SQLSTATE BR001 when it is held), FOR UPDATE waiting
+ * for it with a waiter place ('wait', BR002 when none is free), FOR UPDATE NOWAIT, unlocked and version-checked
+ * ('none'), or 'adaptive' (docs/LOCKING.md).
+ */
+export type LockMode = 'try' | 'wait' | 'nowait' | 'none' | 'adaptive';
 
 export type StatusOutcome = 'applied' | 'already_applied' | 'stale' | 'invalid_transition' | 'fencing_token_stale' | 'not_found' | 'raced';
 export type CorrectionOutcome = 'applied' | 'already_applied' | 'stale' | 'refused' | 'fencing_token_stale' | 'not_found' | 'raced';
@@ -131,14 +135,23 @@ export async function correct(a: CorrectArgs): Promise<CorrectionRow> {
   return row;
 }
 
-export type BulkArgs = { ids: string[]; to: IntentStatus; allowedFrom: readonly IntentStatus[]; lockTimeoutMs: number; actor: string; reason: string | null; details?: JsonObject | null };
+export type BulkArgs = {
+  ids: string[];
+  to: IntentStatus;
+  allowedFrom: readonly IntentStatus[];
+  lockTimeoutMs: number;
+  actor: string;
+  reason: string | null;
+  details?: JsonObject | null;
+  lock?: 'try' | 'wait';
+};
 export type BulkRow = Outcome<BulkOutcome> & { intentId: string };
 
 export async function bulkUpdateStatusCall(a: BulkArgs): Promise<BulkRow[]> {
   const rows = await queryOnPool<Flat & { intentId: string }>(Prisma.sql`
     SELECT r.outcome, r.intent_id::text AS "intentId", r.prior_status AS "priorStatus", true AS "tookLock", r.lock_wait_ms AS "lockWaitMs", ${INTENT_OF_R}
     FROM bridge_bulk_update_status(${a.ids}::uuid[], ${a.to}, ${[...a.allowedFrom]}::text[], ${a.lockTimeoutMs}::int, ${a.actor}, ${a.reason}::text,
-      ${a.details ? JSON.stringify(a.details) : null}::jsonb) r`);
+      ${a.details ? JSON.stringify(a.details) : null}::jsonb, ${a.lock ?? 'wait'}::text) r`);
   return rows.map(({ intentId, ...flat }) => ({ ...split<BulkOutcome>(flat), intentId }));
 }
 

@@ -194,8 +194,9 @@ async function readLocks(tx: Tx, blockers: number[], limit: number) {
         AND (l.database IS NULL OR l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))
         AND (a.datname IS NULL OR a.datname = current_database())
         AND a.application_name IS DISTINCT FROM ${SNAPSHOT_LABEL}
-        -- Actor locks name a backend's user (shown with the session), never block anyone: not locks of interest.
-        AND NOT (l.locktype = 'advisory' AND l.objsubid = 2 AND l.classid::bigint = bridge_actor_space())
+        -- Actor locks name a backend's user (shown with the session), and waiter places count who waits on a held
+        -- row (docs/LOCKING.md), only ever tried: neither blocks anyone, so neither is a lock of interest.
+        AND NOT (l.locktype = 'advisory' AND l.objsubid = 2 AND l.classid::bigint IN (bridge_actor_space(), bridge_waiter_space()))
         -- Nor is the lock history's leadership: the console watching itself, taken only with pg_try_advisory_lock.
         AND NOT (l.locktype = 'advisory' AND l.objsubid = 2 AND l.classid::bigint = ${SAMPLER_LOCK.space} AND l.objid::bigint = ${SAMPLER_LOCK.key})
     ), ranked AS (

@@ -38,7 +38,7 @@ export class ValidationError extends DomainError {
 }
 
 /** Why the database did not answer in time (lib/db/sqlstate.ts pressureReason reads it from an error). */
-export type PressureReason = 'lock_timeout' | 'statement_timeout' | 'pool_busy';
+export type PressureReason = 'lock_timeout' | 'statement_timeout' | 'pool_busy' | 'lock_waiters';
 
 /** The Retry-After of the console's polling views (Locks, Contention) when the database is under pressure. */
 export const VIEW_RETRY_AFTER_SECONDS = 10;
@@ -61,7 +61,9 @@ export class DatabaseUnderPressureError extends DomainError {
       `${
         reason === 'pool_busy'
           ? 'No database connection was free in time for this request, or it ran past its time limit'
-          : `The database did not answer within this request's ${reason === 'lock_timeout' ? 'lock timeout' : 'statement timeout'}`
+          : reason === 'lock_waiters'
+            ? "The row this request needs is locked, and as many of this console's database connections as may wait on row locks already do"
+            : `The database did not answer within this request's ${reason === 'lock_timeout' ? 'lock timeout' : 'statement timeout'}`
       }: the database is under pressure. Nothing was applied; try again in ${retryAfterSeconds} s.`,
       { reason, retryAfterSeconds },
     );

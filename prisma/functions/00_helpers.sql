@@ -51,16 +51,69 @@ LANGUAGE sql STABLE AS $$
                  WHERE c."intent_id" = p_intent AND c."last_conflict_at" > now() - make_interval(secs => p_within_ms / 1000.0));
 $$;
 
--- The lock mode a command's first read takes: as asked, except 'adaptive', which is 'wait' when the intent was
--- contended recently and 'none' (no row lock) otherwise.
+-- The lock mode a command's first read takes: as asked, except 'adaptive', which is 'try' (the row lock if it is
+-- free) when the intent was contended recently and 'none' (no row lock) otherwise.
 CREATE OR REPLACE FUNCTION "bridge_first_mode"(p_lock text, p_intent uuid, p_within_ms integer) RETURNS text
 LANGUAGE sql STABLE AS $$
   SELECT CASE WHEN p_lock <> 'adaptive' THEN p_lock
-              WHEN "bridge_recently_contended"(p_intent, p_within_ms) THEN 'wait'
+              WHEN "bridge_recently_contended"(p_intent, p_within_ms) THEN 'try'
               ELSE 'none' END;
 $$;
 
--- Reads an intent the way a command's mode says: 'wait' SELECT … FOR UPDATE (under the lock timeout), 'nowait'
+-- Bounded waiting on a row lock (docs/LOCKING.md, "Waiting on a held row"). The database only ever queues a
+-- command on a row lock in mode 'wait', which the console sends after a 'try' found the row held and only while
+-- its pool has room for another waiter; and a 'wait' first takes one of a few waiter places of the intent, shared
+-- by every console instance on this database. A held row that finds no place free is refused at once (SQLSTATE
+-- BR002) instead of adding a connection to the queue; a 'try' that finds the row held answers BR001 (nothing was
+-- waited for, nothing written) so the console can decide.
+
+-- How many backends may wait on one intent's row lock at once, over every instance: the database setting
+-- bridge.row_waiters (ALTER DATABASE … SET bridge.row_waiters = 4), 4 when unset.
+CREATE OR REPLACE FUNCTION "bridge_row_waiters"() RETURNS integer
+LANGUAGE sql STABLE AS $$
+  SELECT greatest(1, coalesce(nullif(current_setting('bridge.row_waiters', true), '')::integer, 4));
+$$;
+
+-- The namespace (the first key of a two-key advisory lock) of the waiter places.
+CREATE OR REPLACE FUNCTION "bridge_waiter_space"() RETURNS integer
+LANGUAGE sql IMMUTABLE AS $$ SELECT 1463896404 $$;  -- "WAIT"
+
+-- Takes a free waiter place of the intent (a transaction-scoped advisory lock, tried, never waited for: gone at the
+-- end of the transaction, or with the backend) or refuses the command with BR002, naming how many wait already.
+CREATE OR REPLACE FUNCTION "bridge_take_waiter_place"(p_id uuid) RETURNS void
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  places integer := "bridge_row_waiters"();
+BEGIN
+  FOR slot IN 1..places LOOP
+    IF pg_try_advisory_xact_lock("bridge_waiter_space"(), hashtext(p_id::text || '#' || slot)) THEN
+      RETURN;
+    END IF;
+  END LOOP;
+  RAISE EXCEPTION 'intent % is locked and % backends already wait for it', p_id, places
+    USING ERRCODE = 'BR002', DETAIL = format('row_waiters=%s', places);
+END $$;
+
+-- The row is held by another transaction: BR001, for the console to decide whether to wait (nothing written yet).
+CREATE OR REPLACE FUNCTION "bridge_row_busy"(p_id uuid) RETURNS void
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+  RAISE EXCEPTION 'intent % is locked by another transaction', p_id USING ERRCODE = 'BR001';
+END $$;
+
+-- Before an unlocked ('none') command writes: its UPDATE would queue on a held row like a 'wait' without a place, so
+-- it takes the row lock only if it is free (the lock the UPDATE takes anyway) and answers BR001 otherwise.
+CREATE OR REPLACE FUNCTION "bridge_claim_unlocked"(p_id uuid) RETURNS void
+LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+  PERFORM 1 FROM "intents" i WHERE i."id" = p_id FOR UPDATE SKIP LOCKED;
+  IF NOT FOUND AND EXISTS (SELECT 1 FROM "intents" i WHERE i."id" = p_id) THEN
+    PERFORM "bridge_row_busy"(p_id);
+  END IF;
+END $$;
+
+-- Reads an intent the way a command's mode says: 'try' SELECT … FOR UPDATE if the row is free (BR001 when it is
+-- held), 'wait' the same, and when it is held a waiter place and then FOR UPDATE (under the lock timeout), 'nowait'
 -- FOR UPDATE NOWAIT, anything else a plain read. An intent that does not exist comes back as a row of NULLs.
 -- Volatile, so each call reads a fresh snapshot: a row read after waiting for its lock is the row as committed.
 CREATE OR REPLACE FUNCTION "bridge_read_intent"(p_id uuid, p_mode text) RETURNS "intents"
@@ -68,8 +121,15 @@ LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   cur "intents";
 BEGIN
-  IF p_mode = 'wait' THEN
-    SELECT * INTO cur FROM "intents" i WHERE i."id" = p_id FOR UPDATE;
+  IF p_mode = 'try' OR p_mode = 'wait' THEN
+    SELECT * INTO cur FROM "intents" i WHERE i."id" = p_id FOR UPDATE SKIP LOCKED;
+    IF NOT FOUND AND EXISTS (SELECT 1 FROM "intents" i WHERE i."id" = p_id) THEN
+      IF p_mode = 'try' THEN
+        PERFORM "bridge_row_busy"(p_id);
+      END IF;
+      PERFORM "bridge_take_waiter_place"(p_id);
+      SELECT * INTO cur FROM "intents" i WHERE i."id" = p_id FOR UPDATE;
+    END IF;
   ELSIF p_mode = 'nowait' THEN
     SELECT * INTO cur FROM "intents" i WHERE i."id" = p_id FOR UPDATE NOWAIT;
   ELSE

@@ -1,9 +1,12 @@
 -- A status update, in one call whatever the strategy. p_lock says how the row is read:
---   'wait'     SELECT … FOR UPDATE under the lock timeout (pessimistic)
+--   'try'      SELECT … FOR UPDATE when the row is free; SQLSTATE BR001 when another transaction holds it (pessimistic,
+--              first call: the console decides whether to wait, docs/LOCKING.md)
+--   'wait'     the same, and on a held row a waiter place (BR002 when none is free), then FOR UPDATE under the lock timeout
 --   'nowait'   SELECT … FOR UPDATE NOWAIT (fail at once when someone holds the row)
---   'none'     a plain read; the write then only applies at the version read (optimistic); 'raced' when it moved
---   'adaptive' 'none', unless the intent was contended recently; on a race it records the contention and queues on
---              the row lock at once, inside this call
+--   'none'     a plain read; the write then only applies at the version read (optimistic); 'raced' when it moved;
+--              BR001 when another transaction holds the row at the write
+--   'adaptive' 'none', unless the intent was contended recently; on a race it records the contention and takes the
+--              row lock at once, inside this call, as 'try'
 -- The checks come in one order for every mode: not found → already applied → stale expected version → invalid
 -- transition → write, each one WHEN of bridge_status_check; a new guard is one more WHEN before the write. The state
 -- machine's rule stays in TypeScript: the caller passes the statuses allowed to move to p_to.
@@ -95,11 +98,12 @@ BEGIN
     IF outcome = 'stale' THEN
       PERFORM "bridge_refuse_stale"('update_status', cur, p_expected_version, p_actor, p_lock = 'adaptive');
     ELSIF outcome IS NULL THEN
+      IF mode = 'none' THEN PERFORM "bridge_claim_unlocked"(cur."id"); END IF;
       intent := "bridge_write_status"(cur, p_to, p_actor, p_reason, p_fence_resource, p_fence_token);
       outcome := CASE WHEN intent."id" IS NOT NULL THEN 'applied' ELSE 'raced' END;
     END IF;
     EXIT WHEN NOT "bridge_queue_after_race"(outcome, p_lock, mode);
-    mode := 'wait';
+    mode := 'try';
     raced := true;
   END LOOP;
 

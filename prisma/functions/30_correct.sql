@@ -1,6 +1,6 @@
 -- A correction, in one call whatever the strategy: deep-merges p_diff into the payload and moves the status as the
 -- state machine says (the caller passes its mapping: p_from[i] becomes p_to[i]; any other status refuses). p_lock
--- as for bridge_update_status ('wait', 'none', 'adaptive'; corrections have no NOWAIT). The checks, in this order
+-- as for bridge_update_status ('try', 'wait', 'none', 'adaptive'; corrections have no NOWAIT). The checks, in this order
 -- for every mode: not found → already applied (this correction id exists) → stale expected version → refused
 -- status → write, each one WHEN of bridge_correction_check; a new guard is one more WHEN before the write. With an
 -- idempotency key the outcome is stored by this same call.
@@ -89,12 +89,13 @@ BEGIN
     ELSIF outcome = 'stale' THEN
       PERFORM "bridge_refuse_stale"('reevaluate', cur, p_expected_version, p_actor, p_lock = 'adaptive');
     ELSIF outcome IS NULL THEN
+      IF mode = 'none' THEN PERFORM "bridge_claim_unlocked"(cur."id"); END IF;
       intent := "bridge_write_correction"(cur, p_correction_id, p_diff, p_source, p_reason, p_metadata, p_actor,
                                           p_to[array_position(p_from, cur."status"::text)], p_fence_resource, p_fence_token);
       outcome := CASE WHEN intent."id" IS NOT NULL THEN 'applied' ELSE 'raced' END;
     END IF;
     EXIT WHEN NOT "bridge_queue_after_race"(outcome, p_lock, mode);
-    mode := 'wait';
+    mode := 'try';
     raced := true;
   END LOOP;
 

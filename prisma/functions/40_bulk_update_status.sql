@@ -3,20 +3,42 @@
 -- ('not_found'), or one per intent that cannot move ('invalid_transition'), and nothing written — or every intent
 -- not yet at p_to moved, with its audit event ('applied'), the others 'already_applied'. p_details adds to each
 -- audit event's details (a console bulk batch passes its batch id).
+-- p_lock as for the other commands' row locks (bridge_read_intent): 'try' takes the rows only when none is held
+-- (BR001 otherwise, nothing written); 'wait' takes a waiter place for each held row (BR002 when one has none free)
+-- and then queues on the rows in id order.
 SELECT "bridge_drop_overloads"('bridge_bulk_update_status');
 CREATE OR REPLACE FUNCTION "bridge_bulk_update_status"(
   p_ids uuid[], p_to text, p_allowed_from text[], p_lock_timeout_ms integer, p_actor text, p_reason text,
-  p_details jsonb DEFAULT NULL
+  p_details jsonb DEFAULT NULL, p_lock text DEFAULT 'wait'
 ) RETURNS TABLE (outcome text, intent_id uuid, intent "intents", prior_status text, lock_wait_ms double precision)
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 DECLARE
   started timestamptz;
   waited double precision;
+  free uuid[];
+  held uuid;
 BEGIN
   PERFORM "bridge_label"('bulk_update_status', p_ids[1], p_lock_timeout_ms, p_actor);
   started := clock_timestamp();
-  PERFORM 1 FROM "intents" i WHERE i."id" = ANY(p_ids) ORDER BY i."id" FOR UPDATE;
+  IF p_lock = 'try' THEN
+    IF (SELECT count(*) FROM (SELECT 1 FROM "intents" i WHERE i."id" = ANY(p_ids) ORDER BY i."id" FOR UPDATE SKIP LOCKED) s)
+       < (SELECT count(*) FROM "intents" i WHERE i."id" = ANY(p_ids)) THEN
+      PERFORM "bridge_row_busy"(p_ids[1]);
+    END IF;
+  ELSE
+    -- Which rows are held, seen by taking the free ones in a subtransaction that is then undone: keeping them while
+    -- queueing for a lower id would break the one global order that keeps bulk updates from deadlocking.
+    BEGIN
+      SELECT array_agg(s."id") INTO free FROM (SELECT i."id" FROM "intents" i WHERE i."id" = ANY(p_ids) ORDER BY i."id" FOR UPDATE SKIP LOCKED) s;
+      RAISE EXCEPTION USING ERRCODE = 'BR000';
+    EXCEPTION WHEN SQLSTATE 'BR000' THEN NULL;
+    END;
+    FOR held IN SELECT i."id" FROM "intents" i WHERE i."id" = ANY(p_ids) AND NOT (i."id" = ANY(coalesce(free, '{}'))) ORDER BY i."id" LOOP
+      PERFORM "bridge_take_waiter_place"(held);
+    END LOOP;
+    PERFORM 1 FROM "intents" i WHERE i."id" = ANY(p_ids) ORDER BY i."id" FOR UPDATE;
+  END IF;
   waited := extract(epoch FROM clock_timestamp() - started) * 1000;
   IF waited >= "bridge_lock_wait_floor_ms"() THEN
     -- Each intent of the batch is told the batch's wait (its rows are locked in one statement).

@@ -140,15 +140,20 @@ describe('concurrent corrections', () => {
     expect(await expectCompleteHistory(intent.id)).toMatchObject({ version: intent.version + 1, corrections: 1 });
   });
 
-  it('8 identical pessimistic corrections queued behind a held lock: one applies, the rest are already applied', async () => {
+  it('8 identical pessimistic corrections behind a held lock: one waits and applies, the rest are refused at once, then already applied', async () => {
     const intent = await makeIntent('NORMALIZED');
     const h = await holder('bridge-test:holder');
     await h.query('BEGIN');
     await h.query('SELECT 1 FROM intents WHERE id = $1 FOR UPDATE', [intent.id]);
-    const pending = Array.from({ length: 8 }, () => reevaluateIntent(correct(intent.id, { amount: 5 }), tester, { strategy: 'pessimistic' }));
-    await waitForCorrectionsWaiting(intent.id, 8);
+    const first = reevaluateIntent(correct(intent.id, { amount: 5 }), tester, { strategy: 'pessimistic' });
+    await waitForCorrectionsWaiting(intent.id, 1);
+    // One connection of this process waiting on the row is enough (docs/LOCKING.md, "Waiting on a held row").
+    const refused = await Promise.all(Array.from({ length: 7 }, () => reevaluateIntent(correct(intent.id, { amount: 5 }), tester, { strategy: 'pessimistic' }).catch((e) => e)));
+    expect(refused.every((e) => e instanceof LockTimeoutError && (e.details as { refusedWithoutWaiting?: boolean }).refusedWithoutWaiting)).toBe(true);
     await h.query('COMMIT');
-    const results = await Promise.all(pending);
+    const applied = await first;
+    const again = await Promise.all(Array.from({ length: 7 }, () => reevaluateIntent(correct(intent.id, { amount: 5 }), tester, { strategy: 'pessimistic' })));
+    const results = [applied, ...again];
     expect(results.map((r) => r.alreadyApplied).sort()).toEqual([false, ...Array<boolean>(7).fill(true)]);
     expect(results.every((r) => r.retries === 0)).toBe(true);
     expect(await expectCompleteHistory(intent.id)).toMatchObject({ version: intent.version + 1, corrections: 1 });

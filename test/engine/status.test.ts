@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
-import { env, type LockStrategy } from '@/lib/env';
+import { type LockStrategy } from '@/lib/env';
 import { updateIntentStatus } from '@/lib/intents/commands';
 import { InvalidTransitionError, LockTimeoutError, NotFoundError, ValidationError } from '@/lib/intents/errors';
 import { getIntentAudit } from '@/lib/intents/queries';
@@ -105,34 +105,32 @@ describe.each(STRATEGIES)('status updates under the %s strategy', (strategy) => 
 });
 
 describe('concurrent status updates', () => {
-  it('two different updates queued behind a lock: the first in line applies, the second is judged on the new state', async () => {
+  // Behind a held row one status update of an intent waits from this process; a second is refused at once
+  // (docs/LOCKING.md, "Waiting on a held row"), and once the row is free it is judged on the state it then finds.
+  it('two different updates behind a held row: the first waits and applies, the second is refused at once, then judged on the new state', async () => {
     const intent = await makeIntent('RECEIVED');
     const holder = await holdRowLocks([intent.id]);
     const toNormalized = settle(updateIntentStatus({ id: intent.id, status: 'NORMALIZED' }, tester));
     await waitForWaiters(1, { application: `bridge:update_status:${intent.id}` });
-    const toProcessed = settle(updateIntentStatus({ id: intent.id, status: 'PROCESSED' }, tester));
-    await waitForWaiters(2, { application: `bridge:update_status:${intent.id}` });
+    const refused = await updateIntentStatus({ id: intent.id, status: 'PROCESSED' }, tester).catch((e) => e);
+    expect(refused).toBeInstanceOf(LockTimeoutError);
+    expect(refused.details).toMatchObject({ intentIds: [intent.id], refusedWithoutWaiting: true, holders: [expect.objectContaining({ pid: holder.session.pid })] });
     await holder.release();
-    const [first, second] = [await toNormalized, await toProcessed];
     // RECEIVED → NORMALIZED, then NORMALIZED → PROCESSED: both valid in this order.
-    expect(first).toMatchObject({ ok: true, value: { alreadyApplied: false, intent: { status: 'NORMALIZED', version: 1 } } });
-    expect(second).toMatchObject({ ok: true, value: { alreadyApplied: false, intent: { status: 'PROCESSED', version: 2 } } });
-    expect(await intentRow(intent.id)).toMatchObject({ status: 'PROCESSED', version: 2 });
+    expect(await toNormalized).toMatchObject({ ok: true, value: { alreadyApplied: false, intent: { status: 'NORMALIZED', version: 1 } } });
+    expect(await updateIntentStatus({ id: intent.id, status: 'PROCESSED' }, tester)).toMatchObject({ alreadyApplied: false, intent: { status: 'PROCESSED', version: 2 } });
   });
 
-  it('in the other order the second is refused: RECEIVED → PROCESSED is invalid, then NORMALIZED applies', async () => {
+  it('in the other order the waiting one is refused as a transition: RECEIVED → PROCESSED is invalid, then NORMALIZED applies', async () => {
     const intent = await makeIntent('RECEIVED');
     const holder = await holdRowLocks([intent.id]);
     const toProcessed = settle(updateIntentStatus({ id: intent.id, status: 'PROCESSED' }, tester));
     await waitForWaiters(1, { application: `bridge:update_status:${intent.id}` });
-    const toNormalized = settle(updateIntentStatus({ id: intent.id, status: 'NORMALIZED' }, tester));
-    await waitForWaiters(2, { application: `bridge:update_status:${intent.id}` });
     await holder.release();
     const refused = await toProcessed;
     expect(refused.ok).toBe(false);
     expect((refused as { error: unknown }).error).toBeInstanceOf(InvalidTransitionError);
-    expect(await toNormalized).toMatchObject({ ok: true, value: { intent: { status: 'NORMALIZED', version: 1 } } });
-    expect(await intentRow(intent.id)).toMatchObject({ status: 'NORMALIZED', version: 1 });
+    expect(await updateIntentStatus({ id: intent.id, status: 'NORMALIZED' }, tester)).toMatchObject({ intent: { status: 'NORMALIZED', version: 1 } });
   });
 
   it('100 intents updated concurrently: every update commits exactly once', async () => {
@@ -147,16 +145,19 @@ describe('concurrent status updates', () => {
 describe('N identical concurrent transitions: all succeed, exactly one version increment', () => {
   const N = 20;
 
-  it.each(STRATEGIES)('%s strategy, forced to collide behind a held lock', async (strategy) => {
+  it.each(STRATEGIES)('%s strategy, behind a held lock: one waits and applies, the rest are refused at once and then already applied', async (strategy) => {
     const intent = await makeIntent('PROCESSED');
     await clearOutcomes();
     const holder = await holdRowLocks([intent.id]);
-    const calls = Array.from({ length: N }, () => settle(updateIntentStatus({ id: intent.id, status: 'COMPLETED' }, tester, { strategy })));
-    // As many callers as the pool has connections queue inside their transactions: pessimistic ones on the row
-    // lock, optimistic ones on their UPDATE after reading PROCESSED at version 2. The rest wait for a connection.
-    await waitForWaiters(Math.min(N, env().DB_POOL_SIZE), { application: `bridge:update_status:${intent.id}` });
+    const first = settle(updateIntentStatus({ id: intent.id, status: 'COMPLETED' }, tester, { strategy }));
+    // Pessimistic and adaptive ones wait on the row lock, an optimistic one at its write after reading version 2.
+    await waitForWaiters(1, { application: `bridge:update_status:${intent.id}` });
+    const refused = await Promise.all(Array.from({ length: N - 1 }, () => settle(updateIntentStatus({ id: intent.id, status: 'COMPLETED' }, tester, { strategy }))));
+    expect(refused.every((r) => !r.ok && r.error instanceof LockTimeoutError && (r.error.details as { refusedWithoutWaiting?: boolean }).refusedWithoutWaiting)).toBe(true);
     await holder.release();
-    const results = await Promise.all(calls);
+    const waited = await first;
+    const again = await Promise.all(Array.from({ length: N - 1 }, () => settle(updateIntentStatus({ id: intent.id, status: 'COMPLETED' }, tester, { strategy }))));
+    const results = [waited, ...again];
     expect(results.every((r) => r.ok)).toBe(true);
     const values = results.map((r) => (r as { value: { alreadyApplied: boolean; intent: { version: number; status: string } } }).value);
     expect(values.filter((v) => !v.alreadyApplied)).toHaveLength(1);
@@ -167,15 +168,17 @@ describe('N identical concurrent transitions: all succeed, exactly one version i
     const counts = await persistedOutcomes();
     expect(counts['update_status/success/PROCESSED->COMPLETED']).toBe(1);
     expect(counts['update_status/already_applied']).toBe(N - 1);
+    expect(counts['update_status/lock_timeout']).toBe(N - 1);
   });
 
   it.each(STRATEGIES)('with the expectedVersion every caller read (%s): the losers are already applied, not conflicts', async (strategy) => {
     const intent = await makeIntent('NORMALIZED');
     const holder = await holdRowLocks([intent.id]);
-    const calls = Array.from({ length: 8 }, () => settle(updateIntentStatus({ id: intent.id, status: 'PROCESSED', expectedVersion: 1 }, tester, { strategy })));
-    await waitForWaiters(8, { application: `bridge:update_status:${intent.id}` });
+    const first = settle(updateIntentStatus({ id: intent.id, status: 'PROCESSED', expectedVersion: 1 }, tester, { strategy }));
+    await waitForWaiters(1, { application: `bridge:update_status:${intent.id}` });
     await holder.release();
-    const results = await Promise.all(calls);
+    const waited = await first;
+    const results = [waited, ...(await Promise.all(Array.from({ length: 7 }, () => settle(updateIntentStatus({ id: intent.id, status: 'PROCESSED', expectedVersion: 1 }, tester, { strategy })))))];
     expect(results.every((r) => r.ok)).toBe(true);
     expect(results.filter((r) => r.ok && !r.value.alreadyApplied)).toHaveLength(1);
     expect(await intentRow(intent.id)).toMatchObject({ status: 'PROCESSED', version: 2 });
