@@ -9,6 +9,7 @@ import { auditQuerySchema } from '@/lib/audit/log';
 import { runPipelineSchema } from '@/lib/pipeline/run';
 import { consoleReplaySchema } from '@/lib/replay/runner';
 import { positionSchema } from '@/lib/live/positions';
+import { workersPausedSchema } from '@/lib/workers/control';
 import {
   auditEventSchema,
   bulkStatusResultSchema,
@@ -169,6 +170,19 @@ const CONSOLE_AND_WORKER_OPERATIONS: ApiOperation[] = [
     auth: 'bearer',
     permission: 'intents.read',
     success: { status: 200, description: 'Workers and queue depth.', schema: z.looseObject({ workers: z.array(z.looseObject({})), queue: z.looseObject({}) }).meta({ id: 'WorkersOverview' }) },
+    errors: {},
+  },
+  {
+    operationId: 'setWorkersClaiming',
+    method: 'post',
+    path: '/api/workers/claiming',
+    summary: 'Pause or resume claiming for every worker',
+    description: 'While paused, no worker claims new work: new intents wait in RECEIVED (so a person can move one by hand); runs already in flight finish. Audited as `workers_paused` / `workers_resumed`.',
+    tag: 'operations',
+    auth: 'bearer',
+    permission: 'pipeline.run',
+    body: workersPausedSchema,
+    success: { status: 200, description: 'Claiming as it is now; `changed` is false when it already was.', schema: z.object({ paused: z.boolean(), changed: z.boolean() }).meta({ id: 'WorkersClaiming' }) },
     errors: {},
   },
   {
