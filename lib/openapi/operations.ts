@@ -10,6 +10,7 @@ import { runPipelineSchema } from '@/lib/pipeline/run';
 import { consoleReplaySchema } from '@/lib/replay/runner';
 import { positionSchema } from '@/lib/live/positions';
 import { workersPausedSchema } from '@/lib/workers/control';
+import { intentRefSchema } from '@/lib/search/ids';
 import {
   auditEventSchema,
   bulkStatusResultSchema,
@@ -67,6 +68,11 @@ export type ApiOperation = {
   /** Takes an `idempotencyKey`: answers replayed from its first request carry `Idempotent-Replayed: true`. */
   idempotent?: boolean;
 };
+
+/** The read paths also take the first 8+ characters of an id, when only one intent starts so (lib/search/ids.ts). */
+const intentRefParams = z.object({
+  id: intentRefSchema.meta({ description: 'The intent id (a UUID), or its first 8 or more characters as the console shows them when only one intent starts so (several: 400 `ambiguous_id` listing candidates).', example: '0b7f7c9e' }),
+});
 
 export const intentIdParams = z.object({
   id: intentIdSchema.meta({ description: 'The intent id (a UUID).', example: '0b7f7c9e-4a55-4d39-9d7e-2f3c1b8a9e10' }),
@@ -156,9 +162,9 @@ const CONSOLE_AND_WORKER_OPERATIONS: ApiOperation[] = [
     tag: 'intents',
     auth: 'bearer',
     permission: 'intents.read',
-    pathParams: intentIdParams,
+    pathParams: intentRefParams,
     success: { status: 200, description: 'Runs, newest first.', schema: z.object({ runs: z.array(z.looseObject({ id: z.string(), status: z.string() })) }).meta({ id: 'PipelineRuns' }) },
-    errors: { 400: ['invalid_request'], 404: ['not_found'] },
+    errors: { 400: ['invalid_request', 'ambiguous_id'], 404: ['not_found'] },
   },
   {
     operationId: 'getWorkers',
@@ -259,9 +265,9 @@ export const OPERATIONS: ApiOperation[] = [
     tag: 'intents',
     auth: 'bearer',
     permission: 'intents.read',
-    pathParams: intentIdParams,
+    pathParams: intentRefParams,
     success: { status: 200, description: 'The intent with `corrections[]`, oldest first.', schema: intentWithCorrectionsSchema },
-    errors: { 400: ['invalid_request'], 404: ['not_found'] },
+    errors: { 400: ['invalid_request', 'ambiguous_id'], 404: ['not_found'] },
   },
   {
     operationId: 'updateIntentStatus',
@@ -328,9 +334,9 @@ export const OPERATIONS: ApiOperation[] = [
     tag: 'intents',
     auth: 'bearer',
     permission: 'intents.read',
-    pathParams: intentIdParams,
+    pathParams: intentRefParams,
     success: { status: 200, description: 'Audit events, oldest first.', schema: z.array(auditEventSchema) },
-    errors: { 400: ['invalid_request'], 404: ['not_found'] },
+    errors: { 400: ['invalid_request', 'ambiguous_id'], 404: ['not_found'] },
   },
   {
     operationId: 'getLocks',
