@@ -52,8 +52,9 @@ test('an operator searches and filters, shares the URL, opens an intent and move
   await colleague.close();
 
   // Open it and move it along: only the allowed next steps are offered.
-  await page.getByRole('link', { name: short(normalized.id) }).click();
-  await expect(page).toHaveURL(new RegExp(`/intents/${normalized.id}$`));
+  await rowOf(page, normalized.id).getByRole('link', { name: short(normalized.id) }).click();
+  // The list's filters come along, for the page's way back.
+  await expect(page).toHaveURL(new RegExp(`/intents/${normalized.id}\\?status=NORMALIZED&q=${marker}$`));
   await expect(page.getByTestId('intent-status')).toHaveText('NORMALIZED');
   const actions = page.getByRole('group', { name: 'Status actions' });
   await expect(actions.getByRole('button')).toHaveText(['Move to PROCESSED', 'Mark as FAILED']);

@@ -63,6 +63,6 @@ test('an operator pastes ids, displayed text, JSON and a source into the search'
   await expect(table.locator('tbody tr')).toHaveCount(2);
 
   // Too short to search the payload: said so, not a scan.
-  await page.goto('/intents?q=ab');
+  await page.goto('/intents?q=xy');
   await expect(page.getByText(/needs at least 3 characters/).first()).toBeVisible();
 });

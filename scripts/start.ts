@@ -7,33 +7,66 @@
  * - With DATABASE_URL and no BRIDGE_ENV the console does not assume development (lib/env.ts) and says so.
  * - Ctrl-C stops the server and the embedded database cleanly.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { startEmbeddedPostgres, type EmbeddedDb } from '../lib/db/embedded';
 import { migrate } from '../lib/db/migrate';
-import { serverArgs } from './next-server';
+import type { EmbeddedDbMessage } from './embedded-db';
+import { buildIsStale, root, serverArgs } from './next-server';
 
-const root = resolve(import.meta.dirname, '..');
 const nextBin = join(root, 'node_modules', 'next', 'dist', 'bin', 'next');
 const say = (line: string) => console.log(`[bridge] ${line}`);
 const isLoopback = (host: string) => host === 'localhost' || host === '::1' || /^127\./.test(host);
+const minutes = (ms: number) => (ms < 60_000 ? `${Math.round(ms / 1000)} s` : `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`);
 
-function newestMtime(path: string): number {
-  if (!existsSync(path)) return 0;
-  const info = statSync(path);
-  if (!info.isDirectory()) return info.mtimeMs;
-  let newest = info.mtimeMs;
-  for (const entry of readdirSync(path)) newest = Math.max(newest, newestMtime(join(path, entry)));
-  return newest;
+type EmbeddedDb = { url: string; port: number; dataDir: string; process: ChildProcess };
+
+/** The embedded PostgreSQL in its own process and process group (scripts/embedded-db.ts says why). */
+async function startEmbeddedDb(dataDir: string): Promise<EmbeddedDb> {
+  const child = fork(join(root, 'scripts', 'embedded-db.ts'), [], {
+    cwd: root,
+    detached: true,
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, BRIDGE_DATA_DIR: dataDir },
+  });
+  const message = await new Promise<EmbeddedDbMessage>((resolveMessage, reject) => {
+    child.once('message', (m) => resolveMessage(m as EmbeddedDbMessage));
+    child.once('exit', (code) => reject(new Error(`the embedded PostgreSQL did not start (exit code ${code})`)));
+  });
+  if ('error' in message) throw new Error(message.error);
+  if (message.note) say(message.note);
+  return { ...message, process: child };
 }
 
-function buildIsStale(): boolean {
-  const stamp = join(root, '.next', 'BUILD_ID');
-  if (!existsSync(stamp)) return true;
-  const built = statSync(stamp).mtimeMs;
-  const sources = ['app', 'components', 'lib', 'generated', 'next.config.js', 'package-lock.json', 'proxy.ts'].map((p) => join(root, p));
-  return sources.some((p) => newestMtime(p) > built);
+async function stopEmbeddedDb(db: EmbeddedDb): Promise<void> {
+  if (db.process.exitCode !== null) return;
+  const exited = new Promise((r) => db.process.once('exit', r));
+  db.process.send('stop');
+  await exited;
+}
+
+/**
+ * `next build`, with what a person waiting needs: how long it took last time on this machine (or about how long a
+ * first build takes), and the time so far every 30 s while Next prints nothing.
+ */
+async function build(): Promise<void> {
+  const stampFile = join(root, '.data', 'last-build-ms');
+  const last = existsSync(stampFile) ? Number(readFileSync(stampFile, 'utf8')) || 0 : 0;
+  say(
+    last
+      ? `building the console (next build): the last build here took ${minutes(last)}…`
+      : 'building the console (next build): a first build takes about 3 minutes on two cores, mostly silent, then a table of routes…',
+  );
+  const started = Date.now();
+  const child = spawn(process.execPath, [nextBin, 'build'], { cwd: root, stdio: 'inherit', env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' } });
+  const ticker = setInterval(() => say(`still building… ${minutes(Date.now() - started)} so far`), 30_000);
+  const code = await new Promise<number | null>((r) => child.once('exit', r)).finally(() => clearInterval(ticker));
+  if (code !== 0) throw new Error('next build failed');
+  const took = Date.now() - started;
+  mkdirSync(join(root, '.data'), { recursive: true });
+  writeFileSync(stampFile, String(took));
+  say(`built in ${minutes(took)}`);
 }
 
 async function waitForHealth(url: string, child: ChildProcess): Promise<void> {
@@ -61,9 +94,8 @@ async function main() {
 
   if (!databaseUrl) {
     const dataDir = resolve(root, process.env.BRIDGE_DATA_DIR ?? '.data/postgres');
-    const port = process.env.EMBEDDED_PG_PORT ? Number(process.env.EMBEDDED_PG_PORT) : undefined;
     say(`no DATABASE_URL: starting the embedded PostgreSQL (data in ${dataDir})`);
-    embedded = await startEmbeddedPostgres({ dataDir, port, persistent: true, log: process.env.BRIDGE_PG_LOG ? (m) => process.stderr.write(String(m)) : undefined });
+    embedded = await startEmbeddedDb(dataDir);
     databaseUrl = embedded.url;
     seedAllowed = process.env.SEED_DEMO_DATA !== 'false';
     say(`embedded PostgreSQL is up on 127.0.0.1:${embedded.port}`);
@@ -92,10 +124,8 @@ async function main() {
     await relay?.stop().catch(() => undefined);
     const { disconnectDb } = await import('../lib/db/client');
     await disconnectDb().catch(() => undefined);
-    if (embedded) {
-      await embedded.stop().catch((err) => console.error('[bridge] embedded PostgreSQL did not stop cleanly:', err));
-      say('embedded PostgreSQL stopped');
-    }
+    if (embedded) await stopEmbeddedDb(embedded);
+    say(code === 0 ? 'stopped' : `stopped (exit code ${code})`);
     process.exit(code);
   };
   process.on('SIGINT', () => void stop(0));
@@ -118,11 +148,8 @@ async function main() {
     const auth = await bootstrapAuth();
     for (const line of auth.lines) say(line);
 
-    if (buildIsStale()) {
-      say('building the console (next build)…');
-      const build = spawnSync(process.execPath, [nextBin, 'build'], { cwd: root, stdio: 'inherit', env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' } });
-      if (build.status !== 0) throw new Error('next build failed');
-    }
+    const built = buildIsStale();
+    if (built) await build();
 
     const port = String(config.PORT);
     const host = process.env.HOST || '127.0.0.1';
@@ -159,9 +186,11 @@ async function main() {
     const { startRelayFromEnv } = await import('../lib/events/runner');
     relay = startRelayFromEnv('bridge-console', (line) => say(`relay: ${line}`));
     say(`Bridge Console is ready: ${url}  (environment: ${config.BRIDGE_ENV})`);
+    // The build's output pushes the one-time password far up: it is said again here, where the URL is.
+    const oneTime = auth.admin.created && auth.admin.passwordSource === 'generated' ? auth.admin.oneTimePassword : undefined;
     say(
       auth.admin.created
-        ? `sign in at ${url}/sign-in as "${auth.admin.username}"${auth.admin.passwordSource === 'generated' ? ' with the one-time password above' : ''}`
+        ? `sign in at ${url}/sign-in as "${auth.admin.username}"${oneTime ? (built ? ` with the one-time password ${oneTime}` : ' with the one-time password above') : ''}`
         : `sign in at ${url}/sign-in (users are managed on /admin/users)`,
     );
     if (embedded) {
@@ -175,4 +204,7 @@ async function main() {
   }
 }
 
-void main();
+main().catch((err: unknown) => {
+  console.error(`[bridge] ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

@@ -1,10 +1,11 @@
 import { redirect } from 'next/navigation';
 import { Suspense } from 'react';
 import { IntentsLiveControls, IntentsWorkspace } from '@/components/intents/IntentsWorkspace';
-import { IntentsListPanel, StatusCountsPanel } from '@/components/intents/IntentsPanels';
+import { IntentsListPanel, StatusCountsPanel, WaitingPanel } from '@/components/intents/IntentsPanels';
 import { LiveSince } from '@/components/live/LiveProvider';
 import { PageHeader } from '@/components/ui/PageHeader';
 import { TableSkeleton, Skeleton } from '@/components/ui/Skeleton';
+import styles from '@/components/intents/intents.module.css';
 import { can } from '@/lib/auth/permissions';
 import { requirePageUser } from '@/lib/auth/server';
 import { intentsHref, parseIntentFilters } from '@/lib/console/filters';
@@ -34,10 +35,17 @@ export default async function IntentsPage({ searchParams }: { searchParams: Prom
   const since = await livePositionForPage();
   return (
     <IntentsWorkspace>
+      {/* Past the filters and the search straight to the rows (then j / k and Enter). */}
+      <a href="#intent-results" className={styles.skipToResults}>
+        Skip to the results
+      </a>
       <LiveSince position={since} />
-      <PageHeader title="Intents" description="Every intent, newest change first. Filters live in the URL: copy it to share this view." actions={<IntentsLiveControls />} />
+      <PageHeader title="Intents" description="Every intent, newest change first (or oldest first, or only those stuck). Filters live in the URL: copy it to share this view." actions={<IntentsLiveControls />} />
       <Suspense fallback={<Skeleton label="Loading status counts" lines={1} height={40} />}>
         <StatusCountsPanel filters={filters} resolved={resolved} />
+      </Suspense>
+      <Suspense fallback={<Skeleton label="Loading the oldest waiting intent" lines={1} height={32} />}>
+        <WaitingPanel filters={filters} />
       </Suspense>
       <Suspense key={JSON.stringify(filters)} fallback={<TableSkeleton label="Loading intents" />}>
         <IntentsListPanel filters={filters} resolved={resolved} canBulk={can(user, 'intents.bulk')} lockTimeoutMs={concurrencySettings().lockTimeoutMs} />

@@ -8,9 +8,9 @@ export function searchHighlights(q: string) {
   const sourceName = parsed.kind === 'source' ? parsed.source : parsed.kind === 'payload' ? parsed.sourceCandidate : null;
   return {
     // The table shows an id's first 8 characters: that is where an id search matches.
-    id: parsed.kind === 'id' ? [parsed.id.slice(0, 8)] : parsed.kind === 'idPrefix' ? [parsed.prefix.slice(0, 8)] : [],
+    id: parsed.kind === 'id' ? [parsed.id.slice(0, 8)] : parsed.kind === 'idPrefix' || parsed.kind === 'idOrPayload' ? [parsed.prefix.slice(0, 8)] : [],
     // An id no intent has is searched in the payload instead (a payload may mention it).
-    payload: parsed.kind === 'payload' || parsed.kind === 'id' || parsed.kind === 'idPrefix' ? parsed.payload.highlights : [],
+    payload: parsed.kind === 'source' || parsed.kind === 'none' ? [] : parsed.payload.highlights,
     source: (source: string) => (sourceName && source === sourceName ? [source] : []),
   };
 }

@@ -12,6 +12,7 @@ import { RelativeTime } from '@/components/ui/RelativeTime';
 import { Skeleton } from '@/components/ui/Skeleton';
 import { StatusBadge } from '@/components/ui/StatusBadge';
 import type { ActionError } from '@/lib/console/action-result';
+import type { ListNavigation } from '@/lib/console/list-nav';
 import { newIdempotencyKey } from '@/lib/console/ids';
 import { REASON_MAX, reasonProblem, reasonRequired } from '@/lib/console/reasons';
 import { fetchIntent } from '@/lib/console/intents-client';
@@ -34,11 +35,26 @@ export type DetailPermissions = { status: boolean; correct: boolean };
  * server-streamed history panels (audit timeline, conflict events) beside them. `lockTimeoutMs` is the configured
  * row-lock wait, shown while a change waits for a lock (omitted: a generic wording).
  */
-export function IntentDetail({ id, permissions, aside, lockTimeoutMs }: { id: string; permissions: DetailPermissions; aside: ReactNode; lockTimeoutMs?: number }) {
+export function IntentDetail({ id, permissions, aside, lockTimeoutMs, nav }: { id: string; permissions: DetailPermissions; aside: ReactNode; lockTimeoutMs?: number; nav?: ListNavigation }) {
   const detail = useQuery({ queryKey: intentKeys.detail(id), queryFn: () => fetchIntent(id) });
   const header = (
     <PageHeader
-      breadcrumb={<Link href="/intents">Intents</Link>}
+      breadcrumb={
+        // Back to the list as it was left (its status, search and order), and its rows around this one.
+        <nav aria-label="Intents list" className={styles.listNav}>
+          <Link href={nav?.back ?? '/intents'}>Intents</Link>
+          {nav?.previous && (
+            <Link href={nav.previous} rel="prev">
+              ← Previous
+            </Link>
+          )}
+          {nav?.next && (
+            <Link href={nav.next} rel="next">
+              Next →
+            </Link>
+          )}
+        </nav>
+      }
       title={
         <>
           <span className="mono">Intent {id.slice(0, 8)}</span>

@@ -1,7 +1,14 @@
 import { dehydrate, HydrationBoundary, QueryClient } from '@tanstack/react-query';
+import Link from 'next/link';
+import { RelativeTime } from '@/components/ui/RelativeTime';
+import { intentsHref } from '@/lib/console/filters';
+import { listInput } from '@/lib/console/list-nav';
 import { listIntents } from '@/lib/intents/queries';
 import { FILTER_PARAMS, intentKeys, type IntentListFilters } from '@/lib/intents/keys';
-import { countsUnder, type ResolvedSearch } from '@/lib/search/intents';
+import { countsUnder, oldestWaiting, type ResolvedSearch } from '@/lib/search/intents';
+import { STUCK_CHOICES } from '@/lib/search/stuck';
+import { shortId } from './format';
+import styles from './intents.module.css';
 import { IntentsTable } from './IntentsTable';
 import { StatusFilterBar } from './StatusFilterBar';
 
@@ -30,23 +37,53 @@ export async function IntentsListPanel({ filters, resolved, canBulk, lockTimeout
   await queryClient.prefetchQuery({
     queryKey: intentKeys.list(filters),
     queryFn: () =>
-      listIntents({
-        status: filters.status ?? undefined,
-        q: filters.q || undefined,
-        source: filters.source ?? undefined,
-        from: filters.from ?? undefined,
-        to: filters.to ?? undefined,
-        contention: filters.contention ?? undefined,
-        contentionOperation: filters.contentionOperation ?? undefined,
-        contentionFrom: filters.contentionFrom ?? undefined,
-        contentionTo: filters.contentionTo ?? undefined,
-        cursor: filters.cursor ?? undefined,
-        limit: filters.limit,
-      }, resolved),
+      listIntents(listInput(filters), resolved),
   });
   return (
     <HydrationBoundary state={dehydrate(queryClient)}>
       <IntentsTable filters={filters} canBulk={canBulk} lockTimeoutMs={lockTimeoutMs} />
     </HydrationBoundary>
+  );
+}
+
+/**
+ * How long the longest-waiting intent (of the status tab, or of all) has gone unchanged, with the views that go
+ * with it: the stuck view (unchanged for longer than a choice of durations, oldest first) and the list's order.
+ */
+export async function WaitingPanel({ filters }: { filters: IntentListFilters }) {
+  const oldest = await oldestWaiting(filters.status);
+  const view = { ...filters, cursor: null };
+  return (
+    <div className={styles.waitingBar} data-testid="oldest-waiting">
+      {oldest ? (
+        <span>
+          Oldest waiting{filters.status ? ` in ${filters.status}` : ''}: <Link href={`/intents/${oldest.id}`} className="mono">{shortId(oldest.id)}</Link>, {oldest.status} since{' '}
+          <RelativeTime iso={oldest.since} />
+        </span>
+      ) : (
+        <span className="muted">Nothing waiting{filters.status ? ` in ${filters.status}` : ''}.</span>
+      )}
+      <nav aria-label="Stuck intents" className={styles.waitingLinks}>
+        <span className="muted">Stuck for more than</span>
+        {STUCK_CHOICES.map((d) => (
+          <Link key={d} href={intentsHref({ ...view, stuck: d, order: 'oldest' })} aria-current={filters.stuck === d ? 'page' : undefined} className={`btn btn-sm ${filters.stuck === d ? styles.tabActive : ''}`}>
+            {d}
+          </Link>
+        ))}
+        {filters.stuck && (
+          <Link href={intentsHref({ ...view, stuck: null, order: null })} className="btn btn-sm btn-ghost">
+            All intents
+          </Link>
+        )}
+      </nav>
+      <nav aria-label="Order" className={styles.waitingLinks}>
+        <Link href={intentsHref({ ...view, order: null })} aria-current={filters.order ? undefined : 'page'} className={`btn btn-sm ${filters.order ? '' : styles.tabActive}`}>
+          Newest first
+        </Link>
+        <Link href={intentsHref({ ...view, order: 'oldest' })} aria-current={filters.order === 'oldest' ? 'page' : undefined} className={`btn btn-sm ${filters.order === 'oldest' ? styles.tabActive : ''}`}>
+          Oldest first
+        </Link>
+      </nav>
+    </div>
   );
 }

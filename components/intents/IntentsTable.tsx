@@ -2,7 +2,8 @@
 
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import Link from 'next/link';
-import { useEffect, useId, useMemo, useRef, useState } from 'react';
+import { useRouter } from 'next/navigation';
+import { useEffect, useId, useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import { bulkChangeStatusAction } from '@/app/actions/intents';
 import { ConfirmDialog } from '@/components/ui/ConfirmDialog';
 import { ErrorState } from '@/components/ui/ErrorState';
@@ -11,6 +12,7 @@ import { TableSkeleton } from '@/components/ui/Skeleton';
 import { StatusBadge } from '@/components/ui/StatusBadge';
 import type { ActionError } from '@/lib/console/action-result';
 import { intentsHref } from '@/lib/console/filters';
+import { listQuery } from '@/lib/console/list-query';
 import { REASON_MAX, reasonProblem, reasonRequired } from '@/lib/console/reasons';
 import { fetchIntentList, retryUnlessRefused } from '@/lib/console/intents-client';
 import { intentKeys, type IntentListFilters } from '@/lib/intents/keys';
@@ -34,6 +36,7 @@ export function IntentsTable({ filters, canBulk, lockTimeoutMs }: { filters: Int
   const [selected, setSelected] = useState<Map<string, Intent>>(new Map());
   const holders = useRowHolders(list.data?.items.map((i) => i.id) ?? []);
   const lastClicked = useRef<number | null>(null);
+  const router = useRouter();
   useEffect(() => setSelectedCount(selected.size), [selected.size, setSelectedCount]);
   useEffect(() => () => setSelectedCount(0), [setSelectedCount]);
 
@@ -42,7 +45,7 @@ export function IntentsTable({ filters, canBulk, lockTimeoutMs }: { filters: Int
 
   const items = list.data.items;
   const marks = searchHighlights(filters.q);
-  const base = { status: filters.status, q: filters.q, source: filters.source, from: filters.from, to: filters.to };
+  const base = { status: filters.status, q: filters.q, source: filters.source, from: filters.from, to: filters.to, stuck: filters.stuck, order: filters.order };
   const allSelected = items.length > 0 && items.every((i) => selected.has(i.id));
   // Shift-click selects (or deselects) the whole range from the last row clicked, as in a mail client.
   const toggle = (intent: Intent, index: number, range: boolean) => {
@@ -70,16 +73,42 @@ export function IntentsTable({ filters, canBulk, lockTimeoutMs }: { filters: Int
   // or when live refresh resumes) knows their status better.
   const latest = new Map(items.map((i) => [i.id, i]));
   const selectedNow = [...selected.values()].map((i) => latest.get(i.id) ?? i);
+  // An intent opened from here knows the list it came from (back link, previous and next keep these filters).
+  const rowQuery = listQuery({ ...base, contention: filters.contention, contentionOperation: filters.contentionOperation, contentionFrom: filters.contentionFrom, contentionTo: filters.contentionTo });
+  // The keyboard, as in a mail client: j / ↓ and k / ↑ move between rows, Enter opens the row's intent.
+  const onResultsKey = (e: KeyboardEvent<HTMLDivElement>) => {
+    if (e.altKey || e.ctrlKey || e.metaKey) return;
+    const target = e.target as HTMLElement;
+    const rows = [...e.currentTarget.querySelectorAll<HTMLTableRowElement>('tbody tr[data-intent-id]')];
+    const row = target.closest('tr');
+    const at = row ? rows.indexOf(row as HTMLTableRowElement) : -1;
+    const step = e.key === 'j' || e.key === 'ArrowDown' ? 1 : e.key === 'k' || e.key === 'ArrowUp' ? -1 : 0;
+    if (step && rows.length) {
+      e.preventDefault();
+      rows[Math.min(rows.length - 1, Math.max(0, at + step))].focus();
+    } else if (e.key === 'Enter' && target === row && row.dataset.intentId) {
+      e.preventDefault();
+      router.push(`/intents/${row.dataset.intentId}${rowQuery}`);
+    }
+  };
 
   return (
     <div className={styles.listPanel}>
-      {canBulk && (
+      {/* Nothing to change when nothing matches: the filter's bulk change is offered only on a list with rows. */}
+      {canBulk && items.length > 0 && (
         <div className={styles.listToolbar}>
           <BulkByFilter filters={filters} />
         </div>
       )}
       {canBulk && <BulkBar intents={selectedNow} onDeselect={deselect} onDone={() => setSelected(new Map())} lockTimeoutMs={lockTimeoutMs} />}
-      <div className={styles.tableWrap}>
+      <div
+        id="intent-results"
+        className={styles.tableWrap}
+        tabIndex={-1}
+        onKeyDown={onResultsKey}
+        aria-label="Results: j and k (or the arrow keys) move between rows, Enter opens one"
+        role="region"
+      >
         <table className={styles.table} aria-label="Intents" aria-busy={list.isFetching}>
           {/* Fixed widths for the short columns; the payload takes what is left and ends in an ellipsis. */}
           <colgroup>
@@ -105,7 +134,7 @@ export function IntentsTable({ filters, canBulk, lockTimeoutMs }: { filters: Int
               <th scope="col" className={styles.num}>
                 Version
               </th>
-              <th scope="col" aria-sort="descending">
+              <th scope="col" aria-sort={filters.order === 'oldest' ? 'ascending' : 'descending'}>
                 Updated
               </th>
             </tr>
@@ -113,16 +142,26 @@ export function IntentsTable({ filters, canBulk, lockTimeoutMs }: { filters: Int
           <tbody>
             {items.length === 0 && (
               <tr>
-                <td colSpan={canBulk ? 7 : 6} className={styles.empty}>
+                <td colSpan={canBulk ? 7 : 6} className={styles.empty} data-testid="no-matches">
                   No intents match {filters.q ? <>“{filters.q}”</> : 'this filter'}
                   {filters.source ? ` from ${filters.source}` : ''}
                   {filters.status ? ` in ${filters.status}` : ''}
                   {filters.from || filters.to ? ' in that time range' : ''}.
+                  {filters.q && (
+                    <p className="muted">
+                      The search takes an id&apos;s first characters (any number of them), a source, or payload text as the table shows it (<code>city: Osaka</code>).{' '}
+                      {filters.status || filters.source || filters.from || filters.to ? (
+                        <Link href={intentsHref({ q: filters.q })}>Search “{filters.q}” in every status, source and time</Link>
+                      ) : (
+                        <Link href={intentsHref({})}>Clear the search</Link>
+                      )}
+                    </p>
+                  )}
                 </td>
               </tr>
             )}
             {items.map((intent, index) => (
-              <tr key={intent.id} data-intent-id={intent.id} className={selected.has(intent.id) ? styles.rowSelected : undefined}>
+              <tr key={intent.id} data-intent-id={intent.id} tabIndex={-1} aria-label={`Intent ${shortId(intent.id)}, ${intent.status}`} className={selected.has(intent.id) ? styles.rowSelected : undefined}>
                 {canBulk && (
                   <td className={styles.checkCol}>
                     <input
@@ -134,12 +173,12 @@ export function IntentsTable({ filters, canBulk, lockTimeoutMs }: { filters: Int
                     />
                   </td>
                 )}
-                <td>
-                  <Link href={`/intents/${intent.id}`} className={styles.idLink} title={intent.id}>
+                <td className={styles.cellId}>
+                  <Link href={`/intents/${intent.id}${rowQuery}`} className={styles.idLink} title={intent.id}>
                     <Highlighted text={shortId(intent.id)} marks={marks.id} />
                   </Link>
                 </td>
-                <td>
+                <td className={styles.cellStatus}>
                   <StatusBadge status={intent.status} />
                   {holders.get(intent.id) && (
                     <div>
@@ -164,12 +203,14 @@ export function IntentsTable({ filters, canBulk, lockTimeoutMs }: { filters: Int
       </div>
       <nav aria-label="Pages" className={styles.pager}>
         <span className="muted">
-          {items.length} shown · newest change first{filters.cursor ? ' · older page' : ''}
+          {items.length} shown · {filters.order === 'oldest' ? 'oldest change first' : 'newest change first'}
+          {filters.stuck ? ` · unchanged for more than ${filters.stuck}, not COMPLETED` : ''}
+          {filters.cursor ? (filters.order === 'oldest' ? ' · a later page' : ' · older page') : ''}
         </span>
         <span className={styles.pagerLinks}>
           {filters.cursor && (
             <Link href={intentsHref(base)} className="btn btn-sm">
-              ← Newest
+              {filters.order === 'oldest' ? '← Oldest' : '← Newest'}
             </Link>
           )}
           {list.data.nextCursor ? (

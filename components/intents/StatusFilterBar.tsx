@@ -30,6 +30,7 @@ function countText(answer: CountsAnswer | undefined, n: number | null | undefine
 const SEARCH_KIND: Partial<Record<ResolvedSearch['kind'], string>> = {
   id: 'Matched by id',
   idPrefix: 'Intents whose id starts so',
+  idOrPayload: 'Ids that start so, and payloads that contain it',
   source: 'Matched as a source',
   payload: 'Matched in the payload',
 };

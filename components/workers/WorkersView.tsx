@@ -9,6 +9,7 @@ import styles from '@/components/locks/console.module.css';
 import { ConfirmDialog } from '@/components/ui/ConfirmDialog';
 import { ErrorState } from '@/components/ui/ErrorState';
 import { PageHeader } from '@/components/ui/PageHeader';
+import { RelativeTime } from '@/components/ui/RelativeTime';
 import { Skeleton } from '@/components/ui/Skeleton';
 import { formatUtc, formatUtcTime } from '@/components/ui/time';
 import { fetchWorkersOverview, workerKeys } from '@/lib/console/workers-client';
@@ -151,6 +152,11 @@ export function WorkersView({ canControl, bridgeSet, bridges, settings }: Props)
                 <div className={styles.statLabel}>{label}</div>
               </div>
             ))}
+            {/* The queue's latency, as Sidekiq, Oban and River show it: how long the oldest due intent has waited. */}
+            <div className={styles.stat} title="How long the longest-waiting due intent has waited for a worker" data-testid="oldest-ready">
+              <div className={styles.statValue}>{data.oldestReadySince ? <RelativeTime iso={data.oldestReadySince} /> : '—'}</div>
+              <div className={styles.statLabel}>oldest ready, due since</div>
+            </div>
           </div>
 
           <section className={styles.section} aria-labelledby="workers-list">

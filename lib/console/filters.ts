@@ -4,6 +4,7 @@ import { SERIES_KEYS, type SeriesKey } from '@/lib/contention/series';
 import { FILTER_PARAMS, type IntentListFilters } from '@/lib/intents/keys';
 import { isInstant } from '@/lib/search/instant';
 import { storable } from '@/lib/shared/text';
+import { STUCK_DURATION } from '@/lib/search/stuck';
 
 /**
  * The Intents page's URL (`?status=&q=&source=&from=&to=&contention=&contentionOperation=&contentionFrom=&contentionTo=&cursor=`): shareable, and parsed with Zod like any other input. A value
@@ -32,6 +33,8 @@ const urlFilters = z.object({
   contentionOperation: z.preprocess(first, z.string().regex(/^[a-z][a-z_]{0,63}$/).nullable().catch(null)).default(null),
   contentionFrom: z.preprocess(first, isoOrNull).default(null),
   contentionTo: z.preprocess(first, isoOrNull).default(null),
+  stuck: z.preprocess(first, z.string().regex(STUCK_DURATION).nullable().catch(null)).default(null),
+  order: z.preprocess(first, z.literal('oldest').nullable().catch(null)).default(null),
 });
 
 export function parseIntentFilters(params: Record<string, string | string[] | undefined>): IntentListFilters {
@@ -43,7 +46,7 @@ export function parseIntentFilters(params: Record<string, string | string[] | un
   const contention = parsed.contention
     ? { contention: parsed.contention, contentionOperation: parsed.contentionOperation, contentionFrom: span ? null : parsed.contentionFrom, contentionTo: span ? null : parsed.contentionTo }
     : { contention: null, contentionOperation: null, contentionFrom: null, contentionTo: null };
-  return { status: parsed.status, q: parsed.q, source: parsed.source, ...range, ...contention, cursor: parsed.cursor, limit: PAGE_SIZE };
+  return { status: parsed.status, q: parsed.q, source: parsed.source, ...range, ...contention, stuck: parsed.stuck, order: parsed.order, cursor: parsed.cursor, limit: PAGE_SIZE };
 }
 
 /** The URL for a filter combination; a new status or search always starts from the newest page. */
@@ -54,6 +57,7 @@ export function intentsHref(filters: Partial<Omit<IntentListFilters, 'limit'>>):
     const v = filters[k];
     if (v) params.set(k, v);
   }
+  if (filters.order) params.set('order', filters.order);
   if (filters.cursor) params.set('cursor', filters.cursor);
   const qs = params.toString();
   return qs ? `/intents?${qs}` : '/intents';

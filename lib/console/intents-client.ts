@@ -45,6 +45,7 @@ export function fetchIntentList(filters: IntentListFilters): Promise<IntentList>
   const params = new URLSearchParams({ limit: String(filters.limit) });
   if (filters.status) params.set('status', filters.status);
   filterParams(filters, params);
+  if (filters.order) params.set('order', filters.order);
   if (filters.cursor) params.set('cursor', filters.cursor);
   return getJson(`/api/intents?${params}`);
 }

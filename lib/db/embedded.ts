@@ -32,6 +32,16 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** True when nothing listens on `port` of 127.0.0.1 (a remembered port is used again only then). */
+export async function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.unref();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
 async function exists(path: string) {
   return stat(path).then(() => true, () => false);
 }

@@ -18,18 +18,22 @@ export type IntentListFilters = {
   contentionOperation: string | null;
   contentionFrom: string | null;
   contentionTo: string | null;
+  /** The stuck view: not COMPLETED, unchanged for longer than this (`4h`). */
+  stuck: string | null;
+  /** `oldest`: the longest unchanged first; null: the newest change first. */
+  order: 'oldest' | null;
   cursor: string | null;
   limit: number;
 };
 
 /** What the status counts depend on: everything but the status and the page. */
-export type CountFilters = Pick<IntentListFilters, 'q' | 'source' | 'from' | 'to' | 'contention' | 'contentionOperation' | 'contentionFrom' | 'contentionTo'>;
+export type CountFilters = Pick<IntentListFilters, 'q' | 'source' | 'from' | 'to' | 'contention' | 'contentionOperation' | 'contentionFrom' | 'contentionTo' | 'stuck'>;
 
 /** The counts with no search: exact, and carried by the live feed (lib/live). */
-export const UNFILTERED_COUNTS: CountFilters = { q: '', source: null, from: null, to: null, contention: null, contentionOperation: null, contentionFrom: null, contentionTo: null };
+export const UNFILTERED_COUNTS: CountFilters = { q: '', source: null, from: null, to: null, contention: null, contentionOperation: null, contentionFrom: null, contentionTo: null, stuck: null };
 
 /** The URL and API parameters a list or count filter is made of (besides status and paging), in one order. */
-export const FILTER_PARAMS = ['q', 'source', 'from', 'to', 'contention', 'contentionOperation', 'contentionFrom', 'contentionTo'] as const;
+export const FILTER_PARAMS = ['q', 'source', 'from', 'to', 'contention', 'contentionOperation', 'contentionFrom', 'contentionTo', 'stuck'] as const;
 
 export const intentKeys = {
   all: ['intents'] as const,

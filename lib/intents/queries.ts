@@ -40,20 +40,23 @@ export type IntentList = { items: Intent[]; nextCursor: string | null };
  * answered 422 (SearchTooSlowError) rather than left scanning.
  */
 export async function listIntents(input: ListQueryInput, resolved?: { search: ResolvedSearch }): Promise<IntentList> {
-  const { status, q, limit, cursor, includeReplay, source, from, to, ...contention } = parseInput(listIntentsSchema, input);
+  const { status, q, limit, cursor, order, includeReplay, source, from, to, stuck, ...contention } = parseInput(listIntentsSchema, input);
   checkRange(from, to);
   checkContention(contention);
-  const filters = { q, source, from, to, ...contention, includeReplay: includeReplay === 'true' };
+  const filters = { q, source, from, to, stuck, ...contention, includeReplay: includeReplay === 'true' };
+  const oldest = order === 'oldest';
   // A page that already resolved this search (to know whether to open an intent) passes it on.
   const search = resolved?.search ?? (await resolveSearch(q, filters.includeReplay));
   const where = baseConditions(filters, search);
   if (status) where.push(Prisma.sql`status = ${status}::"IntentStatus"`);
   if (cursor) {
     const c = decodeCursor(cursor);
-    where.push(Prisma.sql`(updated_at, id) < (${new Date(c.u)}::timestamptz, ${c.i}::uuid)`);
+    where.push(oldest ? Prisma.sql`(updated_at, id) > (${new Date(c.u)}::timestamptz, ${c.i}::uuid)` : Prisma.sql`(updated_at, id) < (${new Date(c.u)}::timestamptz, ${c.i}::uuid)`);
   }
+  // The same indexes read backwards: the longest unchanged first.
+  const orderBy = oldest ? Prisma.sql`ORDER BY updated_at ASC, id ASC` : Prisma.sql`ORDER BY updated_at DESC, id DESC`;
   const query = db().$queryRaw<IntentRow[]>`${planWithValues}
-    SELECT ${INTENT_COLUMNS} FROM intents ${whereClause(where)} ORDER BY updated_at DESC, id DESC LIMIT ${limit + 1}`;
+    SELECT ${INTENT_COLUMNS} FROM intents ${whereClause(where)} ${orderBy} LIMIT ${limit + 1}`;
   const rows = search.scansPayload ? await withTimeout(LIST_TIMEOUT_MS, query) : await query;
   if (rows === TIMED_OUT) throw new SearchTooSlowError('list');
   const items = rows.slice(0, limit).map(toIntent);

@@ -4,6 +4,7 @@ import { wholeNumber } from '@/lib/http/strict';
 import { storable, STORABLE_MESSAGE } from '@/lib/shared/text';
 import { SERIES_KEYS, type SeriesKey } from '@/lib/contention/series';
 import { isInstant } from '@/lib/search/instant';
+import { STUCK_DURATION } from '@/lib/search/stuck';
 import { INTENT_STATUSES } from './state-machine';
 
 /** Zod at every boundary: the API and the server actions validate with these, and so do the domain functions. */
@@ -149,6 +150,12 @@ export const rangeFiltersSchema = z.object({
     .optional(),
   contentionFrom: isoInstant('contentionFrom').optional(),
   contentionTo: isoInstant('contentionTo').optional(),
+  /** The stuck view: intents not yet COMPLETED whose last change is older than this (`30m`, `4h`, `2d`). */
+  stuck: z
+    .string({ error: 'must be a string' })
+    .trim()
+    .regex(STUCK_DURATION, { error: 'must be a duration such as 30m, 4h or 2d' })
+    .optional(),
 });
 
 export const listIntentsSchema = z.strictObject({
@@ -156,6 +163,8 @@ export const listIntentsSchema = z.strictObject({
   q: searchTextSchema.optional(),
   limit: wholeNumber({ min: 1, max: 200 }).default(50),
   cursor: z.string().max(500, { error: 'is not a cursor this API issued' }).optional(),
+  /** `newest` (the default: latest change first) or `oldest` (the longest unchanged first). */
+  order: z.enum(['newest', 'oldest'], { error: 'must be newest or oldest' }).optional(),
   includeReplay: z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),
   ...rangeFiltersSchema.shape,
 });

@@ -11,6 +11,8 @@ import { runPipelineSchema } from '@/lib/pipeline/run';
 import { consoleReplaySchema } from '@/lib/replay/runner';
 import { positionSchema } from '@/lib/live/positions';
 import { timelinePageSchema, timelineQuerySchema } from '@/lib/timeline/types';
+import { workersPausedSchema } from '@/lib/workers/control';
+import { intentRefSchema } from '@/lib/search/ids';
 import {
   auditEventSchema,
   bulkStatusResultSchema,
@@ -73,6 +75,11 @@ export type ApiOperation = {
    */
   idempotent?: boolean;
 };
+
+/** The read paths also take the first 8+ characters of an id, when only one intent starts so (lib/search/ids.ts). */
+const intentRefParams = z.object({
+  id: intentRefSchema.meta({ description: 'The intent id (a UUID), or its first 8 or more characters as the console shows them when only one intent starts so (several: 400 `ambiguous_id` listing candidates).', example: '0b7f7c9e' }),
+});
 
 export const intentIdParams = z.object({
   id: intentIdSchema.meta({ description: 'The intent id (a UUID).', example: '0b7f7c9e-4a55-4d39-9d7e-2f3c1b8a9e10' }),
@@ -164,9 +171,9 @@ const CONSOLE_AND_WORKER_OPERATIONS: ApiOperation[] = [
     tag: 'intents',
     auth: 'bearer',
     permission: 'intents.read',
-    pathParams: intentIdParams,
+    pathParams: intentRefParams,
     success: { status: 200, description: 'Runs, newest first.', schema: z.object({ runs: z.array(z.looseObject({ id: z.string(), status: z.string() })) }).meta({ id: 'PipelineRuns' }) },
-    errors: { 400: ['invalid_request'], 404: ['not_found'] },
+    errors: { 400: ['invalid_request', 'ambiguous_id'], 404: ['not_found'] },
   },
   {
     operationId: 'getWorkers',
@@ -178,6 +185,19 @@ const CONSOLE_AND_WORKER_OPERATIONS: ApiOperation[] = [
     auth: 'bearer',
     permission: 'intents.read',
     success: { status: 200, description: 'Workers and queue depth.', schema: z.looseObject({ workers: z.array(z.looseObject({})), queue: z.looseObject({}) }).meta({ id: 'WorkersOverview' }) },
+    errors: {},
+  },
+  {
+    operationId: 'setWorkersClaiming',
+    method: 'post',
+    path: '/api/workers/claiming',
+    summary: 'Pause or resume claiming for every worker',
+    description: 'While paused, no worker claims new work: new intents wait in RECEIVED (so a person can move one by hand); runs already in flight finish. Audited as `workers_paused` / `workers_resumed`.',
+    tag: 'operations',
+    auth: 'bearer',
+    permission: 'pipeline.run',
+    body: workersPausedSchema,
+    success: { status: 200, description: 'Claiming as it is now; `changed` is false when it already was.', schema: z.object({ paused: z.boolean(), changed: z.boolean() }).meta({ id: 'WorkersClaiming' }) },
     errors: {},
   },
   {
@@ -256,9 +276,9 @@ export const OPERATIONS: ApiOperation[] = [
     tag: 'intents',
     auth: 'bearer',
     permission: 'intents.read',
-    pathParams: intentIdParams,
+    pathParams: intentRefParams,
     success: { status: 200, description: 'The intent with `corrections[]`, oldest first.', schema: intentWithCorrectionsSchema },
-    errors: { 400: ['invalid_request'], 404: ['not_found'] },
+    errors: { 400: ['invalid_request', 'ambiguous_id'], 404: ['not_found'] },
   },
   {
     operationId: 'updateIntentStatus',
@@ -325,9 +345,9 @@ export const OPERATIONS: ApiOperation[] = [
     tag: 'intents',
     auth: 'bearer',
     permission: 'intents.read',
-    pathParams: intentIdParams,
+    pathParams: intentRefParams,
     success: { status: 200, description: 'Audit events, oldest first.', schema: z.array(auditEventSchema) },
-    errors: { 400: ['invalid_request'], 404: ['not_found'] },
+    errors: { 400: ['invalid_request', 'ambiguous_id'], 404: ['not_found'] },
   },
   {
     operationId: 'getIntentTimeline',
@@ -335,7 +355,7 @@ export const OPERATIONS: ApiOperation[] = [
     path: '/api/intents/{id}/timeline',
     summary: "An intent's timeline",
     description:
-      'Everything that happened to the intent, oldest first, in one list: creation, status changes (with reason and actor), corrections, conflicts, idempotent repeats, pipeline runs and steps, lease grants, denials, releases and expiries of its edit lease and worker claim, fenced writes accepted or refused, events sent out (with the JetStream stream sequence once acknowledged), lock waits of 10 ms or more and lock timeouts the engine saw, and unblocks of a backend that held it or that it waited behind. Entries written in one transaction keep their write order. Each entry links to where it lives in the console. Long histories come a page at a time (`limit`, `cursor`).',
+      'Everything that happened to the intent, oldest first, in one list: creation, status changes (with reason and actor), corrections, conflicts, idempotent repeats, pipeline runs and steps, lease grants, denials, releases and expiries of its edit lease and worker claim, fenced writes accepted or refused, events sent out (with the JetStream stream sequence once acknowledged), lock waits of 10 ms or more and lock timeouts the engine saw, blocking episodes of the lock history it was part of, and unblocks of a backend that held it or that it waited behind. Entries written in one transaction keep their write order. Each entry links to where it lives in the console. Long histories come a page at a time (`limit`, `cursor`).',
     tag: 'intents',
     auth: 'bearer',
     permission: 'intents.read',

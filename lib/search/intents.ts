@@ -6,6 +6,7 @@ import { SQLSTATE, sqlState } from '@/lib/db/sqlstate';
 import { DomainError, ValidationError } from '@/lib/intents/errors';
 import { INTENT_STATUSES, type IntentStatus } from '@/lib/intents/state-machine';
 import { SERIES, SERIES_KEYS, type SeriesKey } from '@/lib/contention/series';
+import { stuckMinutes } from './stuck';
 import { parseSearch, tooShortPatterns, uuidPrefixRange, type PayloadSearch } from './parse';
 
 /**
@@ -50,6 +51,8 @@ export type IntentFilters = ContentionFilter & {
   source?: string | null;
   from?: string | null;
   to?: string | null;
+  /** Not yet COMPLETED and unchanged for longer than this (`4h`): the stuck view. */
+  stuck?: string | null;
   includeReplay?: boolean;
 };
 
@@ -80,7 +83,7 @@ function contentionCondition(filter: ContentionFilter): Prisma.Sql | null {
 
 export type ResolvedSearch = {
   /** How the text was understood, for the filter bar ("matched by source"). */
-  kind: 'none' | 'id' | 'idPrefix' | 'source' | 'payload';
+  kind: 'none' | 'id' | 'idPrefix' | 'idOrPayload' | 'source' | 'payload';
   conditions: Prisma.Sql[];
   /** One intent has that id (prefix): the page opens it instead of a list of one. */
   jumpTo: string | null;
@@ -123,6 +126,14 @@ export async function resolveSearch(q: string | null | undefined, includeReplay 
       }
       return { kind: 'payload', conditions: payloadConditions(parsed.payload), jumpTo: null, scansPayload: true };
     }
+    case 'idOrPayload': {
+      // The primary key's range, or the payload's trigram index when the text is long enough for it: one
+      // BitmapOr of two indexes, whatever the table's size.
+      const { low, high } = uuidPrefixRange(parsed.prefix);
+      const byId = Prisma.sql`id BETWEEN ${low}::uuid AND ${high}::uuid`;
+      if (tooShortPatterns(parsed.payload).length) return { kind: 'idPrefix', conditions: [byId], jumpTo: null, scansPayload: false };
+      return { kind: 'idOrPayload', conditions: [Prisma.sql`(${byId} OR ${Prisma.join(payloadConditions(parsed.payload), ' AND ')})`], jumpTo: null, scansPayload: true };
+    }
     case 'payload': {
       if (parsed.sourceCandidate) {
         const rows = await client.$queryRaw<{ found: boolean }[]>`${planWithValues}
@@ -141,6 +152,8 @@ export function baseConditions(filters: IntentFilters, search: ResolvedSearch): 
   if (filters.source) parts.push(Prisma.sql`source = ${filters.source}`);
   if (filters.from) parts.push(Prisma.sql`updated_at >= ${new Date(filters.from)}::timestamptz`);
   if (filters.to) parts.push(Prisma.sql`updated_at < ${new Date(filters.to)}::timestamptz`);
+  // Served by the partial index of intents still waiting (intents_waiting_idx), oldest first.
+  if (filters.stuck) parts.push(Prisma.sql`status <> 'COMPLETED' AND updated_at < now() - ${stuckMinutes(filters.stuck)} * interval '1 minute'`);
   const contention = contentionCondition(filters);
   if (contention) parts.push(contention);
   parts.push(...search.conditions);
@@ -247,7 +260,7 @@ export async function countsUnder(filters: IntentFilters, options: { cap?: numbe
   checkContention(filters);
   const includeReplay = filters.includeReplay ?? false;
   const q = filters.q?.trim();
-  if (!q && !filters.source && !filters.from && !filters.to && !filters.contention) {
+  if (!q && !filters.source && !filters.from && !filters.to && !filters.contention && !filters.stuck) {
     return exactAnswer(await maintainedStatusCounts({ includeReplay }));
   }
   const search = options.search ?? (await resolveSearch(q, includeReplay));
@@ -272,4 +285,22 @@ export async function countsUnder(filters: IntentFilters, options: { cap?: numbe
   const seen = Object.values(counts).reduce((a, b) => a + b, 0);
   const capped = seen > cap;
   return { counts, total: capped ? cap : seen, exact: !capped, capped, estimated: false, cap };
+}
+
+export type OldestWaiting = { id: string; status: IntentStatus; since: string } | null;
+
+/**
+ * The intent that has waited longest (not COMPLETED, the oldest last change), in one status or any: the age
+ * Sidekiq, Oban and River show as a queue's latency. One row from the front of an index (intents_waiting_idx, or
+ * the status list index read backwards), whatever the table's size.
+ */
+export async function oldestWaiting(status?: IntentStatus | null): Promise<OldestWaiting> {
+  const rows = status
+    ? await db().$queryRaw<{ id: string; status: IntentStatus; since: Date }[]>`
+        SELECT id::text AS id, status::text AS status, updated_at AS since FROM intents
+        WHERE is_replay = false AND status = ${status}::"IntentStatus" AND status <> 'COMPLETED' ORDER BY updated_at, id LIMIT 1`
+    : await db().$queryRaw<{ id: string; status: IntentStatus; since: Date }[]>`
+        SELECT id::text AS id, status::text AS status, updated_at AS since FROM intents
+        WHERE is_replay = false AND status <> 'COMPLETED' ORDER BY updated_at, id LIMIT 1`;
+  return rows[0] ? { ...rows[0], since: rows[0].since.toISOString() } : null;
 }

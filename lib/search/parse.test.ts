@@ -12,12 +12,14 @@ describe('parseSearch', () => {
     expect(parseSearch('3F2A9C1B-7D4E-4C2B-9A1D-0E5F6A7B8C9D')).toMatchObject({ kind: 'id', id: '3f2a9c1b-7d4e-4c2b-9a1d-0e5f6a7b8c9d' });
     expect(parseSearch('3f2a9c1b')).toMatchObject({ kind: 'idPrefix', prefix: '3f2a9c1b' });
     expect(parseSearch('3f2a9c1b-7d')).toMatchObject({ kind: 'idPrefix' });
-    expect(parseSearch('c0ffee')).toMatchObject({ kind: 'idPrefix' });
   });
 
-  it('does not mistake a reference number for an id', () => {
+  it('searches fewer than 8 hex characters both as the start of an id and in the payload (a reference number is hex too)', () => {
     expect(looksLikeIdPrefix('100001')).toBe(false);
-    expect(parseSearch('100001').kind).toBe('payload');
+    expect(parseSearch('100001')).toMatchObject({ kind: 'idOrPayload', prefix: '100001', payload: { patterns: ['100001'] } });
+    expect(parseSearch('C734')).toMatchObject({ kind: 'idOrPayload', prefix: 'c734' });
+    expect(parseSearch('c')).toMatchObject({ kind: 'idOrPayload', prefix: 'c' });
+    expect(parseSearch('c7g4').kind).toBe('payload');
   });
 
   it('gives the uuid range an id prefix covers', () => {
@@ -47,8 +49,8 @@ describe('parseSearch', () => {
     expect(patterns('Osaka')).toEqual(['Osaka']);
     expect(parseSearch('billing-sync')).toMatchObject({ kind: 'payload', sourceCandidate: 'billing-sync' });
     expect(parseSearch('source: billing-sync')).toEqual({ kind: 'source', source: 'billing-sync' });
-    const p = parseSearch('ab');
-    expect(p.kind === 'payload' && tooShortPatterns(p.payload)).toEqual(['ab']);
+    const p = parseSearch('xy');
+    expect(p.kind === 'payload' && tooShortPatterns(p.payload)).toEqual(['xy']);
     expect(parseSearch('   ')).toEqual({ kind: 'none' });
   });
 

@@ -24,8 +24,13 @@ export type ParsedSearch =
   | { kind: 'none' }
   /** A whole id; when no intent has it, the payload search (a payload may mention an id). */
   | { kind: 'id'; id: string; payload: PayloadSearch }
-  /** The first characters of an id; when none starts so, the payload search. */
+  /** The first characters of an id (8 or more, as the table shows them); when none starts so, the payload search. */
   | { kind: 'idPrefix'; prefix: string; payload: PayloadSearch }
+  /**
+   * Fewer than 8 hex characters (`c734`): the start of an id or text in the payload, both searched (a short
+   * reference number is hex too).
+   */
+  | { kind: 'idOrPayload'; prefix: string; payload: PayloadSearch }
   /** `source:x` — only the source. */
   | { kind: 'source'; source: string }
   /** Payload text; `sourceCandidate` is the text itself when it could be a source name (the server checks). */
@@ -35,8 +40,10 @@ export type ParsedSearch =
 export const MIN_TERM_LENGTH = 3;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** A prefix of a uuid as written (dashes where a uuid has them). */
-const UUID_PREFIX = /^[0-9a-f]{8}(?:-[0-9a-f]{0,4}(?:-[0-9a-f]{0,4}(?:-[0-9a-f]{0,4}(?:-[0-9a-f]{0,12})?)?)?)?$|^[0-9a-f]{6,7}$/i;
+/** A prefix of a uuid as written (dashes where a uuid has them), 8 characters or more. */
+const UUID_PREFIX = /^[0-9a-f]{8}(?:-[0-9a-f]{0,4}(?:-[0-9a-f]{0,4}(?:-[0-9a-f]{0,4}(?:-[0-9a-f]{0,12})?)?)?)?$/i;
+/** Fewer characters than the table shows of an id. */
+const SHORT_ID_PREFIX = /^[0-9a-f]{1,7}$/i;
 const SOURCE_LIKE = /^[A-Za-z0-9][\w.:/@+-]{0,254}$/;
 /** `key: value` as the table shows a field; the key may be a dotted path. */
 const DISPLAY_TERM = /^([A-Za-z_$][\w$-]*(?:\.[A-Za-z_$][\w$-]*)*)\s*:\s*(.+)$/s;
@@ -45,10 +52,14 @@ export function isUuid(text: string): boolean {
   return UUID.test(text);
 }
 
-/** Whether `text` is the start of an id rather than, say, a reference number: 8+ characters, or 6–7 with a letter. */
+/** Whether `text` is the start of an id as the console shows one: its first 8 characters or more. */
 export function looksLikeIdPrefix(text: string): boolean {
-  if (!UUID_PREFIX.test(text)) return false;
-  return text.length >= 8 || /[a-f]/i.test(text);
+  return UUID_PREFIX.test(text);
+}
+
+/** Whether `text` could be the first 1–7 characters of an id. */
+export function isShortIdPrefix(text: string): boolean {
+  return SHORT_ID_PREFIX.test(text);
 }
 
 /** The inclusive range of uuids that start with `prefix` (dashes ignored), for a primary-key range scan. */
@@ -176,6 +187,7 @@ export function parseSearch(q: string | null | undefined): ParsedSearch {
   payload.highlights = [...new Set(payload.highlights.filter((h) => h.length > 0))];
   if (isUuid(text)) return { kind: 'id', id: text.toLowerCase(), payload };
   if (looksLikeIdPrefix(text)) return { kind: 'idPrefix', prefix: text.toLowerCase(), payload };
+  if (isShortIdPrefix(text)) return { kind: 'idOrPayload', prefix: text.toLowerCase(), payload };
   return { kind: 'payload', payload, sourceCandidate: SOURCE_LIKE.test(text) && !text.includes(': ') ? text : null };
 }
 

@@ -1,11 +1,18 @@
 import { db } from '@/lib/db/client';
 import { createIntent, reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
+import { InvalidTransitionError } from '@/lib/intents/errors';
+import { cancelScheduledRetry } from '@/lib/workers/control';
 import type { IntentStatus } from '@/lib/intents/state-machine';
 import type { Actor } from '@/lib/intents/types';
 
 /**
  * Demo data for a fresh console: a few hundred intents spread over every status, with corrections, made through
  * the engine itself so versions, audit events and corrections are consistent. Deterministic (seeded PRNG).
+ *
+ * Every new RECEIVED intent is queued for the pipeline, and the worker `npm start` runs takes it to COMPLETED within
+ * a second. Half of the RECEIVED demo intents are therefore held out of the pipeline (their queued work cancelled,
+ * as an operator does on the Workers page), so a new user finds intents waiting in RECEIVED to move by hand; the
+ * other half show the pipeline at work.
  */
 const PATHS: Record<IntentStatus, IntentStatus[]> = {
   RECEIVED: [],
@@ -48,6 +55,7 @@ export async function seedDemoData(count = 300, log: (line: string) => void = ()
     };
     const intent = await createIntent({ payload, source: pick(SOURCES) }, pick(OPERATORS));
     for (const step of PATHS[status]) await updateIntentStatus({ id: intent.id, status: step }, pick(OPERATORS));
+    if (status === 'RECEIVED' && (i / statuses.length) % 2 === 0) await holdOutOfPipeline(intent.id);
     if (status === 'CORRECTED' || (status === 'NORMALIZED' && rand() < 0.3)) {
       await reevaluateIntent(
         { id: intent.id, diff: { amount: Math.round(payload.amount * 0.9 * 100) / 100, adjusted: true }, source: 'review-desk', reason: 'Partner confirmed a 10% discount' },
@@ -64,6 +72,15 @@ export async function seedDemoData(count = 300, log: (line: string) => void = ()
     if (made % 100 === 0) log(`  seeded ${made}/${count} demo intents`);
   }
   return made;
+}
+
+/** Cancels the intent's queued work; a worker that already took it (seeding beside running workers) keeps it. */
+async function holdOutOfPipeline(id: string): Promise<void> {
+  try {
+    await cancelScheduledRetry(id, OPERATORS[0]);
+  } catch (err) {
+    if (!(err instanceof InvalidTransitionError)) throw err;
+  }
 }
 
 /** True when the database has never held an intent (the audit log is append-only, so this survives deletes). */

@@ -28,6 +28,8 @@ export type ThroughputPoint = { minute: string; claimed: number; completed: numb
 export type WorkersOverview = {
   workers: WorkerView[];
   queue: QueueDepth;
+  /** Since when the longest-waiting due intent has been due (its queue latency); null when nothing is due. */
+  oldestReadySince: string | null;
   paused: { paused: boolean; changedBy: string | null; changedAt: string | null };
   claims: ClaimView[];
   scheduled: ScheduledView[];
@@ -74,6 +76,9 @@ export async function getWorkersOverview(): Promise<WorkersOverview> {
         ORDER BY (w.state = 'stopped'), w.started_at DESC
         LIMIT 100`;
       const queue = await selectQueueDepth(tx);
+      // The front of the due index: one row, whatever the queue's length.
+      const [oldestReady] = await tx.$queryRaw<{ since: Date }[]>`
+        SELECT run_after AS since FROM intent_work WHERE state IN ('available', 'retryable') AND run_after <= now() ORDER BY run_after, intent_id LIMIT 1`;
       const [control] = await tx.$queryRaw<{ paused: boolean; changedBy: string | null; changedAt: Date | null }[]>`
         SELECT paused, changed_by AS "changedBy", changed_at AS "changedAt" FROM worker_control`;
       const claims = await tx.$queryRaw<(Omit<ClaimView, 'claimedAt' | 'heartbeatAt' | 'leaseUntil'> & { claimedAt: Date | null; heartbeatAt: Date | null; leaseUntil: Date | null })[]>`
@@ -94,6 +99,7 @@ export async function getWorkersOverview(): Promise<WorkersOverview> {
       return {
         workers: workers.map((w) => ({ ...w, claims: Number(w.claims), startedAt: w.startedAt.toISOString(), heartbeatAt: w.heartbeatAt.toISOString(), stoppedAt: iso(w.stoppedAt) })),
         queue,
+        oldestReadySince: iso(oldestReady?.since ?? null),
         paused: { paused: control?.paused ?? false, changedBy: control?.changedBy ?? null, changedAt: iso(control?.changedAt ?? null) },
         claims: claims.map((c) => ({ ...c, claimedAt: iso(c.claimedAt), heartbeatAt: iso(c.heartbeatAt), leaseUntil: iso(c.leaseUntil) })),
         scheduled: scheduled.map((s) => ({ ...s, runAfter: s.runAfter.toISOString() })),

@@ -1,4 +1,5 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { db } from '@/lib/db/client';
 import { createIntent, reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { resetEngine } from '../barriers';
 import { makeIntent, tester } from '../helpers';
@@ -130,6 +131,33 @@ describe('GET /api/intents/:id', () => {
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ error: { code: 'not_found', message: expect.stringContaining('was not found'), details: { id } } });
     }
+  });
+
+  it('takes the short id the console shows: a unique prefix of 8+ characters resolves, an ambiguous one lists candidates, a shorter one is refused', async () => {
+    const intent = await makeIntent('RECEIVED', { short: true });
+    for (const ref of [intent.id.slice(0, 8), intent.id.slice(0, 8).toUpperCase(), intent.id.slice(0, 13)]) {
+      const res = await api.get(ref);
+      expect(res.status, ref).toBe(200);
+      expect(res.body).toMatchObject({ id: intent.id, payload: { short: true } });
+    }
+    expect((await api.audit(intent.id.slice(0, 8))).body).toEqual([expect.objectContaining({ intentId: intent.id, action: 'created' })]);
+
+    // Two intents whose ids share their first 8 characters (ids are the database's: these two are written as such).
+    const twins = ['abcdef01-0000-4000-8000-000000000001', 'abcdef01-0000-4000-8000-000000000002'];
+    await db().$executeRaw`INSERT INTO intents (id, status, payload, source) SELECT unnest(${twins}::uuid[]), 'RECEIVED', '{}'::jsonb, 'twins'`;
+    const ambiguous = await api.get('abcdef01');
+    expect(ambiguous.status).toBe(400);
+    expect(ambiguous.body).toEqual({
+      error: { code: 'ambiguous_id', message: expect.stringContaining('give more of the id'), details: { fields: [{ field: 'id', message: 'matches several intents' }], candidates: twins, more: false } },
+    });
+    expect((await api.get('abcdef01-0000-4000-8000-00000000000')).status).toBe(400);
+    expect((await api.get('abcdef01-0000-4000-8000-0000000000020')).status).toBe(400);
+    expect((await api.get('abcdef01-0000-4000-8000-000000000002')).body).toMatchObject({ id: twins[1] });
+
+    expect((await api.get('abcdef02')).status).toBe(404);
+    const tooShort = await api.get('c734');
+    expect(tooShort.status).toBe(400);
+    expect(tooShort.body.error).toMatchObject({ code: 'invalid_request', details: { fields: [{ field: 'id', message: expect.stringContaining('first 8 or more characters') }] } });
   });
 });
 

@@ -66,7 +66,7 @@ describe('search', () => {
   });
 
   it('refuses payload terms too short for the index, naming the field', async () => {
-    await expect(listIntents({ q: 'ab' })).rejects.toMatchObject({ issues: [{ field: 'q' }] });
+    await expect(listIntents({ q: 'xy' })).rejects.toMatchObject({ issues: [{ field: 'q' }] });
   });
 
   it('counts under a search exactly up to the cap, then as at least the cap', async () => {
@@ -123,5 +123,14 @@ describe('search', () => {
     expect(kept.filter((k) => /source\s*=/.test(k.statement))).toEqual([]);
     expect(preparedStatementName({ sql: `${planWithValues.sql}SELECT 1 WHERE $1`, args: [true] })).toBe('');
     expect(preparedStatementName({ sql: 'SELECT 1 WHERE $1', args: [true] })).toMatch(/^bc_/);
+  });
+
+  it('takes an id prefix of any length, with the intents that mention the text in their payload', async () => {
+    for (const length of [1, 2, 4, 7]) expect(await ids({ q: osaka.id.slice(0, length).toUpperCase() }), `${length} characters`).toContain(osaka.id);
+    const mentions = await createIntent({ payload: { note: `see ${kyoto.id.slice(0, 5)}` }, source: 'e2e-notes' }, tester);
+    const found = await ids({ q: kyoto.id.slice(0, 5) });
+    expect(found).toEqual(expect.arrayContaining([kyoto.id, mentions.id]));
+    expect((await resolveSearch(kyoto.id.slice(0, 5))).kind).toBe('idOrPayload');
+    expect(await ids({ q: 'c7g4' })).toEqual([]);
   });
 });

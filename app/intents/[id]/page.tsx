@@ -8,6 +8,8 @@ import { Skeleton } from '@/components/ui/Skeleton';
 import { PipelineRunsPanel } from '@/components/workers/PipelineRunsPanel';
 import { can } from '@/lib/auth/permissions';
 import { requirePageUser } from '@/lib/auth/server';
+import { parseIntentFilters } from '@/lib/console/filters';
+import { listNavigation } from '@/lib/console/list-nav';
 import { livePositionForPage } from '@/lib/console/live-position';
 import { concurrencySettings } from '@/lib/env';
 import { NotFoundError } from '@/lib/intents/errors';
@@ -20,8 +22,9 @@ import { resolveSearch } from '@/lib/search/intents';
 export const dynamic = 'force-dynamic';
 export const metadata = { title: 'Intent · Bridge Console' };
 
-export default async function IntentPage({ params }: { params: Promise<{ id: string }> }) {
+export default async function IntentPage({ params, searchParams }: { params: Promise<{ id: string }>; searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const { id: raw } = await params;
+  const listFilters = parseIntentFilters(await searchParams);
   const user = await requirePageUser(`/intents/${encodeURIComponent(raw)}`);
   const parsed = intentIdSchema.safeParse(raw);
   if (!parsed.success) {
@@ -38,8 +41,11 @@ export default async function IntentPage({ params }: { params: Promise<{ id: str
   const since = await livePositionForPage();
   const queryClient = new QueryClient();
   // The intent itself is awaited here (one primary-key read) so a missing one answers 404, not an empty page.
+  let nav;
   try {
-    await queryClient.fetchQuery({ queryKey: intentKeys.detail(id), queryFn: () => getIntent(id) });
+    const intent = await queryClient.fetchQuery({ queryKey: intentKeys.detail(id), queryFn: () => getIntent(id) });
+    // The list this intent was opened from (its filters ride in this page's URL): back to it, and its neighbours.
+    nav = await listNavigation(intent, listFilters);
   } catch (err) {
     if (err instanceof NotFoundError) notFound();
     throw err;
@@ -52,6 +58,7 @@ export default async function IntentPage({ params }: { params: Promise<{ id: str
           id={id}
           permissions={{ status: can(user, 'intents.status'), correct: can(user, 'intents.correct') }}
           lockTimeoutMs={concurrencySettings().lockTimeoutMs}
+          nav={nav}
           aside={
             <>
               <Suspense fallback={<Skeleton label="Loading the timeline" lines={6} />}>

@@ -2,6 +2,7 @@ import { NextResponse } from 'next/server';
 import { requestActor } from '@/lib/http/actor';
 import { handler, otherMethods, readInput } from '@/lib/http/respond';
 import { listPipelineRuns, runPipeline, runPipelineInputSchema } from '@/lib/pipeline/run';
+import { resolveIntentId } from '@/lib/search/ids';
 
 export const dynamic = 'force-dynamic';
 
@@ -15,7 +16,7 @@ export const POST = handler(async (request, { params }: { params: Promise<{ id: 
 /** The intent's latest pipeline runs with their steps, newest first. */
 export const GET = handler(async (request, { params }: { params: Promise<{ id: string }> }) => {
   await requestActor(request, 'intents.read');
-  return NextResponse.json({ runs: await listPipelineRuns((await params).id) });
+  return NextResponse.json({ runs: await listPipelineRuns(await resolveIntentId((await params).id)) });
 });
 
 export const { PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET', 'POST');

@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import { db } from '@/lib/db/client';
+import { DomainError, NotFoundError } from '@/lib/intents/errors';
+import { parseInput } from '@/lib/shared/validation';
+import { isUuid, looksLikeIdPrefix, uuidPrefixRange } from './parse';
+
+/**
+ * An intent named by the API's read paths (`GET /api/intents/:id`, its audit and pipeline runs): a whole id, or
+ * the first characters the console shows of one (8 or more, as in `git show 3f2a9c1b`). A prefix resolves when
+ * exactly one intent starts so, by one primary-key range read of at most a few rows, whatever the table's size.
+ * Commands keep wanting the whole id: a change names exactly what it changes.
+ */
+export const intentRefSchema = z
+  .string({ error: 'must be a string' })
+  .trim()
+  .refine((v) => isUuid(v) || looksLikeIdPrefix(v), { error: 'must be a UUID or its first 8 or more characters, as the console shows them' });
+
+/** How many candidates an ambiguous prefix lists. */
+const CANDIDATES_SHOWN = 5;
+
+export class AmbiguousIdError extends DomainError {
+  readonly code = 'ambiguous_id';
+  readonly httpStatus = 400;
+  constructor(prefix: string, candidates: string[]) {
+    const more = candidates.length > CANDIDATES_SHOWN;
+    super(`Several intents have ids starting with ${prefix}: give more of the id (or the whole of it).`, {
+      fields: [{ field: 'id', message: 'matches several intents' }],
+      candidates: candidates.slice(0, CANDIDATES_SHOWN),
+      more,
+    });
+  }
+}
+
+/** The whole id `ref` names; NotFoundError when none does, AmbiguousIdError when several do. */
+export async function resolveIntentId(ref: unknown): Promise<string> {
+  const given = parseInput(intentRefSchema, ref, 'id');
+  if (isUuid(given)) return given;
+  const text = given.toLowerCase();
+  const { low, high } = uuidPrefixRange(text);
+  const rows = await db().$queryRaw<{ id: string }[]>`
+    SELECT id::text AS id FROM intents WHERE id BETWEEN ${low}::uuid AND ${high}::uuid ORDER BY id LIMIT ${CANDIDATES_SHOWN + 1}`;
+  if (rows.length === 0) throw new NotFoundError(`Intent ${text}…`, { id: text });
+  if (rows.length > 1) throw new AmbiguousIdError(text, rows.map((r) => r.id));
+  return rows[0].id;
+}
