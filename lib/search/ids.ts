@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { db } from '@/lib/db/client';
 import { DomainError, NotFoundError } from '@/lib/intents/errors';
 import { parseInput } from '@/lib/shared/validation';
-import { isUuid, looksLikeIdPrefix, uuidPrefixRange } from './parse';
+import { isUuid, UUID_PREFIX, uuidPrefixRange } from './parse';
 
 /**
  * An intent named by the API's read paths (`GET /api/intents/:id`, its audit and pipeline runs): a whole id, or
@@ -13,7 +13,9 @@ import { isUuid, looksLikeIdPrefix, uuidPrefixRange } from './parse';
 export const intentRefSchema = z
   .string({ error: 'must be a string' })
   .trim()
-  .refine((v) => isUuid(v) || looksLikeIdPrefix(v), { error: 'must be a UUID or its first 8 or more characters, as the console shows them' });
+  // A pattern, not a refinement, so the OpenAPI document states the rule too (and tools generating ids from it
+  // produce ones the API takes).
+  .regex(UUID_PREFIX, { error: 'must be a UUID or its first 8 or more characters, as the console shows them' });
 
 /** How many candidates an ambiguous prefix lists. */
 const CANDIDATES_SHOWN = 5;

@@ -41,7 +41,7 @@ export const MIN_TERM_LENGTH = 3;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** A prefix of a uuid as written (dashes where a uuid has them), 8 characters or more. */
-const UUID_PREFIX = /^[0-9a-f]{8}(?:-[0-9a-f]{0,4}(?:-[0-9a-f]{0,4}(?:-[0-9a-f]{0,4}(?:-[0-9a-f]{0,12})?)?)?)?$/i;
+export const UUID_PREFIX = /^[0-9a-f]{8}(?:-[0-9a-f]{0,4}(?:-[0-9a-f]{0,4}(?:-[0-9a-f]{0,4}(?:-[0-9a-f]{0,12})?)?)?)?$/i;
 /** Fewer characters than the table shows of an id. */
 const SHORT_ID_PREFIX = /^[0-9a-f]{1,7}$/i;
 const SOURCE_LIKE = /^[A-Za-z0-9][\w.:/@+-]{0,254}$/;
