@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GET as listRoute } from '@/app/api/locks/episodes/route';
 import { GET as getRoute } from '@/app/api/locks/episodes/[id]/route';
 import { db } from '@/lib/db/client';
-import { updateIntentStatus } from '@/lib/intents/commands';
+import { reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { episodesForIntent, getEpisode, listEpisodes } from '@/lib/locks/history/episodes';
 import { LockSampler, type SamplerConfig } from '@/lib/locks/history/sampler';
 import { NotBlockingError } from '@/lib/locks/errors';
@@ -72,11 +72,13 @@ describe('episodes', () => {
     expect(await s.tick()).toMatchObject({ waiting: 0, opened: [] });
 
     const firstWaitStarted = Date.now();
+    // A status change and a correction: one process sends one command of each kind to a held row, no more
+    // (docs/LOCKING.md, "Waiting on a held row").
     const waiters = [
       started(updateIntentStatus({ id: intent.id, status: 'NORMALIZED' }, tester)),
-      started(updateIntentStatus({ id: intent.id, status: 'NORMALIZED' }, tester)),
+      started(reevaluateIntent({ id: intent.id, diff: { checked: true }, source: 'history-test', reason: 'a second waiter' }, tester)),
     ];
-    await waitForWaiters(2, { application: `bridge:update_status:${intent.id}` });
+    await waitForWaiters(2, { application: 'bridge:' });
     const first = await s.tick();
     expect(first.opened).toHaveLength(1);
     const id = first.opened[0];
@@ -93,7 +95,7 @@ describe('episodes', () => {
     const episode = (await getEpisode({ id }))!;
     expect(episode.root).toMatchObject({ pid: holder.session.pid, applicationName: 'psql', state: 'idle in transaction' });
     expect(episode.root.intents).toEqual([intent.id]);
-    expect(episode.waiters.map((w) => w.operation)).toEqual(['update_status', 'update_status']);
+    expect(episode.waiters.map((w) => w.operation).sort()).toEqual(['reevaluate', 'update_status']);
     expect(episode.waiters.every((w) => w.intents.includes(intent.id) && w.actor === tester.name)).toBe(true);
     expect(episode.peakWaiters).toBe(2);
     expect(episode.intents).toEqual(expect.arrayContaining([{ id: intent.id, role: 'root' }, { id: intent.id, role: 'waiter' }]));
