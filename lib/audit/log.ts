@@ -2,8 +2,7 @@ import { z } from 'zod';
 import { Prisma } from '@/generated/prisma/client';
 import { db } from '@/lib/db/client';
 import { ValidationError } from '@/lib/intents/errors';
-import { parseInput } from '@/lib/intents/schemas';
-import { storable, STORABLE_MESSAGE } from '@/lib/shared/text';
+import { filterNameSchema, parseInput } from '@/lib/intents/schemas';
 import { AUDIT_ACTIONS, AUDIT_ACTION_NAMES, type AuditSource } from './actions';
 
 /**
@@ -29,13 +28,7 @@ export const timeSchema = z
   });
 
 export const auditQuerySchema = z.strictObject({
-  actor: z
-    .string({ error: 'must be a string' })
-    .trim()
-    .min(1, { error: 'must not be empty' })
-    .max(255, { error: 'must be at most 255 characters' })
-    .refine(storable, { error: STORABLE_MESSAGE })
-    .optional(),
+  actor: filterNameSchema.optional(),
   action: z.enum(AUDIT_ACTION_NAMES as [string, ...string[]], { error: 'must be one of the actions the audit log records' }).optional(),
   intent: z.uuid({ error: 'must be an intent id (a UUID)' }).optional(),
   from: timeSchema.optional(),

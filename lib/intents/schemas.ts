@@ -127,19 +127,21 @@ export const searchTextSchema = z
   .max(200, { error: 'must be at most 200 characters' })
   .refine(storable, { error: STORABLE_MESSAGE });
 
+/** A name to filter by (a source, an actor): 1–255 characters of storable text, trimmed. */
+export const filterNameSchema = z
+  .string({ error: 'must be a string' })
+  .trim()
+  .min(1, { error: 'must not be empty' })
+  .max(255, { error: 'must be at most 255 characters' })
+  .refine(storable, { error: STORABLE_MESSAGE });
+
 /**
  * The filters the list, the counts and bulk-by-filter share, beyond the status and the search: a time range
  * (updated_at), a source, and the intents behind a Contention figure — those that met one of its outcomes
  * (`contention`), optionally in one operation and between two instants (when the outcome happened).
  */
 export const rangeFiltersSchema = z.object({
-  source: z
-    .string({ error: 'must be a string' })
-    .trim()
-    .min(1, { error: 'must not be empty' })
-    .max(255, { error: 'must be at most 255 characters' })
-    .refine(storable, { error: STORABLE_MESSAGE })
-    .optional(),
+  source: filterNameSchema.optional(),
   from: isoInstant('from').optional(),
   to: isoInstant('to').optional(),
   contention: z.enum(SERIES_KEYS as [SeriesKey, ...SeriesKey[]], { error: `must be one of ${SERIES_KEYS.join(', ')}` }).optional(),
