@@ -2,8 +2,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { db } from '@/lib/db/client';
 import { bulkUpdateStatus } from '@/lib/intents/commands';
-import { InvalidTransitionError, LockTimeoutError, NotFoundError, ValidationError } from '@/lib/intents/errors';
-import type { IntentStatus } from '@/lib/intents/state-machine';
+import { InvalidTransitionError, LockTimeoutError } from '@/lib/intents/errors';
+import { NotFoundError, ValidationError } from '@/lib/shared/errors';
+import type { IntentStatus } from '@/lib/shared/intent-states';
 import { intentRow, makeIntent, rawClient, resetDatabase, tester, untyped, waitForLockWaiters } from '../helpers';
 import { auditOf, expectCompleteHistory, snapshot } from '../integrity';
 
