@@ -1,8 +1,8 @@
 import pg from 'pg';
 import { db } from '@/lib/db/client';
 import { createIntent, updateIntentStatus } from '@/lib/intents/commands';
-import type { IntentStatus } from '@/lib/intents/state-machine';
-import type { Actor, Intent } from '@/lib/intents/types';
+import type { IntentStatus } from '@/lib/shared/intent-states';
+import type { Actor, Intent } from '@/lib/shared/intent-types';
 
 export const tester: Actor = { name: 'test-runner' };
 

@@ -1,5 +1,5 @@
 import { oneLineError } from '@/lib/db/pg-capture';
-import { DomainError } from '@/lib/intents/errors';
+import { DomainError } from '@/lib/shared/errors';
 import { liveHub, type LiveBatch } from './hub';
 import { changesSincePosition, formatPosition, positionSchema, type LiveEvent } from './positions';
 

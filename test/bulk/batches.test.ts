@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { CHUNK, getBatch, previewBatch, resumeAbandonedBatches, runBatch, startBatch, cancelBatch, NothingToMoveError } from '@/lib/bulk/batches';
 import { db } from '@/lib/db/client';
-import { ValidationError } from '@/lib/intents/errors';
+import { ValidationError } from '@/lib/shared/errors';
 import { ForbiddenError } from '@/lib/auth/errors';
 import { actorOf, makeUser, resetAuth } from '../auth-helpers';
 import { makeIntent, rawClient, resetDatabase } from '../helpers';

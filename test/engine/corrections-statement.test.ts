@@ -1,7 +1,8 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
 import { reevaluateIntent } from '@/lib/intents/commands';
-import { InvalidTransitionError, NotFoundError, VersionConflictError } from '@/lib/intents/errors';
+import { InvalidTransitionError, VersionConflictError } from '@/lib/intents/errors';
+import { NotFoundError } from '@/lib/shared/errors';
 import type { JsonObject } from '@/lib/shared/json';
 import type { LockStrategy } from '@/lib/env';
 import { flushOutcomes } from '@/lib/intents/outcomes';

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ValidationError } from '@/lib/intents/errors';
+import { ValidationError } from '@/lib/shared/errors';
 import { rowLockHolders } from '@/lib/locks/holders';
 import { takeLocksSnapshot } from '@/lib/locks/queries';
 import { makeIntent, rawClient, resetDatabase } from '../helpers';

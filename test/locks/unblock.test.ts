@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ForbiddenError } from '@/lib/auth/errors';
 import { db } from '@/lib/db/client';
-import { ValidationError } from '@/lib/intents/errors';
+import { ValidationError } from '@/lib/shared/errors';
 import { CancelFirstError, NotBlockingError } from '@/lib/locks/errors';
 import { cancelBackend, terminateBackend, unblockImpact } from '@/lib/locks/unblock';
 import { actorOf, makeUser, resetAuth } from '../auth-helpers';

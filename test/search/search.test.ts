@@ -2,10 +2,10 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { db, planWithValues, preparedStatementName } from '@/lib/db/client';
 import { createIntent, updateIntentStatus } from '@/lib/intents/commands';
-import { ValidationError } from '@/lib/intents/errors';
+import { ValidationError } from '@/lib/shared/errors';
 import { listIntents } from '@/lib/intents/queries';
 import { countsUnder, estimatedCounts, forgetSearchEstimates, resolveSearch, SearchTooSlowError } from '@/lib/search/intents';
-import type { Intent } from '@/lib/intents/types';
+import type { Intent } from '@/lib/shared/intent-types';
 import { rawClient, resetDatabase, tester } from '../helpers';
 
 /** Search as people paste it, against real rows: ids, sources, displayed payload text, raw JSON, time ranges. */
