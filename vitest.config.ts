@@ -15,5 +15,13 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     env: { BRIDGE_ENV: 'development' },
+    coverage: {
+      provider: 'v8',
+      include: ['lib/**/*.ts'],
+      exclude: ['lib/**/*.test.ts'],
+      reporter: ['text-summary', 'json-summary', 'html'],
+      reportsDirectory: 'coverage',
+      reportOnFailure: true,
+    },
   },
 });
