@@ -119,7 +119,9 @@ test('Ctrl-C ends with "stopped" and no database errors; a restart keeps the psq
   expect(afterCtrlC.some((line) => /\[worker\] .* stopped/.test(line))).toBe(true);
 
   started = await npmStart(dataDir);
-  expect(started.lines.find((line) => line.includes('psql: psql '))).toBe(psqlLine);
+  // The psql line follows the "ready" line the start resolves on: wait for it to arrive.
+  const restarted = started;
+  await expect.poll(() => restarted.lines.find((line) => line.includes('psql: psql '))).toBe(psqlLine);
   const { workers } = await getJson<{ workers: { name: string; state: string }[] }>(request, '/api/workers');
   expect(workers.map((w) => w.state).sort()).toEqual(expect.arrayContaining(['stopped']));
   expect(workers.filter((w) => w.state === 'lost')).toEqual([]);
