@@ -7,7 +7,7 @@ import { newDataDir, npmStart, runBash, type NpmStart } from './support/npm-star
 
 /**
  * What a new user meets: `npm start` with its defaults (the embedded database, the demo data, one worker running
- * the pipeline), the README's API examples run word for word against it, and Ctrl-C.
+ * the pipeline), the API examples of docs/API.md run word for word against it, and Ctrl-C.
  */
 test.describe.configure({ mode: 'serial', timeout: 240_000 });
 
@@ -23,15 +23,15 @@ test.afterAll(async () => {
   await started?.ctrlC();
 });
 
-/** Every `sh` block of the README that calls the API, in order, as one script. */
-function readmeApiExamples(): string {
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
-  const blocks = [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]).filter((block) => block.includes('localhost:3000/api/'));
+/** Every `sh` block of docs/API.md that calls the API, in order, as one script. */
+function documentedApiExamples(): string {
+  const page = readFileSync(join(root, 'docs', 'API.md'), 'utf8');
+  const blocks = [...page.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]).filter((block) => block.includes('localhost:3000/api/'));
   return blocks.join('\n');
 }
 
 /**
- * What the README says an answer holds: the `"key":value` pairs of the `# → …` comment after a call (values
+ * What the page says an answer holds: the `"key":value` pairs of the `# → …` comment after a call (values
  * written `…` are left out). Keyed by the call's position among the script's curl calls, from 1.
  */
 function documentedAnswers(script: string): Map<number, string[]> {
@@ -53,10 +53,10 @@ async function getJson<T>(request: APIRequestContext, path: string): Promise<T> 
   return (await res.json()) as T;
 }
 
-test("the README's API examples work as written against npm start's defaults", async ({ request }) => {
-  const script = readmeApiExamples();
+test("the API page's examples work as written against npm start's defaults", async ({ request }) => {
+  const script = documentedApiExamples();
   expect(script).toContain('"status":"NORMALIZED","expectedVersion":0');
-  const answersDir = mkdtempSync(join(tmpdir(), 'bridge-readme-'));
+  const answersDir = mkdtempSync(join(tmpdir(), 'bridge-api-examples-'));
   // Each call is made as written; the wrapper only keeps its answer (in a file: calls in `$(…)` run in subshells)
   // and makes a refused call (4xx, 5xx) end the script.
   const prelude = `n=0; echo 0 > '${answersDir}/count'
@@ -68,16 +68,16 @@ curl() {
   const host = new URL(started.url).host;
   const runnable = script.replaceAll('localhost:3000', host).replace("H='authorization: Bearer bc_…'", `H='authorization: ${started.authorization}'`);
   const result = await runBash(prelude + runnable);
-  expect(result.code, `the README's examples failed:\n${result.stdout}\n${result.stderr}`).toBe(0);
+  expect(result.code, `the API page's examples failed:\n${result.stdout}\n${result.stderr}`).toBe(0);
 
   const calls = Number(readFileSync(join(answersDir, 'count'), 'utf8'));
   const answer = (n: number) => readFileSync(join(answersDir, `${n}.json`), 'utf8');
   expect(calls).toBe((script.match(/(^|\$\()curl /gm) ?? []).length);
   for (const [call, pairs] of documentedAnswers(script)) {
-    for (const pair of pairs) expect(answer(call), `call ${call} of the README's examples`).toContain(pair);
+    for (const pair of pairs) expect(answer(call), `call ${call} of the API page's examples`).toContain(pair);
   }
 
-  // The first intent went through the pipeline, as the README says.
+  // The first intent went through the pipeline, as the page says.
   const first = (JSON.parse(answer(1)) as { id: string }).id;
   await expect.poll(async () => (await getJson<{ status: string }>(request, `/api/intents/${first}`)).status, { timeout: 30_000 }).toBe('COMPLETED');
   // The one moved by hand stays where it was put, with its corrections, and claiming is on again.
@@ -103,7 +103,7 @@ test('the demo data leaves RECEIVED intents for an operator to move, beside the 
     data: { status: 'NORMALIZED', expectedVersion: held.version },
   });
   expect(moved.status(), await moved.text()).toBe(200);
-  // The queue's own record: the other 25, and the README's new intent, went through the pipeline.
+  // The queue's own record: the other 25, and the API page's new intent, went through the pipeline.
   const { queue } = await getJson<{ queue: { completed: number } }>(request, '/api/workers');
   expect(queue.completed).toBeGreaterThanOrEqual(26);
 });
@@ -119,7 +119,9 @@ test('Ctrl-C ends with "stopped" and no database errors; a restart keeps the psq
   expect(afterCtrlC.some((line) => /\[worker\] .* stopped/.test(line))).toBe(true);
 
   started = await npmStart(dataDir);
-  expect(started.lines.find((line) => line.includes('psql: psql '))).toBe(psqlLine);
+  // The psql line follows the "ready" line the start resolves on: wait for it to arrive.
+  const restarted = started;
+  await expect.poll(() => restarted.lines.find((line) => line.includes('psql: psql '))).toBe(psqlLine);
   const { workers } = await getJson<{ workers: { name: string; state: string }[] }>(request, '/api/workers');
   expect(workers.map((w) => w.state).sort()).toEqual(expect.arrayContaining(['stopped']));
   expect(workers.filter((w) => w.state === 'lost')).toEqual([]);

@@ -41,7 +41,7 @@ async function freshIntents(n: number, status: 'RECEIVED' | 'PROCESSED'): Promis
 /**
  * One HTTP request on a keep-alive agent with as many sockets as requests in flight; true on a 200. Node's own http
  * client, not fetch: the client shares the machine with the server it measures, and fetch (undici's WHATWG layer)
- * spends much more client CPU per request (docs/bench/), which the API side was charged and the baseline was not.
+ * spends much more client CPU per request, which the API side was charged and the baseline was not.
  */
 function send(agent: Agent, url: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<boolean> {
   return new Promise((resolve, reject) => {

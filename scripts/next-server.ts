@@ -16,7 +16,7 @@ const nextBin = join(root, 'node_modules', 'next', 'dist', 'bin', 'next');
  * busy server collected the young generation so often that those objects survived into the old generation, where
  * copying and collecting them was the largest single cost of an API command after Next's own routing. With a
  * young generation eight times as large most of them die young, and the server's memory under load stays where it
- * was. docs/DEPLOY.md has the measurement.
+ * was. docs/bench/2026-11-24-server-young-generation.md has the measurement.
  */
 export const serverNodeFlags = ['--max-semi-space-size=128'];
 /** The console's server (Next behind the front door, scripts/serve.ts), run through tsx like the other scripts. */

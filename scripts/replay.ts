@@ -3,7 +3,7 @@
  *
  * Runs contention-replay scenarios against DATABASE_URL (or a throw-away embedded PostgreSQL when it is not set),
  * records the run in replay_runs like the console's button does, prints the verdicts and the comparison with the
- * previous finished run, and writes them as JSON (format: README, "Contention replay"). Exit code: 0 all targets
+ * previous finished run, and writes them as JSON (format: docs/REPLAY.md, "Doors"). Exit code: 0 all targets
  * met, 1 a target missed, 2 the run could not start or broke.
  */
 import { readFileSync, writeFileSync } from 'node:fs';

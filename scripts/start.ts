@@ -103,7 +103,7 @@ async function main() {
   process.env.DATABASE_URL = databaseUrl;
 
   let server: ChildProcess | undefined;
-  // Workers beside the console (development only; WORKERS=0 for none): lib/workers, README "Pipeline and workers".
+  // Workers beside the console (development only; WORKERS=0 for none): lib/workers, docs/WORKERS.md.
   const workers: ChildProcess[] = [];
   let relay: { stop: () => Promise<void> } | null = null;
   let stopping = false;

@@ -275,7 +275,7 @@ function FlagsPanel({ settings, targets, targetsProblem }: { settings: Concurren
     <div className={styles.grid2}>
       <section className={styles.section} data-testid="replay-flags">
         <h2>Feature flags in force</h2>
-        <p className={styles.sectionNote}>The rollout’s switches (environment variables, listed in the README’s configuration). Every run records the values it ran with, so two strategies compare run against run.</p>
+        <p className={styles.sectionNote}>The rollout’s switches (environment variables, listed in docs/CONFIGURATION.md). Every run records the values it ran with, so two strategies compare run against run.</p>
         <dl className={r.flags}>
           <dt>environment</dt>
           <dd>{settings.environment}</dd>

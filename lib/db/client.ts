@@ -22,8 +22,8 @@ export function createPool(connectionString: string, max = env().DB_POOL_SIZE): 
 
 /**
  * Names for server-side prepared statements. An unnamed statement is parsed and planned by Postgres on every
- * execution; a named one once per connection. Measured with the status-update transaction, that roughly halves
- * Postgres' CPU per transaction (docs/bench/). Only
+ * execution; a named one once per connection. For a short transaction the planning is a large share of what
+ * Postgres spends on it (docs/bench/2026-11-23-engine.md has the figures). Only
  * statements with parameters are named (BEGIN/COMMIT gain nothing), and at most MAX_NAMED_STATEMENTS distinct
  * texts per process, so a query built with varying text cannot fill every connection with plans.
  * DB_PREPARED_STATEMENTS=false turns it off (PgBouncer in transaction mode before 1.21 cannot route them).
@@ -91,7 +91,7 @@ export function db(): PrismaClient {
  * decides, writes and answers) straight on the pool under db(), through `pg`. Same pool, same connections, same
  * statement names (preparedStatementName) and parameters bound from the same Prisma.sql template as $queryRaw —
  * without Prisma's per-query runtime (its query interpreter, tracing wrapper and row re-encoding), which profiling
- * showed to cost more client CPU than the statement's own `pg` work on the hottest path (docs/bench/). Rows come
+ * showed to cost more client CPU than the statement's own `pg` work on the hottest path (docs/bench/2026-11-23-engine.md). Rows come
  * back with `pg`'s own parsing: timestamps as Date, json as values, int8 and numeric as strings (cast in the SQL).
  * Nothing that must join an interactive transaction belongs here: that runs on its `tx`.
  */

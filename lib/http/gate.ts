@@ -204,7 +204,7 @@ export function setResponseHeaders(req: IncomingMessage, res: ServerResponse): v
 /**
  * The answer to an API write (a command: POST, PUT, PATCH, DELETE under /api/) is one intent or a short error, a
  * few hundred bytes. Next compresses every response whose length it does not know, which for these answers cost
- * more CPU than the rest of the request (a gzip stream per answer; docs/bench/), and saves nothing worth it. So
+ * more CPU than the rest of the request (a gzip stream per answer), and saves nothing worth it. So
  * such a request is handed on as if it did not accept compressed answers; reads (lists, the OpenAPI document) and
  * pages keep compression.
  */

@@ -218,7 +218,7 @@ export function otherMethods(...allowed: Method[]): Handlers {
 export function unknownEndpoint(request: Request): NextResponse {
   return errorJson(404, {
     code: 'not_found',
-    message: `There is no API endpoint at ${new URL(request.url).pathname}. The endpoints are listed in the README (JSON API).`,
+    message: `There is no API endpoint at ${new URL(request.url).pathname}. The endpoints are listed in the API document (GET /api/openapi.json, or /api-docs in the console).`,
     details: { path: new URL(request.url).pathname },
   });
 }

@@ -10,8 +10,8 @@ import { oneLineError } from '@/lib/db/pg-capture';
  *
  * Why not a trigger inside the writing transaction, as the first version had: a transaction that notifies takes a
  * database-wide lock when it commits and holds it through its WAL flush, so every status update's commit queued
- * behind every other's and group commit could not help. The benchmark measured the cost; docs/bench/ has the
- * figures.
+ * behind every other's and group commit could not help. The benchmark measured the cost:
+ * docs/bench/2026-11-23-engine.md.
  *
  * A notification is only a wake-up call; the rows are the truth. One that is lost (this process dies between the
  * commit and the notify, or the database refuses it) costs a delay, not an event: each hub also reads the table

@@ -1,6 +1,6 @@
 import { env } from '@/lib/env';
 
-/** A worker's settings (README, "Workers"). Read from the environment; tests pass their own. */
+/** A worker's settings (docs/CONFIGURATION.md, docs/WORKERS.md). Read from the environment; tests pass their own. */
 export type WorkerConfig = {
   concurrency: number;
   batchSize: number;
