@@ -12,7 +12,7 @@ const nextBin = join(root, 'node_modules', 'next', 'dist', 'bin', 'next');
 /**
  * Node's flags for the console's server (`npm run serve` in package.json passes the same ones; a test holds the two
  * together). A larger young generation (`--max-semi-space-size`, in MB; V8's default is 16): a request in flight
- * holds Next's request and response objects for as long as it waits on the database, and with the default size a
+ * holds its request and response objects for as long as it waits on the database, and with the default size a
  * busy server collected the young generation so often that those objects survived into the old generation, where
  * copying and collecting them was the largest single cost of an API command after Next's own routing. With a
  * young generation eight times as large most of them die young, and the server's memory under load stays where it

@@ -1,11 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { GET as openEvents, HEAD as headEvents } from '@/app/api/events/route';
 import { db } from '@/lib/db/client';
 import { revokeSession } from '@/lib/auth/sessions';
 import { liveHub } from '@/lib/live/hub';
 import { openStreamCount, STREAM_LIMITS } from '@/lib/live/stream';
 import { apiRequest, resetAuth, userWithSession, userWithToken } from '../auth-helpers';
 import { resetDatabase } from '../helpers';
+import { apiRoute } from '@/lib/http/api-router';
+
+const { GET: openEvents, HEAD: headEvents } = apiRoute('/api/events');
 
 /**
  * Event-stream lifecycle through the route itself: only GET subscribes; a stream is re-authorised while it lives

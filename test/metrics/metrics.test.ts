@@ -1,5 +1,4 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { GET } from '@/app/api/metrics/route';
 import { db } from '@/lib/db/client';
 import { reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { LockTimeoutError } from '@/lib/intents/errors';
@@ -9,6 +8,9 @@ import { runReplay } from '@/lib/replay/runner';
 import { crossingOrderTransaction, executePipelineStandIn } from '@/lib/replay/transactions';
 import { makeIntent, rawClient, resetDatabase, tester, waitForLockWaiters } from '../helpers';
 import { parseExposition } from './exposition';
+import { apiRoute } from '@/lib/http/api-router';
+
+const { GET } = apiRoute('/api/metrics');
 
 async function scrape() {
   const res = await GET(new Request('http://console.test/api/metrics'), undefined);

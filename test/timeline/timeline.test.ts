@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GET as getTimeline } from '@/app/api/intents/[id]/timeline/route';
 import { db } from '@/lib/db/client';
 import { OutboxRelay } from '@/lib/events/relay';
 import { createIntent, reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
@@ -18,6 +17,9 @@ import { actorOf, apiRequest, resetAuth, userWithToken } from '../auth-helpers';
 import { closeSession, holdRowLocks, session, started, waitForWaiters } from '../barriers';
 import { resetDatabase } from '../helpers';
 import { natsMode, startTestNats, type TestNats } from '../nats';
+import { apiRoute } from '@/lib/http/api-router';
+
+const { GET: getTimeline } = apiRoute('/api/intents/{id}/timeline');
 
 /**
  * The intent timeline, for an intent that went through every kind of thing it shows, each made by the real
