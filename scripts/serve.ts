@@ -13,7 +13,6 @@ import { resolve } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import next from 'next';
-import { createApiDoor } from '../lib/http/api-node';
 import { createGatedServer, type GateOptions } from '../lib/http/gate';
 import { engineEventsWritten } from '../lib/intents/engine-events';
 import { flushOutcomes } from '../lib/intents/outcomes';
@@ -30,6 +29,9 @@ async function main() {
   const app = next({ dev: false, dir: root, hostname, port });
   const handle = app.getRequestHandler();
   await app.prepare();
+  // Loaded once Next is prepared: the API's modules use Next's public server helpers (NextResponse), which expect the
+  // request context storage Next sets up when it starts.
+  const { createApiDoor } = await import('../lib/http/api-node');
   const api = createApiDoor({ hostname, port });
   console.log(`[server] JSON API: ${api.operations} operations on ${api.paths} paths served directly by the console's router; pages through Next`);
   const answerFailure = (req: IncomingMessage, res: ServerResponse, err: unknown) => {
