@@ -3,8 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiDoor } from '@/lib/http/api-node';
+import { apiRouter, buildRoutes } from '@/lib/http/api-router';
 import { createGatedServer, MAX_BODY_BYTES, SECURITY_HEADERS } from '@/lib/http/gate';
 import { openStreamCount } from '@/lib/live/stream';
+import { OPERATIONS } from '@/lib/openapi/operations';
 import { resetAuth, userWithToken } from '../auth-helpers';
 import { resetDatabase } from '../helpers';
 
@@ -166,5 +168,25 @@ describe('the API door on the console server', () => {
       const check = () => (openStreamCount() === before ? resolve() : setImmediate(check));
       check();
     });
+  });
+});
+
+describe('the router', () => {
+  const router = apiRouter();
+  it('prefers a literal segment to a path value, and decodes path values', () => {
+    expect(router.match('/api/intents/bulk-status')?.route.template).toBe('/api/intents/bulk-status');
+    expect(router.match('/api/intents/0b7f7c9e')).toMatchObject({ route: { template: '/api/intents/{id}' }, params: { id: '0b7f7c9e' } });
+    expect(router.match('/api/leases/report%3A2026%2F11/acquire')).toMatchObject({ route: { template: '/api/leases/{resource}/acquire' }, params: { resource: 'report:2026/11' } });
+  });
+
+  it('matches nothing for an unknown path, an empty path value or an encoding that does not decode', () => {
+    for (const path of ['/api/nope', '/api/intents//status', '/api/intents/%E0%A4%A/status', '/api/intents/x/status/more']) expect(router.match(path), path).toBeNull();
+  });
+
+  it('refuses at start a table and handlers that disagree', () => {
+    const op = OPERATIONS.find((o) => o.operationId === 'getHealth')!;
+    expect(() => buildRoutes([op], {})).toThrow(/no handler for the operation getHealth/);
+    expect(() => buildRoutes([op], { getHealth: async () => new Response(), stray: async () => new Response() })).toThrow(/stray/);
+    expect(() => buildRoutes([op], { getHealth: async (_r, _p, actor) => Response.json(actor) })).toThrow(/disagree on who may call it/);
   });
 });
