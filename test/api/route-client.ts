@@ -11,8 +11,8 @@ const { GET: pipelineRunsRoute, POST: pipelineRoute } = apiRoute('/api/intents/{
 const { GET: healthRoute } = apiRoute('/api/health');
 
 /**
- * Calls the JSON API's route handlers directly, as Next would: a real Request with a real API token (of a user who
- * may do everything the intent endpoints offer), and `{ params: Promise }` for the dynamic segment.
+ * Calls the JSON API's operations directly through its router (lib/http/api-router.ts apiRoute): a real Request with
+ * a real API token (of a user who may do everything the intent endpoints offer), and the path's values.
  */
 export type ApiResponse<T = any> = { status: number; body: T; headers: Headers }; // eslint-disable-line @typescript-eslint/no-explicit-any
 
