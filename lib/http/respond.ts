@@ -50,11 +50,23 @@ class DatabaseUnavailableError extends DomainError {
 }
 
 /**
+ * A domain error made by another copy of these modules. The console's server loads them for the JSON API beside the
+ * build's own copy, which pages, server actions and housekeeping run on, and objects kept on globalThis (the lease
+ * backend, the dedup store) are shared by both: an error one of them throws is of the other copy's class, and
+ * `instanceof` would take it for an unexpected failure (a 500) instead of, say, a 503 with Retry-After.
+ */
+function isForeignDomainError(err: unknown): err is DomainError {
+  if (!(err instanceof Error)) return false;
+  const candidate = err as Partial<DomainError>;
+  return typeof candidate.code === 'string' && typeof candidate.httpStatus === 'number' && typeof candidate.toBody === 'function';
+}
+
+/**
  * A thrown error as a domain error when it is one (or a data exception from the database, or the database going
  * away); otherwise null.
  */
 export function asDomainError(err: unknown): DomainError | null {
-  if (err instanceof DomainError) return err;
+  if (err instanceof DomainError || isForeignDomainError(err)) return err;
   const state = sqlState(err);
   if (state?.startsWith('22')) return new UnstorableValueError(state);
   if (isConnectionLoss(err)) {

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiDoor } from '@/lib/http/api-node';
 import { apiRouter, buildRoutes } from '@/lib/http/api-router';
 import { createGatedServer, MAX_BODY_BYTES, SECURITY_HEADERS } from '@/lib/http/gate';
+import { toErrorResponse } from '@/lib/http/respond';
 import { openStreamCount } from '@/lib/live/stream';
 import { OPERATIONS } from '@/lib/openapi/operations';
 import { resetAuth, userWithToken } from '../auth-helpers';
@@ -188,5 +189,23 @@ describe('the router', () => {
     expect(() => buildRoutes([op], {})).toThrow(/no handler for the operation getHealth/);
     expect(() => buildRoutes([op], { getHealth: async () => new Response(), stray: async () => new Response() })).toThrow(/stray/);
     expect(() => buildRoutes([op], { getHealth: async (_r, _p, actor) => Response.json(actor) })).toThrow(/disagree on who may call it/);
+  });
+});
+
+describe('errors of another copy of the modules', () => {
+  it('answers a domain error made by another copy of its class as that error, not as a 500', async () => {
+    // What a lease backend created by the build's copy of the modules throws at the server's own copy.
+    class LeaseBackendUnavailableError extends Error {
+      readonly code = 'lease_backend_unavailable';
+      readonly httpStatus = 503;
+      readonly headers = { 'Retry-After': '1' };
+      toBody() {
+        return { code: this.code, message: this.message };
+      }
+    }
+    const answer = toErrorResponse(new LeaseBackendUnavailableError('The lease backend is not reachable.'));
+    expect(answer.status).toBe(503);
+    expect(answer.headers.get('retry-after')).toBe('1');
+    expect(await answer.json()).toEqual({ error: { code: 'lease_backend_unavailable', message: 'The lease backend is not reachable.' } });
   });
 });
