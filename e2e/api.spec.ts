@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { expect, test } from '@playwright/test';
 import { apiTokenFor } from './auth';
 
@@ -32,11 +33,20 @@ test('unknown API paths and unsupported methods answer in the API error format',
 });
 
 /**
- * The console's server hands API commands straight to their route's entrypoint (lib/http/route-entries.ts) and
- * leaves everything it is not sure of to Next's router. Both halves, through the real server: a command goes
- * through with Next's internal routing headers ignored, and what is left to Next answers as Next does.
+ * The console's server answers the JSON API with its own router, driven by the operations table (lib/http/api-node.ts),
+ * and leaves to Next what it does not take as it is; Next reaches the same router through its one catch-all route.
+ * Both halves, through the real server on a real build: the server says at start how many operations it serves;
+ * a command on a plain path is answered by the router itself — whole, with its length, where Next streams a route's
+ * answer without one — with Next's internal routing headers ignored; what is left to Next answers as Next does.
  */
-test('commands reach their route directly; what is left to Next still answers as before', async ({ request }) => {
+test('commands reach the console’s router directly; what is left to Next still answers as before', async ({ request }) => {
+  const log = process.env.E2E_SERVER_LOG;
+  test.skip(!log, 'a server started elsewhere (E2E_BASE_URL): its log is not ours to read');
+  const operations = Object.values(((await (await request.get('/api/openapi.json')).json()) as { paths: Record<string, object> }).paths).reduce((n, path) => n + Object.keys(path).length, 0);
+  const started = readFileSync(log!, 'utf8').match(/\[server\] JSON API: (\d+) operations on (\d+) paths served directly/);
+  expect(started, 'the server says how many API operations it serves directly').not.toBeNull();
+  expect(Number(started![1])).toBe(operations);
+
   const { authorization } = await apiTokenFor(['operator']);
   const headers = { authorization };
   const created = await request.post('/api/intents', { headers, data: { payload: { kind: 'direct-dispatch' }, source: 'e2e-direct' } });
@@ -50,6 +60,9 @@ test('commands reach their route directly; what is left to Next still answers as
   });
   expect(steered.status(), await steered.text()).toBe(200);
   expect(await steered.json()).toMatchObject({ intent: { id, status: 'NORMALIZED' } });
+  // Answered by the console's router: whole, its length said.
+  expect(Number(steered.headers()['content-length'])).toBe((await steered.body()).length);
+  expect(steered.headers()['transfer-encoding']).toBeUndefined();
 
   // A trailing slash is Next's to redirect; nothing is applied.
   const slashed = await request.post(`/api/intents/${id}/status/`, { headers, data: { status: 'PROCESSED' }, maxRedirects: 0 });
@@ -57,14 +70,27 @@ test('commands reach their route directly; what is left to Next still answers as
   expect(slashed.headers()['location']).toBe(`/api/intents/${id}/status`);
   expect(await (await request.get(`/api/intents/${id}`, { headers })).json()).toMatchObject({ status: 'NORMALIZED' });
 
-  // A percent-escaped path goes through Next, which decodes it to the same intent.
+  // A percent-escaped path goes through Next, which decodes it and hands it to the same router through its
+  // catch-all route: the same answer, streamed by Next without a length.
   const escaped = `/api/intents/%${id.charCodeAt(0).toString(16)}${id.slice(1)}/status`;
   const viaNext = await request.post(escaped, { headers, data: { status: 'PROCESSED' } });
   expect(viaNext.status(), await viaNext.text()).toBe(200);
   expect(await viaNext.json()).toMatchObject({ intent: { id, status: 'PROCESSED' } });
+  expect(viaNext.headers()['content-length']).toBeUndefined();
 
   // Bad input on the direct path: a 400 naming the field, as from every door.
   const bad = await request.post(`/api/intents/${id}/status`, { headers, data: { status: 'SIDEWAYS' } });
   expect(bad.status()).toBe(400);
   expect(await bad.json()).toMatchObject({ error: { code: 'invalid_request', details: { fields: [{ field: 'status' }] } } });
+});
+
+/** Reads are answered by the same router, and compressed as Next compressed them. */
+test('reads are served directly too, compressed for clients that take gzip', async ({ request }) => {
+  const { authorization } = await apiTokenFor(['viewer']);
+  const list = await request.get('/api/intents?limit=50', { headers: { authorization, 'accept-encoding': 'gzip' } });
+  expect(list.status()).toBe(200);
+  expect(list.headers()['vary']).toBe('Accept-Encoding');
+  const document = await request.get('/api/openapi.json', { headers: { 'accept-encoding': 'gzip' } });
+  expect(document.headers()['content-encoding']).toBe('gzip');
+  expect(((await document.json()) as { openapi: string }).openapi).toBe('3.1.0');
 });

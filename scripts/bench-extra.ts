@@ -69,6 +69,8 @@ export type ApiRow = {
   /** The same server's own floor, same concurrency: GET /api/health (one SELECT 1) and an unknown /api path (no database). */
   healthPerSec: number;
   unknownPerSec: number;
+  /** Reads of one intent each (GET /api/intents/{id}, the intents the rounds moved), same server, same concurrency. */
+  readPerSec: number;
 };
 
 export async function measureApiDoor(databaseUrl: string, say: Say, options: { rounds: number; requests: number; inFlight: number; warmup: number; warmupBatches: number }): Promise<ApiRow> {
@@ -118,15 +120,19 @@ export async function measureApiDoor(databaseUrl: string, say: Say, options: { r
     }
     const ratios = ours.map((o, i) => o.perSec / theirs[i].perSec);
     const floor = (path: string) => throughput(Array.from({ length: options.requests }, () => path), options.inFlight, (p) => send(agent, `${server.url}${p}`).then(() => true));
+    const read = (id: string) => send(agent, `${server.url}/api/intents/${id}`, { headers: { authorization: `Bearer ${token}` } });
+    const reads = await throughput(await freshIntents(options.requests, 'RECEIVED'), options.inFlight, read);
+    say(`JSON API reads: ${Math.round(reads.perSec)} /s (GET /api/intents/{id})${reads.failed ? `, ${reads.failed} failed` : ''}`);
     const health = await floor('/api/health');
     const unknown = await floor('/api/no-such-endpoint');
     return {
       healthPerSec: health.perSec,
+      readPerSec: reads.perSec,
       unknownPerSec: unknown.perSec,
       apiPerSec: median(ours.map((o) => o.perSec)),
       baselinePerSec: median(theirs.map((o) => o.perSec)),
       ratio: median(ratios),
-      apiFailed: ours.reduce((n, o) => n + o.failed, 0),
+      apiFailed: ours.reduce((n, o) => n + o.failed, 0) + reads.failed,
       baselineFailed: theirs.reduce((n, o) => n + o.failed, 0),
       rounds: ours.map((o, i) => `${Math.round(o.perSec)} vs ${Math.round(theirs[i].perSec)}`),
     };

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --rounds 3] [--json <file>] [--check] [--scenario <name> …] [--no-compare-strategies] [--no-api] [--no-leases] [--no-workers] [--lock-sampler]`
+ * `npm run bench [-- --rounds 3] [--json <file>] [--check] [--scenario <name> …] [--no-compare-strategies] [--no-api] [--only-api] [--no-leases] [--no-workers] [--lock-sampler]`
  *
  * The project's benchmark: every replay scenario at full size against a throw-away embedded PostgreSQL
  * it starts itself (or BENCH_DATABASE_URL / DATABASE_URL when given), with the raw-SQL baseline (plain pg, the
@@ -10,7 +10,8 @@
  * strategy that is not configured. Then two rows of their own (scripts/bench-extra.ts): the row locks 1,000 uncontended
  * corrections take, and status updates through the JSON API (the console's server, scripts/serve.ts, on the production build, built first when the build is stale;
  * BENCH_SKIP_BUILD=1 uses it as it is) against the naive five-step plain-pg transaction. `--lock-sampler` runs the lock
- * history's sampler in this process throughout, as a console instance would (docs/LOCK-HISTORY.md). Exit code: 0 when it ran,
+ * history's sampler in this process throughout, as a console instance would (docs/LOCK-HISTORY.md). `--only-api` runs
+ * the JSON API row alone (with reads of one intent beside the status updates), for work on the server. Exit code: 0 when it ran,
  * 1 only with --check and a missed target, 2 when it could not run.
  */
 import { writeFileSync } from 'node:fs';
@@ -111,7 +112,7 @@ function extraRows(uncontended: UncontendedRow | null, api: ApiRow | null): Row[
   if (api) {
     rows.push({
       measure: "status updates through the JSON API (the console's server, token, 100 in flight)",
-      measured: `${Math.round(api.apiPerSec)} /s vs ${Math.round(api.baselinePerSec)} /s naive plain-pg = ${api.ratio.toFixed(3)} (rounds ${api.rounds.join('; ')}; same server: GET /api/health ${Math.round(api.healthPerSec)} /s, unknown path ${Math.round(api.unknownPerSec)} /s)${api.apiFailed ? `, ${api.apiFailed} failed` : ''}`,
+      measured: `${Math.round(api.apiPerSec)} /s vs ${Math.round(api.baselinePerSec)} /s naive plain-pg = ${api.ratio.toFixed(3)} (rounds ${api.rounds.join('; ')}; same server: GET /api/intents/{id} ${Math.round(api.readPerSec)} /s, GET /api/health ${Math.round(api.healthPerSec)} /s, unknown path ${Math.round(api.unknownPerSec)} /s)${api.apiFailed ? `, ${api.apiFailed} failed` : ''}`,
       target: `≥ ${API_RATIO_TARGET} × baseline`,
       pass: api.ratio >= API_RATIO_TARGET && api.apiFailed === 0,
     });
@@ -136,6 +137,7 @@ async function main(): Promise<number> {
       'compare-strategies': { type: 'boolean', default: true },
       workers: { type: 'boolean', default: true },
       api: { type: 'boolean', default: true },
+      'only-api': { type: 'boolean', default: false },
       leases: { type: 'boolean', default: true },
       'lock-sampler': { type: 'boolean', default: false },
     },
@@ -155,6 +157,14 @@ async function main(): Promise<number> {
   try {
     const loadBefore = load();
     const busyBefore = await cpuBusyPercent(2_000);
+    if (values['only-api']) {
+      // The JSON API row alone, for work on the server: no replay, no other rows.
+      const api = await measureApiDoor(url, say, { rounds, requests: 2000, inFlight: 100, warmup: 1000, warmupBatches: 8 });
+      console.log(`JSON API row — ${new Date().toISOString()} — before it ${busyBefore.toFixed(0)} % of the CPU busy over 2 s (load average ${loadBefore})`);
+      console.log(table(extraRows(null, api)));
+      if (values.json) writeFileSync(values.json, JSON.stringify({ api }, null, 2) + '\n');
+      return values.check && extraRows(null, api).some((r) => r.pass === false) ? 1 : 0;
+    }
     const scenarios = values.scenario?.flatMap((s) => s.split(',')).filter(Boolean);
     let last = '';
     const run = await runReplay(

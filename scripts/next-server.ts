@@ -3,7 +3,7 @@ import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, st
 import { dirname, join, resolve } from 'node:path';
 
 /**
- * A production build and its server (scripts/serve.ts: `next start`'s handler behind the console's front door) for harnesses (browser tests, the page-speed measurement): build when the
+ * A production build and its server (scripts/serve.ts: the console's front door, its API router and Next) for harnesses (browser tests, the page-speed measurement): build when the
  * build is missing or older than a source (the same rule as `npm start`), serve on a given port with a given
  * database, wait for /api/health, stop with SIGTERM (the console flushes its counts on it).
  */
@@ -12,14 +12,14 @@ const nextBin = join(root, 'node_modules', 'next', 'dist', 'bin', 'next');
 /**
  * Node's flags for the console's server (`npm run serve` in package.json passes the same ones; a test holds the two
  * together). A larger young generation (`--max-semi-space-size`, in MB; V8's default is 16): a request in flight
- * holds Next's request and response objects for as long as it waits on the database, and with the default size a
+ * holds its request and response objects for as long as it waits on the database, and with the default size a
  * busy server collected the young generation so often that those objects survived into the old generation, where
- * copying and collecting them was the largest single cost of an API command after Next's own routing. With a
+ * copying and collecting them was among the largest costs of an API command. With a
  * young generation eight times as large most of them die young, and the server's memory under load stays where it
  * was. docs/bench/2026-11-24-server-young-generation.md has the measurement.
  */
 export const serverNodeFlags = ['--max-semi-space-size=128'];
-/** The console's server (Next behind the front door, scripts/serve.ts), run through tsx like the other scripts. */
+/** The console's server (the front door, the API's router and Next: scripts/serve.ts), run through tsx like the other scripts. */
 export const serverArgs = [...serverNodeFlags, '--import', 'tsx', join(root, 'scripts', 'serve.ts')];
 
 function newestMtime(path: string): number {

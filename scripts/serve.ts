@@ -1,7 +1,8 @@
 /**
- * The console's HTTP server: Next.js's own request handler behind the front door (lib/http/gate.ts), which refuses
- * what Next would answer with a 500 or read whole before our code runs. API commands then go straight to their
- * route's built entrypoint instead of through Next's router (lib/http/route-entries.ts; docs/DEPLOY.md says why).
+ * The console's HTTP server: the front door (lib/http/gate.ts), which refuses what Next would answer with a 500 or
+ * read whole before our code runs, then the JSON API answered by the console's own router, driven by the operations
+ * table (lib/http/api-node.ts; docs/DEPLOY.md says why), and everything else — pages, server actions, assets — by
+ * Next.js's own request handler.
  * `npm start` and the test harnesses (scripts/next-server.ts) run this instead of `next start`; it serves the same
  * production build.
  *
@@ -12,8 +13,9 @@ import { resolve } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import next from 'next';
-import { answerWritesUncompressed, createGatedServer, type GateOptions } from '../lib/http/gate';
-import { CommandRoutes, createEntryDispatcher, readRouteEntries } from '../lib/http/route-entries';
+import { createGatedServer, type GateOptions } from '../lib/http/gate';
+import { engineEventsWritten } from '../lib/intents/engine-events';
+import { flushOutcomes } from '../lib/intents/outcomes';
 
 const root = resolve(import.meta.dirname, '..');
 
@@ -27,12 +29,11 @@ async function main() {
   const app = next({ dev: false, dir: root, hostname, port });
   const handle = app.getRequestHandler();
   await app.prepare();
-  // API commands go straight to their route's entrypoint; everything else through Next's router (lib/http/route-entries.ts).
-  const distDir = resolve(root, '.next');
-  const { entries, off } = readRouteEntries(distDir);
-  if (off) console.log(`[server] every request goes through Next's router: ${off}`);
-  const commands = new CommandRoutes(entries);
-  const dispatch = createEntryDispatcher(distDir, { hostname, port });
+  // Loaded once Next is prepared: the API's modules use Next's public server helpers (NextResponse), which expect the
+  // request context storage Next sets up when it starts.
+  const { createApiDoor } = await import('../lib/http/api-node');
+  const api = createApiDoor({ hostname, port });
+  console.log(`[server] JSON API: ${api.operations} operations on ${api.paths} paths served directly by the console's router; pages through Next`);
   const answerFailure = (req: IncomingMessage, res: ServerResponse, err: unknown) => {
     console.error(`[server] unhandled error for ${req.method} ${req.url?.slice(0, 200)}:`, err);
     if (!res.headersSent) {
@@ -41,16 +42,8 @@ async function main() {
     } else res.destroy();
   };
 
-  // What the front door let through (lib/http/gate.ts): an API command goes to its route, anything else to Next.
-  const server = createGatedServer(
-    options,
-    (req, res) => {
-      answerWritesUncompressed(req);
-      const command = commands.match(req.method, req.url);
-      return command ? dispatch(command, req, res) : handle(req, res);
-    },
-    answerFailure,
-  );
+  // What the front door let through (lib/http/gate.ts): the JSON API to its router, anything else to Next.
+  const server = createGatedServer(options, (req, res) => api.serve(req, res) ?? handle(req, res), answerFailure);
   // Slow or idle clients cannot hold sockets open for ever (a request's headers within 20 s, each request within 60 s;
   // event streams are responses, not requests, and are unaffected).
   server.headersTimeout = 20_000;
@@ -73,9 +66,20 @@ async function main() {
     });
   }
 
-  // Housekeeping (instrumentation.ts) flushes and exits on SIGTERM/SIGINT; without it, close and exit here.
+  // Housekeeping (instrumentation.ts) flushes and exits on SIGTERM/SIGINT; without it, close and exit here. The JSON
+  // API runs on this script's own copy of the console's modules (loaded here, not from the build), whose outcome
+  // counts are buffered for up to a second: they are written first, then housekeeping flushes the build's and exits.
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    if (process.listenerCount(signal) === 0) process.once(signal, () => server.close(() => process.exit(0)));
+    const housekeeping = process.listeners(signal);
+    process.removeAllListeners(signal);
+    process.once(signal, () => {
+      Promise.all([flushOutcomes(), engineEventsWritten()])
+        .catch((err: unknown) => console.error('[server] final flush of the API’s outcome counts failed:', err))
+        .finally(() => {
+          if (housekeeping.length) for (const listener of housekeeping) listener(signal);
+          else server.close(() => process.exit(0));
+        });
+    });
   }
 }
 

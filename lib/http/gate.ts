@@ -201,26 +201,6 @@ export function setResponseHeaders(req: IncomingMessage, res: ServerResponse): v
   if ((req.url ?? '').startsWith('/api/')) res.setHeader('Cache-Control', 'no-store');
 }
 
-/**
- * The answer to an API write (a command: POST, PUT, PATCH, DELETE under /api/) is one intent or a short error, a
- * few hundred bytes. Next compresses every response whose length it does not know, which for these answers cost
- * more CPU than the rest of the request (a gzip stream per answer), and saves nothing worth it. So
- * such a request is handed on as if it did not accept compressed answers; reads (lists, the OpenAPI document) and
- * pages keep compression.
- */
-export function answerWritesUncompressed(req: IncomingMessage): void {
-  if (isApiCommand(req.method, req.url)) delete req.headers['accept-encoding'];
-}
-
-/**
- * An API command: a write (any method the gate lets through besides GET, HEAD and OPTIONS) under /api/. Its answer
- * is written uncompressed, and the console's server hands it straight to its route (lib/http/route-entries.ts).
- */
-export function isApiCommand(method: string | undefined, url: string | undefined): boolean {
-  if (!method || method === 'GET' || method === 'HEAD' || method === 'OPTIONS') return false;
-  return (url ?? '').startsWith('/api/');
-}
-
 /** Screens a request and answers it when refused; true when it was answered. */
 export function gate(req: IncomingMessage, res: ServerResponse, options: GateOptions = {}): boolean {
   const refusal = screen(req, options);

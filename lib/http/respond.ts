@@ -7,7 +7,6 @@ import { errorBodyFor } from '@/lib/locks/mask';
 import { DatabaseUnderPressureError, DomainError, ValidationError, type ErrorBody } from '@/lib/shared/errors';
 import { isPlainObject } from '@/lib/shared/json';
 import { parseInput } from '@/lib/shared/validation';
-import { authenticatedActor } from './actor';
 import { MAX_BODY_BYTES } from './gate';
 
 /** The API's error envelope: `{ error: { code, message, details? } }`. */
@@ -51,11 +50,23 @@ class DatabaseUnavailableError extends DomainError {
 }
 
 /**
+ * A domain error made by another copy of these modules. The console's server loads them for the JSON API beside the
+ * build's own copy, which pages, server actions and housekeeping run on, and objects kept on globalThis (the lease
+ * backend, the dedup store) are shared by both: an error one of them throws is of the other copy's class, and
+ * `instanceof` would take it for an unexpected failure (a 500) instead of, say, a 503 with Retry-After.
+ */
+function isForeignDomainError(err: unknown): err is DomainError {
+  if (!(err instanceof Error)) return false;
+  const candidate = err as Partial<DomainError>;
+  return typeof candidate.code === 'string' && typeof candidate.httpStatus === 'number' && typeof candidate.toBody === 'function';
+}
+
+/**
  * A thrown error as a domain error when it is one (or a data exception from the database, or the database going
  * away); otherwise null.
  */
 export function asDomainError(err: unknown): DomainError | null {
-  if (err instanceof DomainError) return err;
+  if (err instanceof DomainError || isForeignDomainError(err)) return err;
   const state = sqlState(err);
   if (state?.startsWith('22')) return new UnstorableValueError(state);
   if (isConnectionLoss(err)) {
@@ -87,6 +98,13 @@ class PayloadTooLargeError extends DomainError {
  * reading stops and the stream is cancelled as soon as it passes `max`, so an oversized upload is never held whole.
  */
 export async function readLimited(request: Request, max: number): Promise<string> {
+  const source = bodySources.get(request);
+  if (source) {
+    const read = await source(max);
+    if (read === 'too_large') throw new PayloadTooLargeError();
+    if (read === 'broken') throw new ValidationError([{ field: 'body', message: 'could not be read completely (the connection broke off)' }]);
+    return decodeUtf8([read]);
+  }
   if (!request.body) return '';
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -106,11 +124,28 @@ export async function readLimited(request: Request, max: number): Promise<string
     }
     chunks.push(step.value);
   }
+  return decodeUtf8(chunks);
+}
+
+function decodeUtf8(chunks: Uint8Array[]): string {
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+    return new TextDecoder('utf-8', { fatal: true }).decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
   } catch {
     throw new ValidationError([{ field: 'body', message: 'is not valid UTF-8 text' }]);
   }
+}
+
+/**
+ * A request body read by the door itself rather than through the Request's stream: the console's server reads it
+ * from Node's request (lib/http/api-node.ts), which spares a web stream per request. Read only when a handler asks,
+ * at most `max` bytes: 'too_large' past that, 'broken' when the client stopped before its end.
+ */
+export type BodySource = (max: number) => Promise<Uint8Array | 'too_large' | 'broken'>;
+const bodySources = new WeakMap<Request, BodySource>();
+
+/** Makes `source` the body of `request` for readLimited (and so for every reader of a JSON body). */
+export function setBodySource(request: Request, source: BodySource): void {
+  bodySources.set(request, source);
 }
 
 /** Reads a JSON body, answering a malformed or missing one with a 400 that says so. */
@@ -173,48 +208,7 @@ export async function readKeyedInput<S extends z.ZodType>(request: Request, sche
   }
 }
 
-/** Route handler wrapper: runs the door, turns domain errors into the envelope. */
-export function handler<C>(fn: (request: Request, context: C) => Promise<Response>) {
-  return async (request: Request, context: C): Promise<Response> => {
-    try {
-      return await fn(request, context);
-    } catch (err) {
-      return toErrorResponse(err, authenticatedActor(request));
-    }
-  };
-}
-
-type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-const METHODS: Method[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
-type Handlers = Record<Method | 'OPTIONS', (request: Request) => Promise<Response>>;
-
-/**
- * Handlers for the methods a route does not support, so a wrong method gets the API's error envelope (405 with an
- * Allow header) instead of Next's empty answer. A route file exports the ones it lacks:
- * `export const { PUT, PATCH, DELETE, OPTIONS } = otherMethods('GET', 'POST');` (HEAD follows GET when GET exists).
- * OPTIONS answers 204 with the same Allow header the 405s carry (Next's automatic OPTIONS would list the refusing
- * handlers as if they were methods the route supports).
- */
-export function otherMethods(...allowed: Method[]): Handlers {
-  const allow: string[] = allowed.includes('GET') && !allowed.includes('HEAD') ? [...allowed, 'HEAD'] : [...allowed];
-  allow.push('OPTIONS');
-  const refuse = async (request: Request) =>
-    errorJson(
-      405,
-      {
-        code: 'method_not_allowed',
-        message: `${request.method} is not supported on ${new URL(request.url).pathname}; it answers ${allow.join(', ')}.`,
-        details: { method: request.method, allowed: allow },
-      },
-      { Allow: allow.join(', ') },
-    );
-  const handlers = {} as Handlers;
-  for (const m of METHODS) handlers[m] = refuse;
-  handlers.OPTIONS = async () => new Response(null, { status: 204, headers: { Allow: allow.join(', '), 'Cache-Control': 'no-store' } });
-  return handlers;
-}
-
-/** The answer for a path under /api that names no endpoint (app/api/[...path]/route.ts). */
+/** The answer for a path under /api that names no endpoint (lib/http/api-router.ts). */
 export function unknownEndpoint(request: Request): NextResponse {
   return errorJson(404, {
     code: 'not_found',

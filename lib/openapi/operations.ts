@@ -43,7 +43,8 @@ import {
 /**
  * Every operation of the JSON API, described with the very Zod schemas its route validates with (request) and the
  * response schemas of ./responses.ts. The OpenAPI document (./document.ts) is generated from this table, and the
- * contract test (test/contract) calls every operation listed here against its real route handler.
+ * JSON API's router (lib/http/api-router.ts) routes by it: each operation's method, path and permission are enforced
+ * as written here. The contract test (test/contract) calls every operation listed here through that router.
  *
  * `errors` lists, per status, every error `code` the operation can answer beyond the ones every operation of its
  * kind shares (added by the document: 401/403 for authenticated operations, 400/413 for operations with a body).

@@ -5,9 +5,11 @@ import { correctionIdFor } from '@/lib/intents/json';
 import { getIntentConflicts } from '@/lib/intents/queries';
 import { dbFingerprint, holdRowLocks, persistedOutcomes, clearOutcomes, resetEngine, session, waitForWaiters } from '../barriers';
 import { intentRow, makeIntent, tester } from '../helpers';
-import { POST as statusRoute } from '@/app/api/intents/[id]/status/route';
 import { apiRequest, userWithToken } from '../auth-helpers';
 import { api, signInApiCaller } from './route-client';
+import { apiRoute } from '@/lib/http/api-router';
+
+const { POST: statusRoute } = apiRoute('/api/intents/{id}/status');
 
 /**
  * The JSON API's commands: status, re-evaluation and bulk status through their route handlers, with the

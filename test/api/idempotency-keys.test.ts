@@ -1,10 +1,12 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
-import { POST as createRoute } from '@/app/api/intents/route';
 import { apiRequest, userWithToken } from '../auth-helpers';
 import { closeSession, dbFingerprint, persistedOutcomes, clearOutcomes, resetEngine, session, waitForWaiters } from '../barriers';
 import { intentRow, makeIntent } from '../helpers';
 import { api, namedFields, signInApiCaller, type RawBody } from './route-client';
+import { apiRoute } from '@/lib/http/api-router';
+
+const { POST: createRoute } = apiRoute('/api/intents');
 
 /**
  * Idempotency keys on every command that takes one — creating an intent, a status change, a correction — given as

@@ -1,16 +1,18 @@
-import { GET as listRoute, POST as createRoute } from '@/app/api/intents/route';
-import { GET as getRoute } from '@/app/api/intents/[id]/route';
-import { GET as auditRoute } from '@/app/api/intents/[id]/audit/route';
-import { POST as statusRoute } from '@/app/api/intents/[id]/status/route';
-import { POST as reevalRoute } from '@/app/api/intents/[id]/reeval/route';
-import { POST as bulkRoute } from '@/app/api/intents/bulk-status/route';
-import { GET as pipelineRunsRoute, POST as pipelineRoute } from '@/app/api/intents/[id]/pipeline/route';
-import { GET as healthRoute } from '@/app/api/health/route';
 import { apiRequest, resetAuth, userWithToken } from '../auth-helpers';
+import { apiRoute } from '@/lib/http/api-router';
+
+const { GET: listRoute, POST: createRoute } = apiRoute('/api/intents');
+const { GET: getRoute } = apiRoute('/api/intents/{id}');
+const { GET: auditRoute } = apiRoute('/api/intents/{id}/audit');
+const { POST: statusRoute } = apiRoute('/api/intents/{id}/status');
+const { POST: reevalRoute } = apiRoute('/api/intents/{id}/reeval');
+const { POST: bulkRoute } = apiRoute('/api/intents/bulk-status');
+const { GET: pipelineRunsRoute, POST: pipelineRoute } = apiRoute('/api/intents/{id}/pipeline');
+const { GET: healthRoute } = apiRoute('/api/health');
 
 /**
- * Calls the JSON API's route handlers directly, as Next would: a real Request with a real API token (of a user who
- * may do everything the intent endpoints offer), and `{ params: Promise }` for the dynamic segment.
+ * Calls the JSON API's operations directly through its router (lib/http/api-router.ts apiRoute): a real Request with
+ * a real API token (of a user who may do everything the intent endpoints offer), and the path's values.
  */
 export type ApiResponse<T = any> = { status: number; body: T; headers: Headers }; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -58,7 +60,7 @@ export const api = {
   pipeline: (id: string, body?: unknown) => send(pipelineRoute, `/api/intents/${encodeURIComponent(id)}/pipeline`, 'POST', body, id),
   pipelineRuns: (id: string) => send(pipelineRunsRoute, `/api/intents/${encodeURIComponent(id)}/pipeline`, 'GET', undefined, id),
   health: async (): Promise<ApiResponse> => {
-    const response = await healthRoute();
+    const response = await healthRoute(new Request('http://localhost:3000/api/health'));
     return { status: response.status, body: await response.json(), headers: response.headers };
   },
 };

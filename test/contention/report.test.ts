@@ -4,11 +4,13 @@ import { bulkUpdateStatus, reevaluateIntent, updateIntentStatus } from '@/lib/in
 import { flushOutcomes } from '@/lib/intents/outcomes';
 import { contentionReport } from '@/lib/contention/queries';
 import { db } from '@/lib/db/client';
-import { GET } from '@/app/api/console/contention/route';
 import { apiRequest, resetAuth, userWithToken } from '../auth-helpers';
 import { makeIntent, rawClient, resetDatabase, tester } from '../helpers';
 import { waitForWaiters } from '../barriers';
 import { eventually } from '../wait';
+import { apiRoute } from '@/lib/http/api-router';
+
+const { GET } = apiRoute('/api/console/contention');
 
 /**
  * The Contention report from what the engine really recorded: stale corrections (conflicts), re-applied ones

@@ -2,31 +2,33 @@
  * Every JSON API door, with the permission it needs and how to call it, for the authorization matrix and the
  * fuzz test. `call` takes a ready Request; `path` builds the URL for an intent.
  */
-import { GET as listIntents, POST as createIntent } from '@/app/api/intents/route';
-import { GET as getIntent } from '@/app/api/intents/[id]/route';
-import { GET as getAudit } from '@/app/api/intents/[id]/audit/route';
-import { GET as getTimeline } from '@/app/api/intents/[id]/timeline/route';
-import { POST as postStatus } from '@/app/api/intents/[id]/status/route';
-import { POST as postReeval } from '@/app/api/intents/[id]/reeval/route';
-import { POST as postBulk } from '@/app/api/intents/bulk-status/route';
-import { GET as getLocks } from '@/app/api/locks/route';
-import { GET as getAuditLog } from '@/app/api/audit/route';
-import { GET as getRowHolders } from '@/app/api/console/locks/holders/route';
-import { GET as getEvents } from '@/app/api/events/route';
-import { GET as getContention } from '@/app/api/console/contention/route';
-import { GET as getCounts } from '@/app/api/console/intents/counts/route';
-import { GET as getConflicts } from '@/app/api/console/intents/[id]/conflicts/route';
-import { GET as getReplayRuns } from '@/app/api/console/replay/runs/route';
-import { GET as getLeases } from '@/app/api/leases/route';
-import { POST as postAcquire } from '@/app/api/leases/[resource]/acquire/route';
-import { GET as getPipelineRuns, POST as postPipeline } from '@/app/api/intents/[id]/pipeline/route';
-import { GET as getWorkers } from '@/app/api/workers/route';
-import { POST as postReplayRun } from '@/app/api/replay/runs/route';
-import { POST as postReplayCancel } from '@/app/api/replay/runs/[id]/cancel/route';
 import { startReplay } from '@/lib/replay/runner';
 import { finishRun, getRun } from '@/lib/replay/runs';
 import type { Permission } from '@/lib/auth/permissions';
 import { eventually } from '../wait';
+import { apiRoute } from '@/lib/http/api-router';
+
+const { GET: listIntents, POST: createIntent } = apiRoute('/api/intents');
+const { GET: getIntent } = apiRoute('/api/intents/{id}');
+const { GET: getAudit } = apiRoute('/api/intents/{id}/audit');
+const { GET: getTimeline } = apiRoute('/api/intents/{id}/timeline');
+const { POST: postStatus } = apiRoute('/api/intents/{id}/status');
+const { POST: postReeval } = apiRoute('/api/intents/{id}/reeval');
+const { POST: postBulk } = apiRoute('/api/intents/bulk-status');
+const { GET: getLocks } = apiRoute('/api/locks');
+const { GET: getAuditLog } = apiRoute('/api/audit');
+const { GET: getRowHolders } = apiRoute('/api/console/locks/holders');
+const { GET: getEvents } = apiRoute('/api/events');
+const { GET: getContention } = apiRoute('/api/console/contention');
+const { GET: getCounts } = apiRoute('/api/console/intents/counts');
+const { GET: getConflicts } = apiRoute('/api/console/intents/{id}/conflicts');
+const { GET: getReplayRuns } = apiRoute('/api/console/replay/runs');
+const { GET: getLeases } = apiRoute('/api/leases');
+const { POST: postAcquire } = apiRoute('/api/leases/{resource}/acquire');
+const { GET: getPipelineRuns, POST: postPipeline } = apiRoute('/api/intents/{id}/pipeline');
+const { GET: getWorkers } = apiRoute('/api/workers');
+const { POST: postReplayRun } = apiRoute('/api/replay/runs');
+const { POST: postReplayCancel } = apiRoute('/api/replay/runs/{id}/cancel');
 
 export type Door = {
   name: string;

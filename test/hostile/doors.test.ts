@@ -8,6 +8,7 @@ import { cancelBackend } from '@/lib/locks/unblock';
 import { actorOf, apiRequest, resetAuth, userWithSession, userWithToken } from '../auth-helpers';
 import { session } from '../barriers';
 import { makeIntent, resetDatabase, untyped } from '../helpers';
+import { apiRoute } from '@/lib/http/api-router';
 
 /**
  * The hostile-traffic suite for the doors behind the front door (the front door itself: gate.test.ts; against the
@@ -35,13 +36,13 @@ vi.mock('next/navigation', () => ({
   },
 }));
 
-const { GET: listIntents, POST: createIntent } = await import('@/app/api/intents/route');
-const { GET: getLocks } = await import('@/app/api/locks/route');
-const { GET: getCounts } = await import('@/app/api/console/intents/counts/route');
-const { GET: getHolders } = await import('@/app/api/console/locks/holders/route');
-const { POST: postStatus } = await import('@/app/api/intents/[id]/status/route');
-const { POST: postBulkStatus } = await import('@/app/api/intents/bulk-status/route');
-const { GET: getAuditLog } = await import('@/app/api/audit/route');
+const { GET: listIntents, POST: createIntent } = apiRoute('/api/intents');
+const { GET: getLocks } = apiRoute('/api/locks');
+const { GET: getCounts } = apiRoute('/api/console/intents/counts');
+const { GET: getHolders } = apiRoute('/api/console/locks/holders');
+const { POST: postStatus } = apiRoute('/api/intents/{id}/status');
+const { POST: postBulkStatus } = apiRoute('/api/intents/bulk-status');
+const { GET: getAuditLog } = apiRoute('/api/audit');
 const actions = {
   ...(await import('@/app/actions/auth')),
   ...(await import('@/app/actions/intents')),
@@ -509,12 +510,12 @@ describe('Swagger UI’s assets', () => {
 
 describe('OPTIONS agrees with the 405s', () => {
   it.each([
-    ['/api/intents', () => import('@/app/api/intents/route')],
-    ['/api/intents/bulk-status', () => import('@/app/api/intents/bulk-status/route')],
-    ['/api/events', () => import('@/app/api/events/route')],
-    ['/api/locks', () => import('@/app/api/locks/route')],
-    ['/api/health', () => import('@/app/api/health/route')],
-    ['/api/metrics', () => import('@/app/api/metrics/route')],
+    ['/api/intents', async () => apiRoute('/api/intents')],
+    ['/api/intents/bulk-status', async () => apiRoute('/api/intents/bulk-status')],
+    ['/api/events', async () => apiRoute('/api/events')],
+    ['/api/locks', async () => apiRoute('/api/locks')],
+    ['/api/health', async () => apiRoute('/api/health')],
+    ['/api/metrics', async () => apiRoute('/api/metrics')],
   ] as const)('%s', async (path, load) => {
     const route = (await load()) as unknown as Record<string, (r: Request, c?: unknown) => Promise<Response>>;
     const options = await route.OPTIONS(new Request(`http://localhost${path}`, { method: 'OPTIONS' }));

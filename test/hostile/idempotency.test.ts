@@ -1,9 +1,11 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { POST as createRoute } from '@/app/api/intents/route';
 import { apiRequest, userWithToken } from '../auth-helpers';
 import { dbFingerprint, resetEngine } from '../barriers';
 import { makeIntent } from '../helpers';
 import { api, namedFields, signInApiCaller, type ApiResponse, type RawBody } from '../api/route-client';
+import { apiRoute } from '@/lib/http/api-router';
+
+const { POST: createRoute } = apiRoute('/api/intents');
 
 /**
  * Hostile idempotency keys at every command that takes one (create, status, correction), in the body and in the

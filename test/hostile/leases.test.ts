@@ -3,6 +3,7 @@ import { db } from '@/lib/db/client';
 import { editLeaseResource } from '@/lib/leases/edit-names';
 import { apiRequest, resetAuth, userWithSession, userWithToken } from '../auth-helpers';
 import { makeIntent, resetDatabase } from '../helpers';
+import { apiRoute } from '@/lib/http/api-router';
 
 /**
  * The hostile suite for leases and fenced writes: forged fencing tokens, the workers' reserved fences named by
@@ -22,13 +23,13 @@ vi.mock('next/headers', () => ({
 }));
 vi.mock('next/cache', () => ({ revalidatePath: () => undefined, revalidateTag: () => undefined }));
 
-const { POST: postStatus } = await import('@/app/api/intents/[id]/status/route');
-const { POST: postReeval } = await import('@/app/api/intents/[id]/reeval/route');
-const { POST: postPipeline } = await import('@/app/api/intents/[id]/pipeline/route');
-const { POST: postBulk } = await import('@/app/api/intents/bulk-status/route');
-const { POST: acquireRoute } = await import('@/app/api/leases/[resource]/acquire/route');
-const { POST: refreshRoute } = await import('@/app/api/leases/[resource]/refresh/route');
-const { POST: releaseRoute } = await import('@/app/api/leases/[resource]/release/route');
+const { POST: postStatus } = apiRoute('/api/intents/{id}/status');
+const { POST: postReeval } = apiRoute('/api/intents/{id}/reeval');
+const { POST: postPipeline } = apiRoute('/api/intents/{id}/pipeline');
+const { POST: postBulk } = apiRoute('/api/intents/bulk-status');
+const { POST: acquireRoute } = apiRoute('/api/leases/{resource}/acquire');
+const { POST: refreshRoute } = apiRoute('/api/leases/{resource}/refresh');
+const { POST: releaseRoute } = apiRoute('/api/leases/{resource}/release');
 const intentActions = await import('@/app/actions/intents');
 const pipelineActions = await import('@/app/actions/pipeline');
 const leaseActions = await import('@/app/actions/leases');
@@ -207,7 +208,7 @@ describe('leases belong to the caller that took them', () => {
     expect(await leaseActions.releaseEditLeaseAction({ intentId: intent.id, token: taken.data.token })).toEqual({ ok: true, data: { released: false } });
     expect(await leaseState()).toEqual(before);
     // The Locks page shows the owner and the user who took it apart.
-    const listed = await (await (await import('@/app/api/leases/route')).GET(apiRequest('/api/leases', { token: oncall.token }), undefined)).json();
+    const listed = await (await apiRoute('/api/leases').GET(apiRequest('/api/leases', { token: oncall.token }), undefined)).json();
     expect(listed.leases).toEqual([expect.objectContaining({ resource, owner: reviewer.user.username, actor: reviewer.user.username })]);
   });
 });

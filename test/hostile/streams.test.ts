@@ -1,5 +1,4 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { GET as openEvents, HEAD as headEvents } from '@/app/api/events/route';
 import { db } from '@/lib/db/client';
 import { revokeSession } from '@/lib/auth/sessions';
 import { liveHub } from '@/lib/live/hub';
@@ -7,6 +6,9 @@ import { openStreamCount, STREAM_LIMITS, streamReauthorisations } from '@/lib/li
 import { apiRequest, resetAuth, userWithSession, userWithToken } from '../auth-helpers';
 import { resetDatabase } from '../helpers';
 import { eventually } from '../wait';
+import { apiRoute } from '@/lib/http/api-router';
+
+const { GET: openEvents, HEAD: headEvents } = apiRoute('/api/events');
 
 /**
  * Event-stream lifecycle through the route itself: only GET subscribes; a stream is re-authorised while it lives

@@ -1,10 +1,12 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { GET as listRoute } from '@/app/api/leases/route';
-import { POST as acquireRoute } from '@/app/api/leases/[resource]/acquire/route';
-import { POST as refreshRoute } from '@/app/api/leases/[resource]/refresh/route';
-import { POST as releaseRoute } from '@/app/api/leases/[resource]/release/route';
 import { apiRequest, resetAuth, userWithToken } from '../auth-helpers';
 import { resetDatabase } from '../helpers';
+import { apiRoute } from '@/lib/http/api-router';
+
+const { GET: listRoute } = apiRoute('/api/leases');
+const { POST: acquireRoute } = apiRoute('/api/leases/{resource}/acquire');
+const { POST: refreshRoute } = apiRoute('/api/leases/{resource}/refresh');
+const { POST: releaseRoute } = apiRoute('/api/leases/{resource}/release');
 
 let operator: string;
 let operatorName: string;

@@ -1,6 +1,4 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { POST as statusRoute } from '@/app/api/intents/[id]/status/route';
-import { POST as reevalRoute } from '@/app/api/intents/[id]/reeval/route';
 import { reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { FencingTokenStaleError } from '@/lib/leases/errors';
 import { highestAcceptedToken } from '@/lib/leases/fencing';
@@ -9,6 +7,10 @@ import type pg from 'pg';
 import { apiRequest, resetAuth, userWithToken } from '../auth-helpers';
 import { intentRow, makeIntent, rawClient, resetDatabase, tester } from '../helpers';
 import { waitForWaiters } from '../barriers';
+import { apiRoute } from '@/lib/http/api-router';
+
+const { POST: statusRoute } = apiRoute('/api/intents/{id}/status');
+const { POST: reevalRoute } = apiRoute('/api/intents/{id}/reeval');
 
 const accept = async (client: pg.Client, resource: string, token: number) =>
   (await client.query<{ ok: boolean }>('SELECT bridge_fence_accept($1, $2) AS ok', [resource, token])).rows[0].ok;

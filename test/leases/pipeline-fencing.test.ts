@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { POST as pipelineRoute } from '@/app/api/intents/[id]/pipeline/route';
 import { db } from '@/lib/db/client';
 import { createIntent } from '@/lib/intents/commands';
 import { FencingTokenStaleError } from '@/lib/leases/errors';
@@ -14,6 +13,9 @@ import { claimDueIntents, rescueStaleClaims } from '@/lib/workers/repository';
 import { apiRequest, resetAuth, userWithToken } from '../auth-helpers';
 import { gate, resetEngine, started } from '../barriers';
 import { intentRow, tester } from '../helpers';
+import { apiRoute } from '@/lib/http/api-router';
+
+const { POST: pipelineRoute } = apiRoute('/api/intents/{id}/pipeline');
 
 /**
  * Fenced pipeline runs (docs/LEASES.md): a run carrying `fencing` is refused at its start when a higher token was
@@ -84,7 +86,7 @@ describe('a pipeline run carrying fencing', () => {
     expect(await highestAcceptedToken('orders/F-1')).toBe(7);
 
     // Nobody takes a lease on a worker's fence (a grant would advance it past the intent's next claims).
-    const { POST: acquireRoute } = await import('@/app/api/leases/[resource]/acquire/route');
+    const { POST: acquireRoute } = apiRoute('/api/leases/{resource}/acquire');
     const resource = `worker-claim:${intent.id}`;
     const res = await acquireRoute(apiRequest(`/api/leases/${encodeURIComponent(resource)}/acquire`, { method: 'POST', token, body: { owner: 'x', ttlMs: 1000 } }), { params: Promise.resolve({ resource }) });
     expect(res.status).toBe(400);

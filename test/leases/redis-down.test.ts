@@ -1,6 +1,7 @@
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { redisServerInstalled, startRedisServer } from '../redis-server';
 import { eventually } from '../wait';
+import { apiRoute } from '@/lib/http/api-router';
 
 /**
  * Redis going away is a 503 with Retry-After, answered at once — never a 500, never a request left hanging until a
@@ -14,11 +15,11 @@ process.env.LEASE_BACKEND = 'redis';
 process.env.IDEMPOTENCY_BACKEND = 'redis';
 if (server) process.env.REDIS_URL = server.url;
 
-const { POST: acquire } = await import('@/app/api/leases/[resource]/acquire/route');
-const { POST: refresh } = await import('@/app/api/leases/[resource]/refresh/route');
-const { POST: release } = await import('@/app/api/leases/[resource]/release/route');
-const { GET: list } = await import('@/app/api/leases/route');
-const { POST: status } = await import('@/app/api/intents/[id]/status/route');
+const { POST: acquire } = apiRoute('/api/leases/{resource}/acquire');
+const { POST: refresh } = apiRoute('/api/leases/{resource}/refresh');
+const { POST: release } = apiRoute('/api/leases/{resource}/release');
+const { GET: list } = apiRoute('/api/leases');
+const { POST: status } = apiRoute('/api/intents/{id}/status');
 const { RedisLeases } = await import('@/lib/leases/redis');
 const { LeaseBackendUnavailableError } = await import('@/lib/leases/errors');
 const { apiRequest, resetAuth, userWithToken } = await import('../auth-helpers');

@@ -1,6 +1,4 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { GET as listRoute } from '@/app/api/locks/episodes/route';
-import { GET as getRoute } from '@/app/api/locks/episodes/[id]/route';
 import { db } from '@/lib/db/client';
 import { reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { episodesForIntent, getEpisode, listEpisodes } from '@/lib/locks/history/episodes';
@@ -12,6 +10,10 @@ import { actorOf, apiRequest, makeUser, resetAuth, userWithToken } from '../auth
 import { closeSession, holdRowLocks as holdRowLocksOnce, session as sessionOnce, started, waitForWaiters, type Session } from '../barriers';
 import { makeIntent, resetDatabase, tester } from '../helpers';
 import { eventually } from '../wait';
+import { apiRoute } from '@/lib/http/api-router';
+
+const { GET: listRoute } = apiRoute('/api/locks/episodes');
+const { GET: getRoute } = apiRoute('/api/locks/episodes/{id}');
 
 /**
  * The lock history against real blocking: sessions hold row locks, others queue behind them, and the test moves the

@@ -5,10 +5,12 @@ import { takeLocksSnapshot } from '@/lib/locks/queries';
 import type { Backend, BlockingNode, LocksSnapshot } from '@/lib/locks/types';
 import { reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { pipelineLockLabel, withPipelineLock } from '@/lib/pipeline/lock';
-import { GET } from '@/app/api/locks/route';
 import { apiRequest, resetAuth, userWithToken } from '../auth-helpers';
 import { makeIntent, rawClient, resetDatabase, tester } from '../helpers';
 import { waitForWaiters } from '../barriers';
+import { apiRoute } from '@/lib/http/api-router';
+
+const { GET } = apiRoute('/api/locks');
 
 /**
  * The Locks snapshot against real lock states: a row held by one plain connection, waiters queued behind it

@@ -3,11 +3,13 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { z } from 'zod';
-import { GET } from '@/app/api/metrics/route';
 import { updateIntentStatus } from '@/lib/intents/commands';
 import { flushOutcomes } from '@/lib/intents/outcomes';
 import { makeIntent, resetDatabase, tester } from '../helpers';
 import { parseExposition } from './exposition';
+import { apiRoute } from '@/lib/http/api-router';
+
+const { GET } = apiRoute('/api/metrics');
 
 /**
  * ops/prometheus/alerts.yml is only worth something if its expressions name metrics we export: a renamed metric

@@ -1,5 +1,4 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { GET } from '@/app/api/metrics/route';
 import { db } from '@/lib/db/client';
 import { reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { LockTimeoutError } from '@/lib/intents/errors';
@@ -10,6 +9,9 @@ import { crossingOrderTransaction, executePipelineStandIn } from '@/lib/replay/t
 import { makeIntent, rawClient, resetDatabase, tester } from '../helpers';
 import { waitForWaiters } from '../barriers';
 import { parseExposition } from './exposition';
+import { apiRoute } from '@/lib/http/api-router';
+
+const { GET } = apiRoute('/api/metrics');
 
 async function scrape() {
   const res = await GET(new Request('http://console.test/api/metrics'), undefined);

@@ -13,6 +13,7 @@ import { flushOutcomes } from '@/lib/intents/outcomes';
 import { readPersistedMetrics } from '@/lib/metrics/registry';
 import { makeIntent, resetDatabase, untyped } from '../helpers';
 import { eventually } from '../wait';
+import { apiRoute } from '@/lib/http/api-router';
 
 /**
  * The scenario engine at small sizes, on the real database. Speed is the benchmark's business: here the timing
@@ -148,7 +149,7 @@ describe('contention replay', () => {
   });
 
   it('records the door a run was started from: the API as api, the page as console', async () => {
-    const { POST: postRun } = await import('@/app/api/replay/runs/route');
+    const { POST: postRun } = apiRoute('/api/replay/runs');
     const { apiRequest, resetAuth, userWithToken } = await import('../auth-helpers');
     await resetAuth();
     const { token } = await userWithToken(['release']);

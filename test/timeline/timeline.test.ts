@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GET as getTimeline } from '@/app/api/intents/[id]/timeline/route';
 import { db } from '@/lib/db/client';
 import { OutboxRelay } from '@/lib/events/relay';
 import { createIntent, reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
@@ -19,6 +18,9 @@ import { closeSession, holdRowLocks, session, started, waitForLockWaitOf, waitFo
 import { resetDatabase } from '../helpers';
 import { natsMode, startTestNats, type TestNats } from '../nats';
 import { eventually } from '../wait';
+import { apiRoute } from '@/lib/http/api-router';
+
+const { GET: getTimeline } = apiRoute('/api/intents/{id}/timeline');
 
 /**
  * The intent timeline, for an intent that went through every kind of thing it shows, each made by the real

@@ -1,6 +1,4 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { GET as metricsRoute } from '@/app/api/metrics/route';
-import { GET as workersRoute } from '@/app/api/workers/route';
 import { db } from '@/lib/db/client';
 import { createIntent } from '@/lib/intents/commands';
 import { InvalidTransitionError } from '@/lib/intents/errors';
@@ -16,6 +14,10 @@ import { apiRequest, resetAuth, userWithToken } from '../auth-helpers';
 import { resetEngine } from '../barriers';
 import { tester } from '../helpers';
 import { eventually } from '../wait';
+import { apiRoute } from '@/lib/http/api-router';
+
+const { GET: metricsRoute } = apiRoute('/api/metrics');
+const { GET: workersRoute } = apiRoute('/api/workers');
 
 /** The workers registry, GET /api/workers, and the operators' queue controls with their audit. */
 let token = '';
