@@ -4,6 +4,7 @@ import type { LocksSnapshot } from '@/lib/locks/types';
 import type { EpisodePage, EpisodeWithSamples } from '@/lib/locks/history/episodes';
 import { INTENT_STATUSES } from '@/lib/intents/state-machine';
 import type { LockTimeoutDetails } from '@/lib/intents/errors';
+import type { RunLockEpisodes } from '@/lib/replay/episodes';
 import type { AuditEvent, BulkStatusResult, ConflictEvent, Correction, Intent, IntentWithCorrections, ReevaluateResult, UpdateStatusResult } from '@/lib/intents/types';
 
 /**
@@ -245,7 +246,31 @@ export const intentCountsSchema = z
   })
   .meta({ id: 'IntentCounts' });
 export const replayRunsSchema = z.object({ runs: z.array(z.looseObject({ id: z.string(), status: z.string() })) }).meta({ id: 'ReplayRuns' });
-export const replayRunSchema = z.looseObject({ run: z.looseObject({ id: z.string(), status: z.string() }) }).meta({ id: 'ReplayRun' });
+const replayRunLockEpisodesSchema = z
+  .object({
+    items: z.array(
+      z.object({
+        id: z.string().meta({ description: 'The episode: `GET /api/locks/episodes/{id}`.' }),
+        startedAt: isoTime,
+        endedAt: isoTime.nullable(),
+        durationMs: z.int(),
+        peakWaiters: z.int(),
+        waitersSeen: z.int(),
+        rootPid: z.int(),
+        rootApplication: z.string().nullable(),
+        rootOperation: z.string().nullable(),
+        intentIds: z.array(z.uuid()).meta({ description: 'The run’s intents it involved (at most 10).' }),
+      }),
+    ),
+    total: z.int(),
+    stormMinutes: z
+      .array(z.object({ minute: isoTime, episodes: z.int() }))
+      .meta({ description: 'Minutes of the run in which the lock history summarised a storm of blockings instead of recording each (tied to no intent).' }),
+  })
+  .meta({ description: 'The lock episodes the run caused: begun while it ran, involving its own intents (docs/LOCK-HISTORY.md), oldest first, the first 50.' });
+export const replayRunSchema = z
+  .looseObject({ run: z.looseObject({ id: z.string(), status: z.string() }), lockEpisodes: replayRunLockEpisodesSchema })
+  .meta({ id: 'ReplayRun' });
 
 export const outboxStatusSchema = z
   .object({
@@ -316,6 +341,7 @@ agree<SameKeys<EpisodeWithSamples, z.input<typeof lockEpisodeWithSamplesSchema>>
 agree<SameKeys<EpisodePage, z.input<typeof lockEpisodesSchema>>>();
 agree<Fits<OutboxStatus, typeof outboxStatusSchema>>();
 agree<Fits<LockTimeoutDetails, typeof lockTimeoutDetailsSchema>>();
+agree<Fits<RunLockEpisodes, typeof replayRunLockEpisodesSchema>>();
 
 /** Fencing tokens are bigint in the database and in Redis; on the wire they are JSON integers, exact up to 2^53 - 1. */
 const fencingToken = z.int().min(1).max(Number.MAX_SAFE_INTEGER);
