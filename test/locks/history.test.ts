@@ -102,6 +102,8 @@ describe('episodes', () => {
     expect(episode.peakWaiters).toBe(2);
     expect(episode.intents).toEqual(expect.arrayContaining([{ id: intent.id, role: 'root' }, { id: intent.id, role: 'waiter' }]));
     expect(episode.locks).toEqual(expect.arrayContaining([expect.objectContaining({ lockType: 'transactionid', mode: 'ShareLock', granted: false })]));
+    // The holder's table lock once, not again for each of the table's indexes.
+    expect(episode.locks.filter((l) => l.lockType === 'relation' && l.granted).map((l) => l.relation)).toEqual(['intents']);
     expect(episode.sampleTrees.length).toBeGreaterThanOrEqual(1);
     expect(episode.sampleTrees[0].tree.tree[0]).toMatchObject({ pid: holder.session.pid, waitingBehind: 2 });
 
