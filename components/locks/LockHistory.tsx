@@ -294,7 +294,7 @@ function EpisodeDetail({ id, onClose }: { id: string; onClose: () => void }) {
         </button>
       </div>
       <p className={styles.hint}>
-        {formatUtcTime(e.startedAt)} → {e.endedAt ? formatUtcTime(e.endedAt) : 'going on'} · {e.samples} samples · peak at {formatUtcTime(e.peakAt)}
+        {formatUtcTime(e.startedAt)} → {e.endedAt ? formatUtcTime(e.endedAt) : 'going on'} · {e.samples === 1 ? '1 sample' : `${e.samples} samples`} · peak at {formatUtcTime(e.peakAt)}
       </p>
       <h4>Root blocker</h4>
       <BackendSummary b={e.root} />
