@@ -5,7 +5,7 @@ import { AUDIT_ACTIONS, AUDIT_ACTION_NAMES } from '@/lib/audit/actions';
 import { describeAudit } from '@/lib/audit/describe';
 import { knownActors, listAudit, type AuditPage } from '@/lib/audit/log';
 import { auditHref } from '@/lib/audit/url';
-import { DomainError } from '@/lib/intents/errors';
+import { DomainError } from '@/lib/shared/errors';
 import styles from './audit.module.css';
 
 /**

@@ -10,7 +10,7 @@ import { REASON_MAX, reasonProblem, reasonRequired } from '@/lib/console/reasons
 import type { BatchView } from '@/lib/bulk/batches';
 import { SERIES } from '@/lib/contention/series';
 import { FILTER_PARAMS, intentKeys, type IntentListFilters } from '@/lib/intents/keys';
-import { INTENT_STATUSES, type IntentStatus } from '@/lib/intents/state-machine';
+import { INTENT_STATUSES, type IntentStatus } from '@/lib/shared/intent-states';
 import styles from './intents.module.css';
 import { LockHolderLink } from '@/components/locks/LockHolderLink';
 

@@ -12,7 +12,7 @@ import { changesSinceLines, diffLines, formatJson, mergeDiff, overlappingPaths, 
 import { errorTitle, fieldErrors } from '@/lib/console/messages';
 import type { ChangesSince } from '@/lib/intents/changes-since';
 import { intentKeys } from '@/lib/intents/keys';
-import type { IntentWithCorrections, ReevaluateResult } from '@/lib/intents/types';
+import type { IntentWithCorrections, ReevaluateResult } from '@/lib/shared/intent-types';
 import { DiffView } from './DiffView';
 import { EditLeaseNotice, useEditLease } from './EditLease';
 import { JsonView } from './JsonView';

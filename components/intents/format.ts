@@ -1,4 +1,4 @@
-import type { JsonObject } from '@/lib/intents/json';
+import type { JsonObject } from '@/lib/shared/json';
 
 /** The first block of a uuid: enough to tell intents apart on a page, with the full id in a title. */
 export function shortId(id: string): string {
