@@ -6,6 +6,7 @@ import { executeReplay, runWithComparison, startReplay } from '@/lib/replay/runn
 import { apiRequest, resetAuth, userWithToken } from '../auth-helpers';
 import { closeSession, holdRowLocks, session, started, waitForWaiters, type Session } from '../barriers';
 import { makeIntent, resetDatabase } from '../helpers';
+import { eventually } from '../wait';
 
 /**
  * A replay run lists the lock episodes it caused. The run's own execution holds one of its intents (the
@@ -37,17 +38,13 @@ async function queueFor(intentId: string, name: string): Promise<{ s: Session; d
 }
 
 /** The run's execution once it holds its intent and works (its pg_sleep): an event in pg_stat_activity. */
-async function runHoldingItsIntent(timeoutMs = 30_000): Promise<{ pid: number; intentId: string }> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+function runHoldingItsIntent(): Promise<{ pid: number; intentId: string }> {
+  return eventually('the run to hold its intent', async () => {
     const [row] = await db().$queryRaw<{ pid: number; app: string }[]>`
       SELECT pid, application_name AS app FROM pg_stat_activity
       WHERE application_name LIKE 'bridge:pipeline_execute:%' AND state = 'active' AND query LIKE '%pg_sleep%' LIMIT 1`;
-    if (row) return { pid: row.pid, intentId: row.app.split(':')[2] };
-    if (Date.now() > deadline) throw new Error('the run never held its intent');
-    // Polling interval of the barrier: the condition is re-checked each time.
-    await new Promise((r) => setTimeout(r, 5));
-  }
+    return row ? { pid: row.pid, intentId: row.app.split(':')[2] } : null;
+  });
 }
 
 describe('the lock episodes of a replay run', () => {
