@@ -86,3 +86,34 @@ test('a viewer sees locks but no unblock controls', async ({ page, context, base
   await expect(page.getByTestId('blocking-tree')).toBeVisible();
   await expect(page.getByRole('button', { name: 'Unblock…' })).toHaveCount(0);
 });
+
+test('a lock refusal links to the Locks page with the backend that held the row selected', async ({ page, context, baseURL }) => {
+  const admin = await connect('e2e-admin');
+  const holder = await connect('e2e psql (forgotten transaction)');
+  try {
+    const { rows } = await admin.query<{ id: string }>(
+      `INSERT INTO intents (id, payload, source) VALUES (gen_random_uuid(), '{"order":"E2E-423"}', 'e2e') RETURNING id::text AS id`,
+    );
+    const intentId = rows[0].id;
+    await holder.query('BEGIN');
+    await holder.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [intentId]);
+
+    await useSessionOf(context, baseURL!, ['operator', 'oncall']);
+    await page.goto(`/intents/${intentId}`);
+    await page.getByRole('group', { name: 'Status actions' }).getByRole('button', { name: 'Move to NORMALIZED' }).click();
+    // The server's lock timeout runs out: the refusal names the holder and links to it.
+    const alert = page.getByRole('alert').filter({ hasText: 'The intent is locked by another operation' });
+    await expect(alert).toContainText(`${holder.pid}`, { timeout: 15_000 });
+    const link = alert.getByTestId('lock-holder-link');
+    await expect(link).toHaveText(`See backend ${holder.pid} on the Locks page →`);
+    await link.click();
+
+    await expect(page).toHaveURL(new RegExp(`/locks\\?pid=${holder.pid}$`));
+    await expect(page.getByTestId('named-backend')).toContainText(`Backend ${holder.pid} (e2e psql (forgotten transaction), idle in transaction`);
+    await expect(page.getByTestId(`session-${holder.pid}`)).toHaveAttribute('data-named', 'true');
+    // On-call: its unblock panel is open, ready for a reason.
+    await expect(page.getByTestId(`unblock-panel-${holder.pid}`)).toBeVisible();
+  } finally {
+    for (const c of [holder, admin]) await c.end().catch(() => undefined);
+  }
+});

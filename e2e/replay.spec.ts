@@ -1,5 +1,7 @@
 import { expect, test } from '@playwright/test';
 import { ROLES, type Role } from '../lib/auth/permissions';
+import { db } from '../lib/db/client';
+import { createIntent } from '../lib/intents/commands';
 import { startReplay } from '../lib/replay/runner';
 import { finishRun } from '../lib/replay/runs';
 import { SCENARIO_NAMES, type ScenarioName, type ScenarioResult } from '../lib/replay/types';
@@ -27,6 +29,21 @@ function result(name: ScenarioName, measures: Record<string, number>): ScenarioR
   };
 }
 
+/** A 4-second blocking of one of the run's own intents (a replay intent tagged with the run), begun while it runs, as the sampler writes it. */
+async function recordEpisodeOnRunIntent(runId: string): Promise<string> {
+  const intent = await createIntent({ payload: { replay: { run: runId, scenario: 'corrections-50', n: 0 } }, source: 'replay' }, { name: 'e2e-release' }, { isReplay: true });
+  const root = { pid: 4242, applicationName: `bridge:reevaluate:${intent.id}`, operation: 'reevaluate', query: 'SELECT 1', intents: [intent.id] };
+  const waiters = [4343, 4344, 4345].map((pid) => ({ pid, applicationName: `bridge:reevaluate:${intent.id}`, operation: 'reevaluate', query: 'SELECT 1', intents: [intent.id] }));
+  const tree = { tree: [{ pid: 4242, waitingBehind: 2, children: [], hiddenChildren: 2 }], backends: [] };
+  const [row] = await db().$queryRaw<{ id: bigint }[]>`
+    INSERT INTO lock_episodes (root_pid, root_backend_start, root_xact_start, started_at, last_seen_at, ended_at, peak_waiters, peak_at, peak_tree, root, waiters, intent_ids, applications)
+    VALUES (4242, now() - interval '1 hour', now() - interval '1 second', now(), now() + interval '4 seconds', now() + interval '4 seconds', 2, now() + interval '2 seconds',
+            ${JSON.stringify(tree)}::jsonb, ${JSON.stringify(root)}::jsonb, ${JSON.stringify(waiters)}::jsonb, ARRAY[${intent.id}::uuid], ARRAY[${root.applicationName}])
+    RETURNING id`;
+  await db().$executeRaw`INSERT INTO lock_episode_intents (intent_id, episode_id, role) VALUES (${intent.id}::uuid, ${row.id}, 'root'), (${intent.id}::uuid, ${row.id}, 'waiter')`;
+  return String(row.id);
+}
+
 test('a release engineer reads the missed checks first, and is warned when the compared runs differ', async ({ page, context, baseURL }) => {
   const engineer = { name: 'e2e-release' };
   // The previous run: the configured strategies, every check met.
@@ -43,6 +60,8 @@ test('a release engineer reads the missed checks first, and is warned when the c
     result('corrections-50', { calls: 50, succeeded: 50, versionIncrement: 50, historyCount: 50, auditCount: 50, p95Ms: 210 }),
     result('throughput', { calls: 1000, succeeded: 1000, throughputPerSec: 2050, baselinePerSec: 3000, baselineRatio: 0.66 }),
   ];
+  // A blocking the lock history recorded while it ran, on one of its intents: one episode it caused.
+  const episodeId = await recordEpisodeOnRunIntent(after.id);
   await finishRun(after.id, { status: 'finished', verdict: 'fail', progress: { ...after.progress, done: 2 }, results: missed, error: null });
 
   await useSessionOf(context, baseURL!, ['release']);
@@ -65,6 +84,11 @@ test('a release engineer reads the missed checks first, and is warned when the c
   await expect(page.getByTestId('comparison-throughput-throughputPerSec')).toContainText('the machine was slower');
   await expect(page.getByTestId('comparison-throughput-throughputPerSec')).not.toHaveAttribute('data-regression', 'true');
   await expect(page.getByTestId('comparison-corrections-50-p95Ms')).toHaveAttribute('data-regression', 'true');
+  // Beside the verdicts, the lock episodes it caused, each opening on the Locks page.
+  const episodes = page.getByTestId('run-lock-episodes');
+  await expect(episodes).toContainText('Lock episodes it caused: 1');
+  await expect(page.getByTestId(`run-episode-${episodeId}`)).toContainText('2 · 3');
+  await expect(page.getByTestId(`run-episode-${episodeId}`).getByRole('link', { name: 'Open on Locks →' })).toHaveAttribute('href', `/locks?episode=${episodeId}`);
   await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path: 'test-results/screenshots/replay.png', fullPage: true });
 });

@@ -2,7 +2,7 @@
  * `npm run measure:lock-sampler [-- --waiters 20 --ticks 200]`: what one tick of the lock history's sampler costs,
  * with `--waiters` sessions queued behind one held row (the graph read and the episode writes), and with nobody
  * waiting (the idle look). Against BENCH_DATABASE_URL / DATABASE_URL, or a throw-away embedded PostgreSQL. Prints
- * p50 / p95 / max of the tick's own time; figures go in docs/LOCK-HISTORY.md.
+ * p50 / p95 / max of the tick's own time; figures go in a dated record in docs/bench/.
  */
 import { parseArgs } from 'node:util';
 import pg from 'pg';

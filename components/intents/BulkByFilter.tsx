@@ -12,6 +12,7 @@ import { SERIES } from '@/lib/contention/series';
 import { FILTER_PARAMS, intentKeys, type IntentListFilters } from '@/lib/intents/keys';
 import { INTENT_STATUSES, type IntentStatus } from '@/lib/shared/intent-states';
 import styles from './intents.module.css';
+import { LockHolderLink } from '@/components/locks/LockHolderLink';
 
 /**
  * "Change everything matching this filter": the operator picks a status, sees how many intents will move and how
@@ -85,6 +86,7 @@ export function BulkByFilter({ filters }: { filters: IntentListFilters }) {
       {error && (
         <div className={styles.alert} role="alert">
           <strong>{errorTitle(error)}.</strong> {error.message}
+          <LockHolderLink error={error} />
         </div>
       )}
       <ConfirmDialog

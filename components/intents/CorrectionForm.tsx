@@ -18,6 +18,7 @@ import { EditLeaseNotice, useEditLease } from './EditLease';
 import { JsonView } from './JsonView';
 import { LockWaitNotice } from './LockWaitNotice';
 import styles from './intents.module.css';
+import { LockHolderLink } from '@/components/locks/LockHolderLink';
 
 type Submission = { diff: JsonRecord; reason: string; source: string; expectedVersion: number; idempotencyKey: string; metadata: { console: { before: RecordedBefore } } };
 /** `reviewText`: the reviewer's edit as they may rework it before re-applying (starts as what they sent). */
@@ -259,6 +260,7 @@ export function CorrectionForm({ intent, lockTimeoutMs }: { intent: IntentWithCo
       {outcome?.kind === 'error' && (
         <div className={styles.alert} role="alert">
           <strong>{errorTitle(outcome.error)}.</strong> {outcome.error.message}
+          <LockHolderLink error={outcome.error} />
           {outcome.error.code === 'unauthenticated' && (
             <>
               {' '}

@@ -27,6 +27,7 @@ import { JsonView } from './JsonView';
 import { LockWaitNotice } from './LockWaitNotice';
 import { RowLockNotice } from '@/components/locks/RowLockNotice';
 import styles from './intents.module.css';
+import { LockHolderLink } from '@/components/locks/LockHolderLink';
 
 export type DetailPermissions = { status: boolean; correct: boolean };
 
@@ -225,6 +226,7 @@ function StatusActions({ intent, allowed, lockTimeoutMs }: { intent: IntentWithC
       {error && (
         <div className={styles.alert} role="alert" style={{ marginTop: '0.6rem' }}>
           <strong>{errorTitle(error)}.</strong> {error.message}
+          <LockHolderLink error={error} />
           {error.code === 'unauthenticated' && (
             <>
               {' '}

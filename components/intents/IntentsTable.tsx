@@ -26,6 +26,7 @@ import { defaultTarget, describeChoice, planBulk, targetChoices } from './bulk-p
 import { payloadSummary, shortId } from './format';
 import { Highlighted, searchHighlights } from './Highlighted';
 import styles from './intents.module.css';
+import { LockHolderLink } from '@/components/locks/LockHolderLink';
 
 type Refusal = { intentId: string; from: IntentStatus; allowed: IntentStatus[]; message: string };
 
@@ -343,6 +344,7 @@ function BulkBar({ intents, onDeselect, onDone, lockTimeoutMs }: { intents: Inte
               ))}
             </ul>
           )}
+          <LockHolderLink error={outcome.error} />
           <span className={styles.alertActions}>
             {stillSelectedRefusals.length > 0 && (
               <button type="button" className="btn btn-sm" onClick={() => onDeselect(stillSelectedRefusals.map((r) => r.intentId))}>

@@ -176,6 +176,9 @@ export function LockHistory({ initialIntentId = '', initialEpisodeId = null }: {
   );
 }
 
+/** Where the strip's axis names the time: its ends and the quarters between. */
+const STRIP_TICKS = [0, 0.25, 0.5, 0.75, 1];
+
 function TimeStrip({ fetched, selected, onSelect, at }: { fetched: Fetched; selected: string | null; onSelect: (e: Episode) => void; at: number | null }) {
   const { bars, lanes } = layoutStrip(fetched.page.items, fetched.from, fetched.to);
   const byId = new Map(fetched.page.items.map((e) => [e.id, e]));
@@ -185,6 +188,10 @@ function TimeStrip({ fetched, selected, onSelect, at }: { fetched: Fetched; sele
   return (
     <div className={styles.strip} data-testid="history-strip">
       <svg viewBox={`0 0 1000 ${height}`} preserveAspectRatio="none" width="100%" height={height} role="img" aria-label="Blocking episodes over time">
+        {/* Faint lines at the axis' times, so a bar can be placed in time at a glance. */}
+        {STRIP_TICKS.slice(1, -1).map((f) => (
+          <line key={f} x1={f * 1000} x2={f * 1000} y1={0} y2={height} className={styles.gridline} />
+        ))}
         {bars.map((b) => (
           <rect
             key={b.id}
@@ -204,8 +211,9 @@ function TimeStrip({ fetched, selected, onSelect, at }: { fetched: Fetched; sele
         {at !== null && at >= fetched.from && <line x1={((at - fetched.from) / span) * 1000} x2={((at - fetched.from) / span) * 1000} y1={0} y2={height} className={styles.cursor} />}
       </svg>
       <div className={styles.stripAxis}>
-        <span>{formatUtcTime(new Date(fetched.from).toISOString())}</span>
-        <span>{formatUtcTime(new Date(fetched.to).toISOString())}</span>
+        {STRIP_TICKS.map((f) => (
+          <span key={f}>{formatUtcTime(new Date(fetched.from + f * span).toISOString())}</span>
+        ))}
       </div>
     </div>
   );
@@ -286,7 +294,7 @@ function EpisodeDetail({ id, onClose }: { id: string; onClose: () => void }) {
         </button>
       </div>
       <p className={styles.hint}>
-        {formatUtcTime(e.startedAt)} → {e.endedAt ? formatUtcTime(e.endedAt) : 'going on'} · {e.samples} samples · peak at {formatUtcTime(e.peakAt)}
+        {formatUtcTime(e.startedAt)} → {e.endedAt ? formatUtcTime(e.endedAt) : 'going on'} · {e.samples === 1 ? '1 sample' : `${e.samples} samples`} · peak at {formatUtcTime(e.peakAt)}
       </p>
       <h4>Root blocker</h4>
       <BackendSummary b={e.root} />
@@ -331,7 +339,12 @@ function EpisodeDetail({ id, onClose }: { id: string; onClose: () => void }) {
         </table>
       </div>
       <h4>Locks</h4>
-      <p className={styles.hint}>{e.locks.map((l) => `${l.lockType} ${l.mode}${l.relation ? ` on ${l.relation}` : ''}${l.granted ? ' (held)' : ' (waited for)'}`).join(' · ') || '—'}</p>
+      {/* What was waited for first: that is what the waiters needed; then what the root held. */}
+      <p className={styles.hint}>
+        {[...e.locks.filter((l) => !l.granted), ...e.locks.filter((l) => l.granted)]
+          .map((l) => `${l.lockType} ${l.mode}${l.relation ? ` on ${l.relation}` : ''}${l.granted ? ' (held)' : ' (waited for)'}`)
+          .join(' · ') || '—'}
+      </p>
       <h4>Inside this episode</h4>
       <ul className={styles.hint} data-testid="episode-links">
         {e.links.unblocks.map((u) => (

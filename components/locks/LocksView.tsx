@@ -99,8 +99,9 @@ export function LocksView({
 
       {snap && (
         <>
-          <BlockingTreeSection snap={snap} canCancel={canCancel} canTerminate={canTerminate} selected={selected} onSelect={setSelected} />
-          <SessionsSection snap={snap} />
+          {initialPid !== null && <NamedBackendNote pid={initialPid} snap={snap} />}
+          <BlockingTreeSection snap={snap} canCancel={canCancel} canTerminate={canTerminate} selected={selected} onSelect={setSelected} named={initialPid} />
+          <SessionsSection snap={snap} named={initialPid} />
           <LocksSection snap={snap} />
           <p className={styles.hint}>
             Snapshot taken {formatUtcTime(snap.takenAt)} in {snap.tookMs} ms (lock_timeout 100 ms, statement_timeout 1 s).
@@ -109,6 +110,30 @@ export function LocksView({
       )}
       <LockHistory initialEpisodeId={initialEpisodeId} initialIntentId={initialIntentId} />
       <LeasesSection />
+    </div>
+  );
+}
+
+/**
+ * Said above the tree when the page was opened for one backend (`?pid=`, the holder a lock refusal named): where it
+ * is marked, or that it is no longer in a transaction — it let go of what it held, and the refused change can be
+ * tried again.
+ */
+function NamedBackendNote({ pid, snap }: { pid: number; snap: LocksSnapshot }) {
+  const b = snap.backends.find((x) => x.pid === pid);
+  return (
+    <div className={`${styles.banner} ${styles.bannerInfo}`} role="status" data-testid="named-backend">
+      {b ? (
+        <>
+          Backend <strong className={styles.mono}>{pid}</strong> ({b.applicationName || 'no application name'}, {b.state ?? 'state unknown'}
+          {b.xactStart && <>, transaction {ageAt(b.xactStart, snap.takenAt)}</>}) is marked below.
+        </>
+      ) : (
+        <>
+          Backend <strong className={styles.mono}>{pid}</strong> is not in a transaction any more: it has let go of the locks it held, so a refused change can be
+          tried again. Blockings the sampler saw are kept in the history below.
+        </>
+      )}
     </div>
   );
 }
@@ -136,8 +161,8 @@ function TreeNode({ node, byPid, snap, depth, ctx }: { node: BlockingNode; byPid
   const b = byPid.get(node.pid);
   const isRoot = depth === 0;
   return (
-    <li data-testid={`tree-node-${node.pid}`} data-pid={node.pid}>
-      <div className={`${styles.node} ${isRoot ? styles.nodeRoot : ''}`}>
+    <li data-testid={`tree-node-${node.pid}`} data-pid={node.pid} data-named={ctx.named === node.pid ? 'true' : undefined}>
+      <div className={`${styles.node} ${isRoot ? styles.nodeRoot : ''} ${ctx.named === node.pid ? styles.nodeNamed : ''}`}>
         <div className={styles.nodeHead}>
           <strong className={styles.mono}>pid {node.pid}</strong>
           {isRoot ? <span className={`${styles.badge} ${styles.badgeRoot}`}>root blocker</span> : <span className={`${styles.badge} ${styles.badgeWait}`}>waiting</span>}
@@ -170,7 +195,8 @@ function TreeNode({ node, byPid, snap, depth, ctx }: { node: BlockingNode; byPid
   );
 }
 
-type TreeCtx = { canCancel: boolean; canTerminate: boolean; selected: number | null; onSelect: (pid: number | null) => void };
+/** `named`: the backend a link into the page asked for (`?pid=`, e.g. the holder a lock refusal named), marked wherever it shows. */
+type TreeCtx = { canCancel: boolean; canTerminate: boolean; selected: number | null; onSelect: (pid: number | null) => void; named: number | null };
 
 function BlockingTreeSection({ snap, ...ctx }: { snap: LocksSnapshot } & TreeCtx) {
   const byPid = new Map(snap.backends.map((b) => [b.pid, b]));
@@ -199,7 +225,7 @@ function BlockingTreeSection({ snap, ...ctx }: { snap: LocksSnapshot } & TreeCtx
   );
 }
 
-function SessionsSection({ snap }: { snap: LocksSnapshot }) {
+function SessionsSection({ snap, named }: { snap: LocksSnapshot; named: number | null }) {
   return (
     <section className={styles.section}>
       <h2>Sessions</h2>
@@ -227,7 +253,13 @@ function SessionsSection({ snap }: { snap: LocksSnapshot }) {
             </thead>
             <tbody>
               {snap.backends.map((b) => (
-                <tr key={b.pid} id={`session-${b.pid}`} className={b.blockedBy.length ? styles.waitingRow : ''} data-testid={`session-${b.pid}`}>
+                <tr
+                  key={b.pid}
+                  id={`session-${b.pid}`}
+                  className={`${b.blockedBy.length ? styles.waitingRow : ''} ${b.pid === named ? styles.namedRow : ''}`}
+                  data-testid={`session-${b.pid}`}
+                  data-named={b.pid === named ? 'true' : undefined}
+                >
                   <td className={`${styles.mono} ${styles.nowrap}`}>{b.pid}</td>
                   <td className={styles.wrap}>{b.applicationName || '—'}</td>
                   <td className={styles.wrap} data-testid="session-actor">

@@ -12,6 +12,8 @@ import { fetchIntent } from '@/lib/console/intents-client';
 import { fetchPipelineRuns, pipelineRunsKey } from '@/lib/console/workers-client';
 import { intentKeys } from '@/lib/intents/keys';
 import type { PipelineMode, PipelineRun } from '@/lib/pipeline/types';
+import { LockHolderLink } from '@/components/locks/LockHolderLink';
+import type { ActionError } from '@/lib/console/action-result';
 
 const RUN_TONE: Record<PipelineRun['status'], string> = {
   running: styles.badgeWait,
@@ -33,14 +35,14 @@ export function PipelineRunsPanel({ id, canRun }: { id: string; canRun: boolean 
   const intent = useQuery({ queryKey: intentKeys.detail(id), queryFn: () => fetchIntent(id) });
   const runs = useQuery({ queryKey: pipelineRunsKey(id), queryFn: () => fetchPipelineRuns(id) });
   const [mode, setMode] = useState<PipelineMode>('FAILFAST');
-  const [message, setMessage] = useState<{ tone: 'ok' | 'error'; text: string } | null>(null);
+  const [message, setMessage] = useState<{ tone: 'ok' | 'error'; text: string; error?: ActionError } | null>(null);
   const [busy, startTransition] = useTransition();
   const status = intent.data?.status;
 
   const act = (retry: boolean) =>
     startTransition(async () => {
       const result = retry ? await retryPipelineAction({ id, mode, expectedVersion: intent.data?.version }) : await runPipelineAction({ id, mode });
-      setMessage(result.ok ? { tone: 'ok', text: `Run ${result.data.run.status.replace(/_/g, ' ')}: the intent is ${result.data.intent.status}.` } : { tone: 'error', text: result.error.message });
+      setMessage(result.ok ? { tone: 'ok', text: `Run ${result.data.run.status.replace(/_/g, ' ')}: the intent is ${result.data.intent.status}.` } : { tone: 'error', text: result.error.message, error: result.error });
       await queryClient.invalidateQueries({ queryKey: intentKeys.detail(id) });
     });
 
@@ -75,6 +77,7 @@ export function PipelineRunsPanel({ id, canRun }: { id: string; canRun: boolean 
       {message && (
         <div role="status" className={`${styles.banner} ${message.tone === 'ok' ? styles.bannerOk : styles.bannerError}`}>
           {message.text}
+          {message.error && <LockHolderLink error={message.error} />}
         </div>
       )}
       {runs.error && !runs.data && <ErrorState error={runs.error} onRetry={() => void runs.refetch()} />}

@@ -30,3 +30,15 @@ export function fieldErrors(error: ActionError | null | undefined): Record<strin
   const fields = (error.details as { fields?: { field: string; message: string }[] } | undefined)?.fields ?? [];
   return Object.fromEntries(fields.map((f) => [f.field.split('.')[0], f.message]));
 }
+
+/**
+ * Where to look at the backend a lock refusal names: the Locks page with it selected (`details.locksPage` of a 423
+ * `lock_timeout`, `/locks?pid=<pid>`), and its pid; null for any other error, or a link that is not the Locks page.
+ */
+export function lockHolderLink(error: Pick<ActionError, 'code' | 'details'> | null | undefined): { href: string; pid: number | null } | null {
+  if (error?.code !== 'lock_timeout') return null;
+  const details = error.details as { locksPage?: unknown; holderPid?: unknown } | undefined;
+  const href = details?.locksPage;
+  if (typeof href !== 'string' || !/^\/locks(\?pid=[1-9][0-9]{0,9})?$/.test(href)) return null;
+  return { href, pid: typeof details?.holderPid === 'number' ? details.holderPid : null };
+}

@@ -38,12 +38,34 @@ export type LockHolder = {
   query: string | null;
 };
 
+/**
+ * Where the console shows a lock holder: the Locks page with that backend selected (its unblock panel open for
+ * on-call), or the page itself when the holder is not known.
+ */
+export function locksPageFor(pid: number | null | undefined): string {
+  return pid ? `/locks?pid=${pid}` : '/locks';
+}
+
+export type LockTimeoutDetails = {
+  intentIds: string[];
+  nowait: boolean;
+  lockTimeoutMs?: number;
+  /** The row was held and enough commands already waited for it (docs/LOCKING.md). */
+  refusedWithoutWaiting?: boolean;
+  holders: LockHolder[];
+  /** The first holder's pid, null when nobody could be named (it had just let go). */
+  holderPid: number | null;
+  /** The console's Locks page with that holder selected. */
+  locksPage: string;
+};
+
 export class LockTimeoutError extends DomainError {
   readonly code = 'lock_timeout';
   readonly httpStatus = 423;
-  /** `refusedWithoutWaiting`: the row was held and enough commands already waited for it (docs/LOCKING.md). */
-  constructor(message: string, details?: { intentIds: string[]; nowait: boolean; lockTimeoutMs?: number; refusedWithoutWaiting?: boolean; holders?: LockHolder[] }) {
-    super(message, details);
+  constructor(message: string, details: Omit<LockTimeoutDetails, 'holders' | 'holderPid' | 'locksPage'> & { holders?: LockHolder[] }) {
+    const holders = details.holders ?? [];
+    const holderPid = holders[0]?.pid ?? null;
+    super(message, { ...details, holders, holderPid, locksPage: locksPageFor(holderPid) } satisfies LockTimeoutDetails);
   }
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildBlockingTree, impactOf, parseLabel, resolveIntents, rootBlockers } from './tree';
+import { buildBlockingTree, DEFAULT_TREE_CAPS, impactOf, parseLabel, resolveIntents, rootBlockers } from './tree';
 import type { Backend } from './types';
 
 const A = '11111111-1111-4111-8111-111111111111';
@@ -54,6 +54,47 @@ describe('blocking tree', () => {
     expect(tree[0].children).toHaveLength(2);
     expect(tree[0].hiddenChildren).toBe(2);
     expect(tree[0].children[0].children).toEqual([]);
+  });
+});
+
+describe('blocking tree with many waiters', () => {
+  /** Every node of a drawn tree, depth first. */
+  const nodes = (tree: ReturnType<typeof buildBlockingTree>['tree']): number[] => tree.flatMap((n) => [n.pid, ...nodes(n.children)]);
+
+  it('draws 200 sessions queued on one row (each naming everyone ahead of it) as the queue, at once', () => {
+    // pg_blocking_pids of the k-th waiter names the root's first waiter and everyone queued ahead of it: a dense graph.
+    const queue = [b(1), b(2, [1])];
+    for (let pid = 3; pid <= 201; pid++) queue.push(b(pid, Array.from({ length: pid - 2 }, (_, i) => i + 2)));
+    const { tree } = buildBlockingTree(queue);
+    expect(tree.map((n) => [n.pid, n.waitingBehind])).toEqual([[1, 200]]);
+    // Root, first waiter, second, … down to the depth cap; each session drawn once.
+    let node = tree[0];
+    for (let depth = 0; depth < DEFAULT_TREE_CAPS.maxDepth; depth++) {
+      expect(node.children.map((c) => c.pid)).toEqual([node.pid + 1]);
+      expect(node.waitingBehind).toBe(201 - node.pid);
+      node = node.children[0];
+    }
+    expect(node.children).toEqual([]);
+    expect(node.hiddenChildren).toBe(1);
+    expect(new Set(nodes(tree)).size).toBe(nodes(tree).length);
+  });
+
+  it('draws 200 sessions each waiting on a root and on every session before it (a fan and a chain at once)', () => {
+    const dense = [b(1)];
+    for (let pid = 2; pid <= 201; pid++) dense.push(b(pid, Array.from({ length: pid - 1 }, (_, i) => i + 1)));
+    const fan = [b(500), ...Array.from({ length: 200 }, (_, i) => b(501 + i, [500]))];
+    const { tree } = buildBlockingTree([...dense, ...fan]);
+    expect(tree.map((n) => [n.pid, n.waitingBehind])).toEqual([[1, 200], [500, 200]]);
+    expect(tree[1].children).toHaveLength(DEFAULT_TREE_CAPS.maxChildren);
+    expect(tree[1].hiddenChildren).toBe(200 - DEFAULT_TREE_CAPS.maxChildren);
+    expect(new Set(nodes([tree[0]])).size).toBe(nodes([tree[0]]).length);
+  });
+
+  it('still draws two sessions in a wait cycle behind a root under it', () => {
+    // 3 and 4 wait on each other and on root 1; drawing each under the other alone would cut both off from 1.
+    const { tree } = buildBlockingTree([b(1), b(2, [1]), b(3, [1, 4]), b(4, [2, 3])]);
+    expect(tree[0].waitingBehind).toBe(3);
+    expect(nodes(tree).sort()).toEqual([1, 2, 3, 4]);
   });
 });
 

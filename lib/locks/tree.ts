@@ -65,28 +65,108 @@ export function rootBlockers(backends: readonly Pick<Backend, 'pid' | 'blockedBy
 export type TreeCaps = { maxRoots: number; maxChildren: number; maxDepth: number };
 export const DEFAULT_TREE_CAPS: TreeCaps = { maxRoots: 20, maxChildren: 20, maxDepth: 8 };
 
-/** The blocking forest: root blockers, the sessions waiting on each, and so on; capped, with what was left out. */
+/**
+ * Who each session behind `root` is drawn under: one blocker each, so the drawing is a tree, not every edge of the
+ * graph. pg_blocking_pids names every session ahead in a lock's queue, so N sessions queued on one row form a dense
+ * graph; drawn with every edge its tree grows exponentially with N. Each waiter goes under the blocker furthest
+ * down the queue (the one that itself waits on the most), which keeps the queue order: root, first waiter, second,
+ * and so on. A waiter that choice would cut off from the root (two sessions in a wait cycle behind it) goes under
+ * the first session that reaches it from the root instead.
+ */
+function drawnChildren(waiters: Map<number, number[]>, blockedBy: Map<number, number[]>, root: number, behind: Set<number>): Map<number, number[]> {
+  const members = new Set(behind).add(root);
+  const depth = (pid: number) => blockedBy.get(pid)?.length ?? 0;
+  const children = new Map<number, number[]>();
+  const attach = (parent: number, child: number) => children.set(parent, [...(children.get(parent) ?? []), child]);
+  const parentOf = new Map<number, number>();
+  for (const pid of behind) {
+    const parents = (blockedBy.get(pid) ?? []).filter((p) => p !== pid && members.has(p));
+    if (!parents.length) continue;
+    const parent = parents.reduce((best, p) => (depth(p) > depth(best) || (depth(p) === depth(best) && p > best) ? p : best));
+    parentOf.set(pid, parent);
+    attach(parent, pid);
+  }
+  const reached = new Set<number>([root]);
+  const reach = (from: number) => {
+    const stack = [from];
+    while (stack.length) {
+      for (const c of children.get(stack.pop()!) ?? []) {
+        if (reached.has(c)) continue;
+        reached.add(c);
+        stack.push(c);
+      }
+    }
+  };
+  reach(root);
+  if (reached.size < members.size) {
+    const queue = [root];
+    const queued = new Set(queue);
+    for (let i = 0; i < queue.length; i++) {
+      for (const w of waiters.get(queue[i]) ?? []) {
+        if (!members.has(w) || w === root) continue;
+        if (!reached.has(w)) {
+          const old = parentOf.get(w);
+          if (old !== undefined) children.set(old, (children.get(old) ?? []).filter((c) => c !== w));
+          attach(queue[i], w);
+          parentOf.set(w, queue[i]);
+          reached.add(w);
+          reach(w);
+        }
+        if (!queued.has(w)) {
+          queued.add(w);
+          queue.push(w);
+        }
+      }
+    }
+  }
+  return children;
+}
+
+/**
+ * The blocking graph of one snapshot, ready to draw: its root blockers (most sessions behind them first) and, for
+ * any root, its tree — the sessions waiting behind it, each drawn once (drawnChildren), capped, saying what was
+ * left out. `waitingBehind` counts every session behind a node, each once, whatever the drawing. Linear in the
+ * sessions and their pg_blocking_pids edges per root, so a queue of hundreds on one row draws at once. The Locks
+ * page's tree and the lock history's samples are both drawn by it.
+ */
+export function blockingGraph(backends: readonly Pick<Backend, 'pid' | 'blockedBy'>[], caps: TreeCaps = DEFAULT_TREE_CAPS) {
+  const waiters = waitersIndex(backends);
+  const blockedBy = new Map(backends.map((b) => [b.pid, [...new Set(b.blockedBy)]]));
+  const behindOf = new Map<number, Set<number>>();
+  const behind = (pid: number) => {
+    let set = behindOf.get(pid);
+    if (!set) behindOf.set(pid, (set = waitingBehind(waiters, pid)));
+    return set;
+  };
+  const treeOf = (root: number): BlockingNode => {
+    const children = drawnChildren(waiters, blockedBy, root, behind(root));
+    const node = (pid: number, depth: number): BlockingNode => {
+      const drawn = children.get(pid) ?? [];
+      // A session the root itself waits on (a wait cycle the deadlock detector has not broken yet) is marked, not drawn again.
+      const cycle = pid !== root && (waiters.get(pid) ?? []).includes(root);
+      if (depth >= caps.maxDepth) return { pid, waitingBehind: behind(pid).size, children: [], hiddenChildren: drawn.length + (cycle ? 1 : 0) };
+      // Waiters with the most sessions behind them first; pid breaks ties so the order is stable between refreshes.
+      const ordered = [...drawn].sort((a, b) => behind(b).size - behind(a).size || a - b);
+      const shown = ordered.slice(0, caps.maxChildren).map((c) => node(c, depth + 1));
+      if (cycle) shown.push({ pid: root, waitingBehind: behind(root).size, children: [], hiddenChildren: 0, cycle: true });
+      return { pid, waitingBehind: behind(pid).size, children: shown, hiddenChildren: Math.max(0, drawn.length - caps.maxChildren) };
+    };
+    return node(root, 0);
+  };
+  const roots = rootBlockers(backends)
+    .map((pid) => ({ pid, behind: behind(pid).size }))
+    .sort((a, b) => b.behind - a.behind || a.pid - b.pid);
+  return { roots, behind, treeOf };
+}
+
+/** The blocking forest as the Locks page shows it: the first `caps.maxRoots` roots' trees, and how many roots were left out. */
 export function buildBlockingTree(
   backends: readonly Pick<Backend, 'pid' | 'blockedBy'>[],
   caps: TreeCaps = DEFAULT_TREE_CAPS,
 ): { tree: BlockingNode[]; hiddenRoots: number } {
-  const waiters = waitersIndex(backends);
-  const node = (pid: number, path: Set<number>, depth: number): BlockingNode => {
-    const behind = waitingBehind(waiters, pid).size;
-    if (path.has(pid)) return { pid, waitingBehind: behind, children: [], hiddenChildren: 0, cycle: true };
-    const direct = waiters.get(pid) ?? [];
-    if (depth >= caps.maxDepth) return { pid, waitingBehind: behind, children: [], hiddenChildren: direct.length };
-    const nextPath = new Set(path).add(pid);
-    // Waiters with the most sessions behind them first; pid breaks ties so the order is stable between refreshes.
-    const ordered = [...direct].sort((a, b) => waitingBehind(waiters, b).size - waitingBehind(waiters, a).size || a - b);
-    const shown = ordered.slice(0, caps.maxChildren);
-    return { pid, waitingBehind: behind, children: shown.map((c) => node(c, nextPath, depth + 1)), hiddenChildren: direct.length - shown.length };
-  };
-  const roots = rootBlockers(backends)
-    .map((pid) => ({ pid, behind: waitingBehind(waiters, pid).size }))
-    .sort((a, b) => b.behind - a.behind || a.pid - b.pid);
-  const shown = roots.slice(0, caps.maxRoots);
-  return { tree: shown.map((r) => node(r.pid, new Set(), 0)), hiddenRoots: roots.length - shown.length };
+  const graph = blockingGraph(backends, caps);
+  const shown = graph.roots.slice(0, caps.maxRoots);
+  return { tree: shown.map((r) => graph.treeOf(r.pid)), hiddenRoots: graph.roots.length - shown.length };
 }
 
 /**

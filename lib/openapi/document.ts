@@ -4,7 +4,7 @@ import { EVENT_SCHEMAS } from '@/lib/events/payloads';
 import { configuredEventStream } from '@/lib/events/stream';
 import { natsSubject, SUBJECTS } from '@/lib/events/subjects';
 import { REPLAYED_HEADERS } from '@/lib/intents/errors';
-import { errorSchema } from './responses';
+import { errorSchema, lockTimeoutDetailsSchema } from './responses';
 import { OPERATIONS, operationErrors, type ApiOperation } from './operations';
 
 /**
@@ -35,7 +35,7 @@ const STATUS_TEXT: Record<number, string> = {
   413: 'The body is larger than the limit.',
   429: 'Too many at once: wait `Retry-After` seconds.',
   422: 'The idempotency key was used before with a different body.',
-  423: 'The row lock was not obtained in time (or at once, with `nowait`); `details.holders` names who held it.',
+  423: 'The row lock was not obtained in time (or at once, with `nowait`); `details.holders` names who held it and `details.locksPage` links to the console’s Locks page with that holder selected.',
   503: 'The operation did not get through (retries exhausted, deadlock, cancelled, or the database under pressure); nothing was applied. Try again.',
 };
 
@@ -59,7 +59,8 @@ function responsesFor(op: ApiOperation): Record<string, ZodOpenApiResponseObject
         ...(code === 503 || code === 429 ? { 'Retry-After': z.string().meta({ description: 'Seconds to wait.' }) } : {}),
         ...(replayable ? { [REPLAYED_HEADER]: replayedHeader.optional() } : {}),
       }),
-      content: { 'application/json': { schema: errorSchema(codes) } },
+      // A 423 is always a lock_timeout, whose details have one shape: said, so clients can rely on the holder and its link.
+      content: { 'application/json': { schema: errorSchema(codes, code === 423 ? lockTimeoutDetailsSchema : undefined) } },
     };
   }
   for (const [status, other] of Object.entries(op.otherResponses ?? {})) {

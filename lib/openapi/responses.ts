@@ -4,6 +4,8 @@ import type { LocksSnapshot } from '@/lib/locks/types';
 import type { EpisodePage, EpisodeWithSamples } from '@/lib/locks/history/episodes';
 import { INTENT_STATUSES } from '@/lib/shared/intent-states';
 import type { AuditEvent, BulkStatusResult, ConflictEvent, Correction, Intent, IntentWithCorrections, ReevaluateResult, UpdateStatusResult } from '@/lib/shared/intent-types';
+import type { LockTimeoutDetails } from '@/lib/intents/errors';
+import type { RunLockEpisodes } from '@/lib/replay/episodes';
 
 /**
  * What the JSON API answers, as Zod schemas: the OpenAPI document's response bodies are generated from these, and
@@ -244,7 +246,31 @@ export const intentCountsSchema = z
   })
   .meta({ id: 'IntentCounts' });
 export const replayRunsSchema = z.object({ runs: z.array(z.looseObject({ id: z.string(), status: z.string() })) }).meta({ id: 'ReplayRuns' });
-export const replayRunSchema = z.looseObject({ run: z.looseObject({ id: z.string(), status: z.string() }) }).meta({ id: 'ReplayRun' });
+const replayRunLockEpisodesSchema = z
+  .object({
+    items: z.array(
+      z.object({
+        id: z.string().meta({ description: 'The episode: `GET /api/locks/episodes/{id}`.' }),
+        startedAt: isoTime,
+        endedAt: isoTime.nullable(),
+        durationMs: z.int(),
+        peakWaiters: z.int(),
+        waitersSeen: z.int(),
+        rootPid: z.int(),
+        rootApplication: z.string().nullable(),
+        rootOperation: z.string().nullable(),
+        intentIds: z.array(z.uuid()).meta({ description: 'The run’s intents it involved (at most 10).' }),
+      }),
+    ),
+    total: z.int(),
+    stormMinutes: z
+      .array(z.object({ minute: isoTime, episodes: z.int() }))
+      .meta({ description: 'Minutes of the run in which the lock history summarised a storm of blockings instead of recording each (tied to no intent).' }),
+  })
+  .meta({ description: 'The lock episodes the run caused: begun while it ran, involving its own intents (docs/LOCK-HISTORY.md), oldest first, the first 50.' });
+export const replayRunSchema = z
+  .looseObject({ run: z.looseObject({ id: z.string(), status: z.string() }), lockEpisodes: replayRunLockEpisodesSchema })
+  .meta({ id: 'ReplayRun' });
 
 export const outboxStatusSchema = z
   .object({
@@ -263,13 +289,37 @@ export const outboxStatusSchema = z
   })
   .meta({ id: 'OutboxStatus' });
 
-/** The API's error envelope with the codes one answer may carry. */
-export function errorSchema(codes: readonly [string, ...string[]]) {
+export const lockHolderSchema = z
+  .object({
+    pid: z.int().meta({ description: 'The backend holding the lock.' }),
+    applicationName: z.string().nullable(),
+    state: z.string().nullable(),
+    transactionStartedAt: isoTime.nullable(),
+    transactionAgeMs: z.number().nullable().meta({ description: 'How long its transaction had been open when the wait ran out.' }),
+    query: z.string().nullable().meta({ description: 'Its current or last statement; literals masked unless the caller may cancel backends.' }),
+  })
+  .meta({ id: 'LockHolder' });
+
+/** What a 423 `lock_timeout` says besides its message. */
+export const lockTimeoutDetailsSchema = z
+  .object({
+    intentIds: z.array(z.uuid()),
+    nowait: z.boolean(),
+    lockTimeoutMs: z.int().optional().meta({ description: 'How long it waited (absent with `nowait`).' }),
+    refusedWithoutWaiting: z.boolean().optional().meta({ description: 'Refused without waiting: the row was held and enough commands already waited for it.' }),
+    holders: z.array(lockHolderSchema).meta({ description: 'Who held the lock, when that could be read (empty when it had just been let go).' }),
+    holderPid: z.int().nullable().meta({ description: 'The first holder’s pid (null when none could be named).' }),
+    locksPage: z.string().meta({ description: 'The console’s Locks page with that holder selected (`/locks?pid=<pid>`), or the page itself.', example: '/locks?pid=4242' }),
+  })
+  .meta({ id: 'LockTimeoutDetails' });
+
+/** The API's error envelope with the codes one answer may carry, and what its details say when that is one shape. */
+export function errorSchema(codes: readonly [string, ...string[]], details?: z.ZodType) {
   return z.object({
     error: z.object({
       code: z.enum(codes),
       message: z.string().meta({ description: 'For people: what happened and what to do.' }),
-      details: z.unknown().optional().meta({ description: 'For programs: the fields refused, the versions, the lock holders, …' }),
+      details: (details ?? z.unknown()).optional().meta({ description: 'For programs: the fields refused, the versions, the lock holders, …' }),
     }),
   });
 }
@@ -290,6 +340,8 @@ agree<SameKeys<LocksSnapshot, z.input<typeof locksSnapshotSchema>>>();
 agree<SameKeys<EpisodeWithSamples, z.input<typeof lockEpisodeWithSamplesSchema>>>();
 agree<SameKeys<EpisodePage, z.input<typeof lockEpisodesSchema>>>();
 agree<Fits<OutboxStatus, typeof outboxStatusSchema>>();
+agree<Fits<LockTimeoutDetails, typeof lockTimeoutDetailsSchema>>();
+agree<Fits<RunLockEpisodes, typeof replayRunLockEpisodesSchema>>();
 
 /** Fencing tokens are bigint in the database and in Redis; on the wire they are JSON integers, exact up to 2^53 - 1. */
 const fencingToken = z.int().min(1).max(Number.MAX_SAFE_INTEGER);

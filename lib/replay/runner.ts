@@ -7,6 +7,7 @@ import type { AuthActor } from '@/lib/auth/types';
 import { asReplayWork } from '@/lib/intents/outcomes';
 import { parseInput } from '@/lib/shared/validation';
 import type { Actor } from '@/lib/shared/intent-types';
+import { lockEpisodesOfRun, type RunLockEpisodes } from './episodes';
 import { ReplayCancelledError, ReplayDisabledError, ReplayNotRunningError } from './errors';
 import { serverSettings } from './queries';
 import { abandonStaleRuns, finishedRunsBefore, finishRun, getRun, insertRun, requestCancel, saveProgress, settleDeadlockCounter } from './runs';
@@ -219,8 +220,8 @@ export async function cancelReplay(id: string, actor: Actor): Promise<void> {
   if (!(await requestCancel(runId, actor.name))) throw new ReplayNotRunningError(`Replay run ${runId} is not running (it finished, or does not exist).`, { runId });
 }
 
-/** A run as the Replay page, the API and the CLI report it: its missed checks first, then the comparison. */
-export type RunWithComparison = { run: ReplayRunView; previous: ReplayRunView | null; comparison: RunComparison; failedChecks: FailedCheck[] };
+/** A run as the Replay page, the API and the CLI report it: its missed checks first, then the comparison, and the lock episodes it caused. */
+export type RunWithComparison = { run: ReplayRunView; previous: ReplayRunView | null; comparison: RunComparison; failedChecks: FailedCheck[]; lockEpisodes: RunLockEpisodes };
 
 /** Earlier finished runs read for the run-to-run spread: the spread itself uses those with the same settings. */
 const HISTORY_RUNS = 20;
@@ -231,5 +232,11 @@ export async function runWithComparison(id: string): Promise<RunWithComparison |
   if (!run) return null;
   const earlier = await finishedRunsBefore(run, HISTORY_RUNS);
   const previous = earlier[0] ?? null;
-  return { run, previous, comparison: compareRuns(run, previous, run.config.targets.regressionTolerance, earlier), failedChecks: failedChecks(run.results) };
+  return {
+    run,
+    previous,
+    comparison: compareRuns(run, previous, run.config.targets.regressionTolerance, earlier),
+    failedChecks: failedChecks(run.results),
+    lockEpisodes: await lockEpisodesOfRun(run),
+  };
 }

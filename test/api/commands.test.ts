@@ -7,6 +7,9 @@ import { dbFingerprint, holdRowLocks, persistedOutcomes, clearOutcomes, resetEng
 import { intentRow, makeIntent, tester } from '../helpers';
 import { apiRequest, userWithToken } from '../auth-helpers';
 import { api, signInApiCaller } from './route-client';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { openApiDocument } from '@/lib/openapi/document';
 import { apiRoute } from '@/lib/http/api-router';
 
 const { POST: statusRoute } = apiRoute('/api/intents/{id}/status');
@@ -24,6 +27,15 @@ beforeAll(async () => {
   caller = await signInApiCaller();
 });
 beforeEach(resetEngine);
+
+/** The OpenAPI document's schema of one error answer, compiled against its components. */
+function documentedErrorValidator(path: string, method: string, status: number) {
+  const doc = openApiDocument() as unknown as { paths: Record<string, Record<string, { responses: Record<string, { content: Record<string, { schema: object }> }> }>>; components: object };
+  const schema = doc.paths[path][method].responses[String(status)].content['application/json'].schema;
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule)(ajv);
+  return ajv.compile({ ...schema, components: doc.components });
+}
 
 async function count(table: 'conflict_events' | 'corrections'): Promise<number> {
   const rows =
@@ -90,7 +102,13 @@ describe('POST /api/intents/:id/status', () => {
     await holder.release();
     expect(res.status).toBe(423);
     expect(res.body.error).toMatchObject({ code: 'lock_timeout', details: { intentIds: [intent.id], nowait: true, holders: [{ pid: holder.session.pid, applicationName: `bridge:pipeline_execute:${intent.id}` }] } });
+    // The holder, and the Locks page with it selected.
+    expect(res.body.error.details).toMatchObject({ holderPid: holder.session.pid, locksPage: `/locks?pid=${holder.session.pid}` });
     expect(await dbFingerprint()).toEqual(before);
+    // The document says exactly this of a 423.
+    const validate = documentedErrorValidator('/api/intents/{id}/status', 'post', 423);
+    expect(validate(res.body), JSON.stringify(validate.errors)).toBe(true);
+    expect(validate({ error: { ...res.body.error, details: { ...res.body.error.details, locksPage: undefined } } })).toBe(false);
   });
 });
 

@@ -45,7 +45,10 @@ describe('lock waits that run out', () => {
     const waited = performance.now() - t0;
     await holder.release();
     expect(res.status).toBe(423);
-    expect(res.body.error).toMatchObject({ code: 'lock_timeout', details: { intentIds: [intent.id], nowait: false, lockTimeoutMs: 300, holders: [{ pid: holder.session.pid }] } });
+    expect(res.body.error).toMatchObject({
+      code: 'lock_timeout',
+      details: { intentIds: [intent.id], nowait: false, lockTimeoutMs: 300, holders: [{ pid: holder.session.pid }], holderPid: holder.session.pid, locksPage: `/locks?pid=${holder.session.pid}` },
+    });
     expect(res.body.error.message).toMatch(/Waited 300 ms/);
     expect(waited).toBeGreaterThanOrEqual(290);
     expect(await dbFingerprint()).toEqual(before);

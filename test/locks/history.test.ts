@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { db } from '@/lib/db/client';
 import { reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { episodesForIntent, getEpisode, listEpisodes } from '@/lib/locks/history/episodes';
@@ -7,7 +7,9 @@ import { NotBlockingError } from '@/lib/locks/errors';
 import { terminateBackend, unblockImpact } from '@/lib/locks/unblock';
 import { metricsText } from '@/lib/metrics/registry';
 import { actorOf, apiRequest, makeUser, resetAuth, userWithToken } from '../auth-helpers';
-import { closeSession, holdRowLocks as holdRowLocksOnce, session as sessionOnce, started, waitForWaiters, type Session } from '../barriers';
+import { closeSession, gate, holdRowLocks as holdRowLocksOnce, session as sessionOnce, started, waitForWaiters, type Session } from '../barriers';
+import { flushOutcomes } from '@/lib/intents/outcomes';
+import { crossingOrderTransaction } from '@/lib/replay/transactions';
 import { makeIntent, resetDatabase, tester } from '../helpers';
 import { eventually } from '../wait';
 import { apiRoute } from '@/lib/http/api-router';
@@ -103,6 +105,8 @@ describe('episodes', () => {
     expect(episode.peakWaiters).toBe(2);
     expect(episode.intents).toEqual(expect.arrayContaining([{ id: intent.id, role: 'root' }, { id: intent.id, role: 'waiter' }]));
     expect(episode.locks).toEqual(expect.arrayContaining([expect.objectContaining({ lockType: 'transactionid', mode: 'ShareLock', granted: false })]));
+    // The holder's table lock once, not again for each of the table's indexes.
+    expect(episode.locks.filter((l) => l.lockType === 'relation' && l.granted).map((l) => l.relation)).toEqual(['intents']);
     expect(episode.sampleTrees.length).toBeGreaterThanOrEqual(1);
     expect(episode.sampleTrees[0].tree.tree[0]).toMatchObject({ pid: holder.session.pid, waitingBehind: 2 });
 
@@ -200,6 +204,49 @@ describe('episodes', () => {
     expect((await s.tick()).closed).toEqual([id]);
     const episode = (await getEpisode({ id }))!;
     expect(episode.links.unblocks).toEqual([expect.objectContaining({ action: 'backend_terminate', actor: oncall.name, pid: holder.session.pid, signalled: true, intentId: intent.id })]);
+  });
+});
+
+describe('what happened inside an episode', () => {
+  it('links the lock timeout of a waiter and the deadlock that ended it', async () => {
+    const [x, y] = [await makeIntent(), await makeIntent()];
+    const s = sampler();
+    // Two transactions lock x and y in opposite orders, each held after its first lock (a barrier) until let go.
+    const arrived = [gate(), gate()];
+    const go = [gate(), gate()];
+    const barrier = (k: number) => () => {
+      arrived[k].open();
+      return go[k].wait;
+    };
+    const first = started(crossingOrderTransaction(x.id, y.id, tester, { lockTimeoutMs: 30_000, barrier: barrier(0) }));
+    const second = started(crossingOrderTransaction(y.id, x.id, tester, { lockTimeoutMs: 30_000, barrier: barrier(1) }));
+    // Whatever happens, the two transactions are let go at the end (they hold rows the next test truncates).
+    onTestFinished(async () => {
+      for (const g of go) g.open();
+      await Promise.allSettled([first, second]);
+    });
+    await Promise.all(arrived.map((a) => a.wait));
+    // The second asks for x, which the first holds: an episode, the first its root.
+    go[1].open();
+    // (Postgres keeps 63 characters of an application name.)
+    await waitForWaiters(1, { application: `bridge:replay_crossing_order:${y.id}`.slice(0, 63) });
+    const [id] = (await s.tick()).opened;
+    expect(id).toBeDefined();
+
+    // A status change of x gives up after its lock timeout while the episode goes on.
+    await expect(updateIntentStatus({ id: x.id, status: 'NORMALIZED' }, tester, { lockTimeoutMs: 50 })).rejects.toMatchObject({ code: 'lock_timeout' });
+    await flushOutcomes();
+    expect((await s.tick()).continued).toEqual([id]);
+
+    // The first now asks for y: a wait cycle, which Postgres breaks; the victim is retried and both commit.
+    go[0].open();
+    await Promise.all([first, second]);
+    expect((await s.tick()).closed).toContain(id);
+
+    const { links } = (await getEpisode({ id }))!;
+    expect(links.lockTimeouts).toEqual([expect.objectContaining({ intentId: x.id, operation: 'update_status', count: 1 })]);
+    expect(links.deadlocks).toHaveLength(1);
+    expect([...links.deadlocks[0].intentIds].sort()).toEqual([x.id, y.id].sort());
   });
 });
 

@@ -78,8 +78,11 @@ type Row = Omit<Episode, 'startedAt' | 'endedAt' | 'lastSeenAt' | 'peakAt' | 'li
   links: EpisodeLinks;
 };
 
-/** Margin after an episode's end within which an unblock still counts as inside it: the end is known to a sample. */
-const UNBLOCK_MARGIN = Prisma.sql`interval '3 seconds'`;
+/**
+ * Margin after an episode's end within which an unblock or a deadlock still counts as inside it: the end is known to
+ * a sample, and both often are what ended it (the terminated root, the deadlock detector breaking the wait).
+ */
+const END_MARGIN = Prisma.sql`interval '3 seconds'`;
 
 function selectEpisodes(where: Prisma.Sql, limit: number): Prisma.Sql {
   return Prisma.sql`
@@ -93,11 +96,11 @@ function selectEpisodes(where: Prisma.Sql, limit: number): Prisma.Sql {
                 FROM (SELECT * FROM intent_outcome_minutes o WHERE o.outcome = 'lock_timeout' AND o.intent_id = ANY(e.intent_ids)
                         AND o.minute BETWEEN date_trunc('minute', e.started_at) AND coalesce(e.ended_at, now()) LIMIT 50) o),
              'deadlocks', (SELECT coalesce(json_agg(json_build_object('id', d.id::text, 'at', d.at, 'operation', d.operation, 'intentIds', d.intent_ids) ORDER BY d.at), '[]')
-                FROM (SELECT * FROM deadlock_events d WHERE d.at BETWEEN e.started_at AND coalesce(e.ended_at, now()) AND d.intent_ids && e.intent_ids LIMIT 50) d),
+                FROM (SELECT * FROM deadlock_events d WHERE d.at BETWEEN e.started_at AND coalesce(e.ended_at, now()) + ${END_MARGIN} AND d.intent_ids && e.intent_ids LIMIT 50) d),
              'unblocks', (SELECT coalesce(json_agg(json_build_object('id', a.id::text, 'at', a.at, 'action', a.action, 'actor', a.actor, 'pid', (a.details->>'pid')::int,
                                                    'signalled', (a.details->>'signalled')::boolean, 'intentId', a.intent_id) ORDER BY a.at), '[]')
                 FROM (SELECT * FROM audit_events a WHERE a.action IN ('backend_cancel', 'backend_terminate')
-                        AND a.at BETWEEN e.started_at AND coalesce(e.ended_at, now()) + ${UNBLOCK_MARGIN}
+                        AND a.at BETWEEN e.started_at AND coalesce(e.ended_at, now()) + ${END_MARGIN}
                         AND a.details->>'pid' IN (SELECT e.root_pid::text UNION SELECT w->>'pid' FROM jsonb_array_elements(e.waiters) w) LIMIT 50) a)
            ) AS links
     FROM lock_episodes e

@@ -1,4 +1,4 @@
-import { buildBlockingTree, rootBlockers, waitersIndex, waitingBehind } from '../tree';
+import { blockingGraph } from '../tree';
 import type { Backend, BlockingNode } from '../types';
 
 /**
@@ -72,35 +72,19 @@ function toEpisodeBackend(b: Backend): EpisodeBackend {
   };
 }
 
-/**
- * Each waiter under one blocker only: the one furthest down the queue. pg_blocking_pids names every session ahead in
- * a lock's queue, so N sessions queued on one row form a dense graph whose tree, drawn with every edge, grows
- * exponentially with N; the queue order (root, first waiter, second, …) is what the history keeps.
- */
-function spanning<B extends Pick<Backend, 'pid' | 'blockedBy'>>(members: readonly B[]): B[] {
-  const depth = new Map(members.map((b) => [b.pid, b.blockedBy.length]));
-  return members.map((b) => {
-    const parents = b.blockedBy.filter((p) => p !== b.pid && depth.has(p));
-    if (parents.length <= 1) return b;
-    const parent = parents.reduce((best, p) => ((depth.get(p) ?? 0) > (depth.get(best) ?? 0) || ((depth.get(p) ?? 0) === (depth.get(best) ?? 0) && p > best) ? p : best));
-    return { ...b, blockedBy: [parent] };
-  });
-}
-
 const msBetween = (from: string | null, to: string) => (from ? Math.max(0, new Date(to).getTime() - new Date(from).getTime()) : 0);
 
 /** One observation per root blocker of the sample (roots whose backend start is unknown cannot be keyed: skipped). */
 export function observeRoots(backends: readonly Backend[], now: string): RootObservation[] {
   const byPid = new Map(backends.map((b) => [b.pid, b]));
-  const waiters = waitersIndex(backends);
+  const graph = blockingGraph(backends);
   const out: RootObservation[] = [];
-  for (const rootPid of rootBlockers(backends)) {
+  // Most sessions behind first: when a storm of new roots exceeds the budget, the biggest blockings are the ones kept whole.
+  for (const { pid: rootPid } of graph.roots) {
     const root = byPid.get(rootPid);
     if (!root?.backendStart) continue;
-    const behind = [...waitingBehind(waiters, rootPid)].sort((a, b) => a - b);
+    const behind = [...graph.behind(rootPid)].sort((a, b) => a - b);
     const members = [root, ...behind.flatMap((pid) => byPid.get(pid) ?? [])];
-    const { tree } = buildBlockingTree(spanning(members));
-    const ours = tree.filter((n) => n.pid === rootPid);
     const waiting = behind.flatMap((pid) => {
       const w = byPid.get(pid);
       return w ? [{ ...toEpisodeBackend(w), waitingSince: w.waitingSince, firstSeenAt: now, lastSeenAt: now, waitedMs: msBetween(w.waitingSince, now) }] : [];
@@ -114,7 +98,7 @@ export function observeRoots(backends: readonly Backend[], now: string): RootObs
       root: toEpisodeBackend(root),
       waiters: waiting,
       tree: {
-        tree: ours,
+        tree: [graph.treeOf(rootPid)],
         backends: members.map((b) => ({ ...toEpisodeBackend(b), blockedBy: b.blockedBy, waitingSince: b.waitingSince })),
       },
       startedAt: earliest && earliest < now ? earliest : now,

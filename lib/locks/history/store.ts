@@ -7,7 +7,7 @@ import { EPISODE_DURATION_BOUNDS_MS, treeShape, type EpisodeLock, type EpisodeTr
  * function, named for what it does. Every one runs on the sampler's own connection, under its short timeouts.
  */
 
-/** The locks the backends of the blocking graph wait for, and the root blockers' own (their transaction's). */
+/** The locks the backends of the blocking graph wait for, and the root blockers' own (their transaction's, and the tables they hold). */
 export async function readEpisodeLocks(tx: Tx, rootPids: number[], waiterPids: number[]): Promise<(EpisodeLock & { pid: number })[]> {
   return tx.$queryRaw<(EpisodeLock & { pid: number })[]>`
     SELECT DISTINCT l.pid, l.locktype AS "lockType", l.mode, l.granted,
@@ -17,6 +17,8 @@ export async function readEpisodeLocks(tx: Tx, rootPids: number[], waiterPids: n
         OR (l.pid = ANY(${rootPids}::int[]) AND l.granted AND l.locktype IN ('transactionid', 'tuple', 'advisory', 'relation', 'object')))
       AND NOT (l.locktype = 'advisory' AND l.objsubid = 2 AND l.classid::bigint = bridge_actor_space())
       AND NOT (l.locktype = 'relation' AND l.granted AND l.mode = 'AccessShareLock')
+      -- A statement takes the same lock on each index of a table it locks: the table's lock says it once.
+      AND NOT (l.locktype = 'relation' AND l.granted AND EXISTS (SELECT 1 FROM pg_index i WHERE i.indexrelid = l.relation))
     LIMIT 500`;
 }
 

@@ -9,7 +9,7 @@ export type StripEpisode = { id: string; startedAt: string; endedAt: string | nu
 export type StripBar = { id: string; x: number; width: number; lane: number; peakWaiters: number };
 
 /** Bars on [0, 1] of the window, each in the first lane where it overlaps nothing; at least `minWidth` wide. */
-export function layoutStrip(episodes: readonly StripEpisode[], from: number, to: number, minWidth = 0.004): { bars: StripBar[]; lanes: number } {
+export function layoutStrip(episodes: readonly StripEpisode[], from: number, to: number, minWidth = 0.006): { bars: StripBar[]; lanes: number } {
   const span = Math.max(1, to - from);
   const laneEnds: number[] = [];
   const bars = [...episodes]
