@@ -2,6 +2,7 @@
 
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
+import { contentionKeys, contentionReportUrl } from '@/lib/console/contention-client';
 import { intentsHref } from '@/lib/console/filters';
 import { CONTENTION_BACKOFF } from '@/lib/locks/backoff';
 import type { ContentionReport } from '@/lib/contention/queries';
@@ -32,8 +33,8 @@ export function intentsBehind(series: SeriesKey, span: { from: string; to: strin
  */
 export function ContentionView({ window }: { window: WindowKey }) {
   const { query, intervalMs, lastOutcome, backingOff } = useBackoffQuery<ContentionReport>({
-    queryKey: ['console', 'contention', window],
-    url: `/api/console/contention?window=${window}`,
+    queryKey: contentionKeys.report(window),
+    url: contentionReportUrl(window),
     policy: CONTENTION_BACKOFF,
     isSlow: (r) => r.tookMs > SLOW_REPORT_MS,
   });
@@ -64,8 +65,8 @@ export function ContentionView({ window }: { window: WindowKey }) {
         }
       />
 
-      <PressureBanner intervalMs={intervalMs} lastOutcome={lastOutcome} message={query.error?.kind === 'pressure' ? query.error.message : undefined} staleSince={report?.to} />
-      {query.isError && report && query.error.kind !== 'pressure' && (
+      <PressureBanner intervalMs={intervalMs} lastOutcome={lastOutcome} message={query.error?.isPressure ? query.error.message : undefined} staleSince={report?.to} />
+      {query.isError && report && !query.error.isPressure && (
         <div className={`${styles.banner} ${styles.bannerError}`} role="alert">
           Refresh failed ({query.error.message}); showing the figures as of {formatUtcTime(report.to)}.
         </div>

@@ -5,18 +5,7 @@ import { ErrorState } from '@/components/ui/ErrorState';
 import styles from '@/components/locks/console.module.css';
 import { PageHeader } from '@/components/ui/PageHeader';
 import { formatUtc } from '@/components/ui/time';
-import type { OutboxStatus } from '@/lib/events/status';
-
-const eventKeys = { status: ['console', 'events', 'status'] as const };
-
-async function fetchOutboxStatus(): Promise<OutboxStatus> {
-  const res = await fetch('/api/console/events', { headers: { accept: 'application/json' }, cache: 'no-store' });
-  if (!res.ok) {
-    const body = (await res.json().catch(() => null)) as { error?: { message?: string } } | null;
-    throw new Error(body?.error?.message ?? `The server answered ${res.status}.`);
-  }
-  return (await res.json()) as OutboxStatus;
-}
+import { eventKeys, fetchOutboxStatus } from '@/lib/console/events-client';
 
 /** "1.2 s", "3 min": how far behind the relays are. */
 export function formatLag(ms: number): string {
@@ -28,7 +17,7 @@ export function formatLag(ms: number): string {
 
 /** Events out: the outbox relay's backlog and lag, and which relays own which partitions. Polled every 2 s. */
 export function EventsView() {
-  const query = useQuery({ queryKey: eventKeys.status, queryFn: fetchOutboxStatus, refetchInterval: 2_000 });
+  const query = useQuery({ queryKey: eventKeys.status(), queryFn: fetchOutboxStatus, refetchInterval: 2_000 });
   const s = query.data;
   return (
     <>

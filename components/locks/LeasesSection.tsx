@@ -3,20 +3,11 @@
 import { useQuery } from '@tanstack/react-query';
 import { IntentLinks } from './IntentLinks';
 import { formatUtcTime } from '@/components/ui/time';
-import type { LeaseEvent, LiveLease } from '@/lib/leases/types';
+import { fetchLeases, leaseKeys } from '@/lib/console/leases-client';
 import styles from './console.module.css';
-
-type LeasesAnswer = { backend: string; leases: LiveLease[]; events: LeaseEvent[] };
 
 const REFRESH_MS = 5_000;
 const EDIT_LEASE = /^intent:([0-9a-f-]{36}):edit$/;
-
-async function fetchLeases(): Promise<LeasesAnswer> {
-  const res = await fetch('/api/leases?limit=50', { headers: { accept: 'application/json' }, cache: 'no-store' });
-  const body = (await res.json().catch(() => null)) as (LeasesAnswer & { error?: { message?: string } }) | null;
-  if (!res.ok || !body) throw new Error(body?.error?.message ?? `The server answered ${res.status}.`);
-  return body;
-}
 
 /** A resource named after an intent's edit lease links to that intent. */
 function Resource({ resource }: { resource: string }) {
@@ -37,7 +28,7 @@ function Resource({ resource }: { resource: string }) {
  * the two are shown apart. Viewers get no tokens from the server: the column is left out for them.
  */
 export function LeasesSection() {
-  const query = useQuery({ queryKey: ['console', 'locks', 'leases'], queryFn: fetchLeases, refetchInterval: REFRESH_MS });
+  const query = useQuery({ queryKey: leaseKeys.all, queryFn: fetchLeases, refetchInterval: REFRESH_MS });
   const data = query.data;
   const tokens = !!data && [...data.leases, ...data.events].some((row) => row.token !== null);
   return (

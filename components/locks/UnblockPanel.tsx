@@ -1,6 +1,7 @@
 'use client';
 
 import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { lockKeys } from '@/lib/console/locks-client';
 import { useActionState, useEffect, useState } from 'react';
 import { cancelBackendAction, terminateBackendAction, unblockImpactAction, type UnblockState } from '@/app/actions/locks';
 import { formatDuration } from '@/lib/locks/format';
@@ -25,11 +26,11 @@ export function UnblockPanel({ pid, canTerminate, onClose }: { pid: number; canT
   // Once our own action reports the backend gone, its impact is history: stop asking for it (the lookup would
   // only answer "not found", and that is the expected end, not an error).
   const endedByAction = last.status === 'ok' && !!last.result && (!last.result.signalled || last.result.after?.alive === false);
-  const impactQuery = useQuery({ queryKey: ['console', 'locks', 'impact', pid], queryFn: () => unblockImpactAction(pid), refetchInterval: 5000, enabled: !endedByAction });
+  const impactQuery = useQuery({ queryKey: lockKeys.impact(pid), queryFn: () => unblockImpactAction(pid), refetchInterval: 5000, enabled: !endedByAction });
 
   useEffect(() => {
     if (cancelState.status !== 'idle' || terminateState.status !== 'idle') {
-      void queryClient.invalidateQueries({ queryKey: ['console', 'locks'] });
+      void queryClient.invalidateQueries({ queryKey: lockKeys.all });
     }
   }, [cancelState, terminateState, queryClient]);
 

@@ -9,7 +9,7 @@ import { Panel } from '@/components/ui/PageHeader';
 import { Skeleton } from '@/components/ui/Skeleton';
 import { formatUtc } from '@/components/ui/time';
 import { fetchIntent } from '@/lib/console/intents-client';
-import { fetchPipelineRuns, pipelineRunsKey } from '@/lib/console/workers-client';
+import { fetchPipelineRuns, pipelineKeys } from '@/lib/console/workers-client';
 import { intentKeys } from '@/lib/intents/keys';
 import type { PipelineMode, PipelineRun } from '@/lib/pipeline/types';
 
@@ -31,7 +31,7 @@ const STEP_TONE: Record<string, string> = { completed: styles.badgeOk, replayed:
 export function PipelineRunsPanel({ id, canRun }: { id: string; canRun: boolean }) {
   const queryClient = useQueryClient();
   const intent = useQuery({ queryKey: intentKeys.detail(id), queryFn: () => fetchIntent(id) });
-  const runs = useQuery({ queryKey: pipelineRunsKey(id), queryFn: () => fetchPipelineRuns(id) });
+  const runs = useQuery({ queryKey: pipelineKeys.runs(id), queryFn: () => fetchPipelineRuns(id) });
   const [mode, setMode] = useState<PipelineMode>('FAILFAST');
   const [message, setMessage] = useState<{ tone: 'ok' | 'error'; text: string } | null>(null);
   const [busy, startTransition] = useTransition();
