@@ -27,7 +27,7 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
 
   try {
     const started = Date.now();
-    database = await startEmbeddedPostgres({ persistent: false, database: 'bridge_e2e' });
+    database = await startEmbeddedPostgres({ persistent: false, database: 'bridge_e2e', durable: false });
     await migrate(database.url);
     say(`throw-away PostgreSQL on port ${database.port}, migrated (${Date.now() - started} ms)`);
 

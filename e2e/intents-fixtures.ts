@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { expect, type Page } from '@playwright/test';
 import { createIntent, updateIntentStatus } from '../lib/intents/commands';
-import type { IntentStatus } from '../lib/intents/state-machine';
-import type { Intent } from '../lib/intents/types';
+import type { IntentStatus } from '@/lib/shared/intent-states';
+import type { Intent } from '@/lib/shared/intent-types';
 
 /**
  * Intents for browser tests, made through the engine itself (same audit trail and versions as the console's own),

@@ -39,7 +39,7 @@ async function main(): Promise<number> {
   const { formatRun } = await import('../lib/replay/report');
   const { flushOutcomes } = await import('../lib/intents/outcomes');
   const { disconnectDb } = await import('../lib/db/client');
-  const { DomainError } = await import('../lib/intents/errors');
+  const { DomainError } = await import('../lib/shared/errors');
   try {
     let last = '';
     const run = await runReplay(parseInput(startReplaySchema, { scenarios, size: values.size, targets }), 'cli', { name: `cli:${userInfo().username}` }, {

@@ -4,6 +4,7 @@ import { db } from '@/lib/db/client';
 import { flushOutcomes } from '@/lib/intents/outcomes';
 import { waitingTogether } from '@/lib/intents/together';
 import { resetDatabase } from './helpers';
+import { eventually } from './wait';
 
 /**
  * Barriers for the engine's integration tests: plain connections that hold row locks, advisory locks and open
@@ -45,15 +46,28 @@ export async function lockWaiters(filter: WaiterFilter = {}): Promise<number> {
 }
 
 /** Resolves once at least `count` matching backends wait for a lock: the barrier that orders an interleaving. */
-export async function waitForWaiters(count: number, filter: WaiterFilter = {}, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const n = await lockWaiters(filter);
-    if (n >= count) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${count} lock waiters ${JSON.stringify(filter)} (have ${n})`);
-    // Polling interval of the barrier, not an ordering assumption: the condition is re-checked each time.
-    await new Promise((r) => setTimeout(r, 3));
-  }
+export async function waitForWaiters(count: number, filter: WaiterFilter = {}): Promise<void> {
+  await eventually(`${count} lock waiter(s) ${JSON.stringify(filter)}`, async () => (await lockWaiters(filter)) >= count, { everyMs: 3 });
+}
+
+/**
+ * Resolves once a backend labelled `application…` has waited on a lock for at least `ms`, by the database's own
+ * clock: how a test makes a wait long enough to be recorded without guessing how long to sleep.
+ */
+export async function waitForLockWaitOf(application: string, ms: number): Promise<void> {
+  const client = await monitorClient();
+  await eventually(
+    `a lock wait of ${ms} ms by ${application}`,
+    async () => {
+      const { rows } = await client.query<{ waited: number | null }>(
+        `SELECT max(extract(epoch FROM clock_timestamp() - query_start) * 1000)::float8 AS waited
+         FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND application_name LIKE $1 || '%'`,
+        [application],
+      );
+      return (rows[0].waited ?? 0) >= ms;
+    },
+    { everyMs: 3 },
+  );
 }
 
 /**
@@ -61,14 +75,12 @@ export async function waitForWaiters(count: number, filter: WaiterFilter = {}, t
  * label, plus corrections waiting in this process behind its call at the database (lib/intents/together.ts sends
  * those together once that call returns). The barrier for "all of them are queued" whatever the strategy.
  */
-export async function waitForCorrectionsWaiting(intentId: string, count: number, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const n = (await lockWaiters({ application: `bridge:reevaluate:${intentId}` })) + waitingTogether(intentId);
-    if (n >= count) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${count} corrections of ${intentId} to wait (have ${n})`);
-    await new Promise((r) => setTimeout(r, 3));
-  }
+export async function waitForCorrectionsWaiting(intentId: string, count: number): Promise<void> {
+  await eventually(
+    `${count} corrections of ${intentId} to wait`,
+    async () => (await lockWaiters({ application: `bridge:reevaluate:${intentId}` })) + waitingTogether(intentId) >= count,
+    { everyMs: 3 },
+  );
 }
 
 export type Session = pg.Client & { pid: number };

@@ -1,8 +1,8 @@
 import pg from 'pg';
 import { db } from '@/lib/db/client';
 import { createIntent, updateIntentStatus } from '@/lib/intents/commands';
-import type { IntentStatus } from '@/lib/intents/state-machine';
-import type { Actor, Intent } from '@/lib/intents/types';
+import type { IntentStatus } from '@/lib/shared/intent-states';
+import type { Actor, Intent } from '@/lib/shared/intent-types';
 
 export const tester: Actor = { name: 'test-runner' };
 
@@ -47,17 +47,6 @@ export async function rawClient(applicationName = 'bridge-test:holder'): Promise
   return client;
 }
 
-/** Resolves once `count` backends are waiting for a lock: the barrier that orders interleavings without sleeps. */
-export async function waitForLockWaiters(count: number, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const rows = await db().$queryRaw<{ n: bigint }[]>`
-      SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`;
-    if (Number(rows[0].n) >= count) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${count} lock waiters (have ${rows[0].n})`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 export async function intentRow(id: string) {
   const rows = await db().$queryRaw<{ status: IntentStatus; version: number; payload: Record<string, unknown> }[]>`

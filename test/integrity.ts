@@ -100,14 +100,6 @@ export async function settle<T>(promises: Promise<T>[]) {
   };
 }
 
-/** Polls `check` until it holds: the barrier for "that backend is now waiting where we want it". */
-export async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 export async function backendPid(client: { query: (sql: string) => Promise<{ rows: { pid: number }[] }> }): Promise<number> {
   return (await client.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;

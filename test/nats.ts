@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { eventually } from './wait';
 
 /**
  * NATS for the relay tests: a throw-away `nats-server -js -sd <tmpdir>` when Debian's nats-server is installed
@@ -73,11 +74,10 @@ export async function startTestNats(): Promise<TestNats> {
     child = c;
     running.add(c);
     c.once('exit', () => running.delete(c));
-    const deadline = Date.now() + 10_000;
-    while (!(await accepting(port))) {
-      if (Date.now() > deadline || c.exitCode !== null) throw new Error(`nats-server did not start on ${port}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await eventually(`nats-server to accept on ${port}`, async () => {
+      if (c.exitCode !== null) throw new Error(`nats-server exited (${c.exitCode}) before accepting on ${port}`);
+      return accepting(port);
+    }, { everyMs: 20 });
   };
   const stop = async () => {
     const c = child;

@@ -1,6 +1,9 @@
 import { afterAll, inject } from 'vitest';
+import { workerDatabaseUrl } from './global-setup';
+import { workerNumber } from './worker';
 
-process.env.DATABASE_URL = inject('databaseUrl');
+// Each worker runs its files against its own copy of the migrated template (test/global-setup.ts).
+process.env.DATABASE_URL = workerDatabaseUrl(inject('databaseUrl'), workerNumber());
 
 afterAll(async () => {
   const { flushOutcomes } = await import('@/lib/intents/outcomes');

@@ -2,11 +2,11 @@
 
 import { redirect } from 'next/navigation';
 import { recordAuthEvent } from '@/lib/auth/events';
-import { failure, field, type FormState } from '@/lib/auth/form-state';
+import { failure, field, type FormState } from '@/lib/http/form-state';
 import { assertActionFromConsole, clearSessionCookie, currentUser, readSessionSecret, requestClientInfo, safeReturnPath, setSessionCookie } from '@/lib/auth/server';
 import { revokeSession, rotateSession } from '@/lib/auth/sessions';
 import { changeOwnPassword, signIn } from '@/lib/auth/users';
-import { ValidationError } from '@/lib/intents/errors';
+import { ValidationError } from '@/lib/shared/errors';
 
 /** Sign-in form: rate-limited in lib/auth/users.ts; on success sets the session cookie and goes where it was asked. */
 export async function signInAction(_prev: FormState, form: FormData): Promise<FormState> {

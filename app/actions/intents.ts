@@ -7,9 +7,10 @@ import type { ActionResult } from '@/lib/console/action-result';
 import { getChangesSince } from '@/lib/intents/changes-since';
 import { bulkUpdateStatus, reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { reasonProblem } from '@/lib/console/reasons';
-import { ValidationError, VersionConflictError } from '@/lib/intents/errors';
+import { VersionConflictError } from '@/lib/intents/errors';
+import { ValidationError } from '@/lib/shared/errors';
 import { bulkStatusSchema, reevaluateInputSchema, updateStatusInputSchema } from '@/lib/intents/schemas';
-import type { BulkStatusResult, ReevaluateResult, UpdateStatusResult } from '@/lib/intents/types';
+import type { BulkStatusResult, ReevaluateResult, UpdateStatusResult } from '@/lib/shared/intent-types';
 
 /**
  * The console's doors into the intent engine: the same domain functions as the JSON API (lib/intents/commands),

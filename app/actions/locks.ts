@@ -2,7 +2,7 @@
 
 import { requireActionActor } from '@/lib/auth/server';
 import { asDomainError } from '@/lib/http/respond';
-import { ValidationError } from '@/lib/intents/errors';
+import { ValidationError } from '@/lib/shared/errors';
 import type { UnblockImpact } from '@/lib/locks/types';
 import { cancelBackend, recentCancelExists, terminateBackend, unblockImpact, type UnblockResult } from '@/lib/locks/unblock';
 

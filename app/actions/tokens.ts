@@ -1,7 +1,7 @@
 'use server';
 
 import { revalidatePath } from 'next/cache';
-import { failure, field, type FormState } from '@/lib/auth/form-state';
+import { failure, field, type FormState } from '@/lib/http/form-state';
 import { requireActionActor } from '@/lib/auth/server';
 import { createApiToken, revokeApiToken } from '@/lib/auth/tokens';
 

@@ -1,7 +1,7 @@
 'use server';
 
 import { revalidatePath } from 'next/cache';
-import { failure, field, fieldList, type FormState } from '@/lib/auth/form-state';
+import { failure, field, fieldList, type FormState } from '@/lib/http/form-state';
 import { requireActionActor } from '@/lib/auth/server';
 import { createUser, resetUserPassword, setUserDisabled, setUserRoles, unlockSignIn } from '@/lib/auth/users';
 

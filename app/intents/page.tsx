@@ -11,7 +11,7 @@ import { requirePageUser } from '@/lib/auth/server';
 import { intentsHref, parseIntentFilters } from '@/lib/console/filters';
 import { livePositionForPage } from '@/lib/console/live-position';
 import { concurrencySettings } from '@/lib/env';
-import { DomainError } from '@/lib/intents/errors';
+import { DomainError } from '@/lib/shared/errors';
 import { resolveSearch, type ResolvedSearch } from '@/lib/search/intents';
 
 export const dynamic = 'force-dynamic';

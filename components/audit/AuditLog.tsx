@@ -2,7 +2,7 @@ import Link from 'next/link';
 import { PageHeader } from '@/components/ui/PageHeader';
 import { knownActors, listAudit, type AuditPage } from '@/lib/audit/log';
 import { auditHref } from '@/lib/audit/url';
-import { DomainError } from '@/lib/intents/errors';
+import { DomainError } from '@/lib/shared/errors';
 import { AuditFilters } from './AuditFilters';
 import { AuditRow } from './AuditRow';
 import styles from './audit.module.css';

@@ -11,7 +11,7 @@ import { useActionMutation } from '@/lib/console/use-action-mutation';
 import type { BatchView } from '@/lib/bulk/batches';
 import { SERIES } from '@/lib/contention/series';
 import { FILTER_PARAMS, intentKeys, type IntentListFilters } from '@/lib/intents/keys';
-import { INTENT_STATUSES, type IntentStatus } from '@/lib/intents/state-machine';
+import { INTENT_STATUSES, type IntentStatus } from '@/lib/shared/intent-states';
 import { ActionErrorAlert } from './ActionErrorAlert';
 import styles from './intents.module.css';
 

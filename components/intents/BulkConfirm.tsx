@@ -4,7 +4,7 @@ import { useEffect, useRef, useState } from 'react';
 import { ConfirmDialog } from '@/components/ui/ConfirmDialog';
 import { shortId } from '@/lib/console/ids';
 import { REASON_MAX, reasonProblem, reasonRequired } from '@/lib/console/reasons';
-import type { Intent } from '@/lib/intents/types';
+import type { Intent } from '@/lib/shared/intent-types';
 import { plural, type BulkPlan } from './bulk-plan';
 import { LockWaitNotice } from './LockWaitNotice';
 import styles from './intents.module.css';

@@ -1,8 +1,8 @@
 import Link from 'next/link';
 import type { ActionError } from '@/lib/console/action-result';
 import { shortId } from '@/lib/console/ids';
-import type { IntentStatus } from '@/lib/intents/state-machine';
-import type { Intent } from '@/lib/intents/types';
+import type { IntentStatus } from '@/lib/shared/intent-states';
+import type { Intent } from '@/lib/shared/intent-types';
 import styles from './intents.module.css';
 
 export type BulkResult = { kind: 'ok'; text: string } | { kind: 'error'; error: ActionError } | null;

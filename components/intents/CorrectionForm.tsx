@@ -2,7 +2,7 @@
 
 import { diffLines } from '@/lib/console/json-diff';
 import { fieldErrors } from '@/lib/console/messages';
-import type { IntentWithCorrections } from '@/lib/intents/types';
+import type { IntentWithCorrections } from '@/lib/shared/intent-types';
 import { ActionErrorAlert } from './ActionErrorAlert';
 import { DiffView } from './DiffView';
 import { EditLeaseNotice, useEditLease } from './EditLease';

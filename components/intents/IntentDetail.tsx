@@ -14,7 +14,7 @@ import type { ListNavigation } from '@/lib/console/list-nav';
 import { fetchIntent } from '@/lib/console/intents-client';
 import { correctionLines, mergeDiff, type DiffLine, type JsonRecord } from '@/lib/console/json-diff';
 import { intentKeys } from '@/lib/intents/keys';
-import type { Correction, IntentWithCorrections } from '@/lib/intents/types';
+import type { Correction, IntentWithCorrections } from '@/lib/shared/intent-types';
 import { CorrectionForm } from './CorrectionForm';
 import { DiffView } from './DiffView';
 import { JsonView } from './JsonView';

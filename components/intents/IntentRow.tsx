@@ -8,7 +8,7 @@ import { intentsHref } from '@/lib/console/filters';
 import { shortId } from '@/lib/console/ids';
 import type { RowLockHolder } from '@/lib/locks/holders';
 import type { IntentListFilters } from '@/lib/intents/keys';
-import type { Intent } from '@/lib/intents/types';
+import type { Intent } from '@/lib/shared/intent-types';
 import { payloadSummary } from './format';
 import { Highlighted, type SearchHighlights } from './Highlighted';
 import styles from './intents.module.css';

@@ -10,7 +10,7 @@ import { intentsHref } from '@/lib/console/filters';
 import { retryUnlessRefused } from '@/lib/console/api-client';
 import { fetchStatusCounts } from '@/lib/console/intents-client';
 import { intentKeys, type IntentListFilters } from '@/lib/intents/keys';
-import { INTENT_STATUSES } from '@/lib/intents/state-machine';
+import { INTENT_STATUSES } from '@/lib/shared/intent-states';
 import type { CountsAnswer } from '@/lib/counts/answer';
 import type { ResolvedSearch } from '@/lib/search/intents';
 import styles from './intents.module.css';

@@ -1,4 +1,4 @@
-import { allowedNextStatuses, canTransition, INTENT_STATUSES, type IntentStatus } from '@/lib/intents/state-machine';
+import { allowedNextStatuses, canTransition, INTENT_STATUSES, type IntentStatus } from '@/lib/shared/intent-states';
 
 /**
  * What a bulk status change would do to the selected intents, from the statuses the page knows (the list may be a

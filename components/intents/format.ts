@@ -1,4 +1,4 @@
-import type { JsonObject } from '@/lib/intents/json';
+import type { JsonObject } from '@/lib/shared/json';
 
 /** One line of the payload's top-level fields, for the list: `kind: payment · amount: 12.5 · …`. */
 export function payloadSummary(payload: JsonObject, max = 140): string {

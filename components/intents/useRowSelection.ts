@@ -1,7 +1,7 @@
 'use client';
 
 import { useRef, useState } from 'react';
-import type { Intent } from '@/lib/intents/types';
+import type { Intent } from '@/lib/shared/intent-types';
 
 /**
  * The rows picked for a bulk change, kept as they were when picked. Shift-click selects (or deselects) the whole

@@ -1,4 +1,4 @@
-import type { IntentStatus } from '@/lib/intents/state-machine';
+import type { IntentStatus } from '@/lib/shared/intent-states';
 import styles from './ui.module.css';
 
 /** An intent status as a coloured pill (colour is never the only cue: the name is always written). */

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { Prisma } from '@/generated/prisma/client';
 import { db } from '@/lib/db/client';
-import { ValidationError } from '@/lib/intents/errors';
-import { filterNameSchema, parseInput } from '@/lib/intents/schemas';
+import { ValidationError } from '@/lib/shared/errors';
+import { filterNameSchema } from '@/lib/shared/fields';
+import { parseInput } from '@/lib/shared/validation';
 import { AUDIT_ACTIONS, AUDIT_ACTION_NAMES, type AuditSource } from './actions';
 
 /**

@@ -1,4 +1,4 @@
-import { DomainError } from '@/lib/intents/errors';
+import { DomainError } from '@/lib/shared/errors';
 import { can, permissionDeniedMessage, rolesGranting, type Permission, type Role } from './permissions';
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { wholeNumber } from '@/lib/http/strict';
+import { wholeNumber } from '@/lib/shared/strict';
 import { storable, STORABLE_MESSAGE } from '@/lib/shared/text';
 import { PASSWORD_MAX, PASSWORD_MIN } from './password';
 import { ROLES } from './permissions';

@@ -7,7 +7,7 @@ import { assertActionOrigin } from './csrf';
 import { UnauthenticatedError } from './errors';
 import type { Permission } from './permissions';
 import { authorize } from './request';
-import { safeReturnPath } from '@/lib/http/redirect';
+import { safeReturnPath } from './redirect';
 import { validateSession } from './sessions';
 import type { AuthActor, ClientInfo } from './types';
 
@@ -51,8 +51,8 @@ export async function requirePageUser(returnTo: string, options: { allowPassword
   return actor;
 }
 
-/** Only paths on this console: sign-in must not become a redirector (the rule is in lib/http/redirect.ts). */
-export { safeReturnPath } from '@/lib/http/redirect';
+/** Only paths on this console: sign-in must not become a redirector (the rule is in lib/auth/redirect.ts). */
+export { safeReturnPath } from './redirect';
 
 export async function requestClientInfo(): Promise<ClientInfo> {
   return clientInfoFromHeaders(await headers());

@@ -1,6 +1,6 @@
 import { db, type Tx } from '@/lib/db/client';
-import { NotFoundError } from '@/lib/intents/errors';
-import { parseInput } from '@/lib/intents/schemas';
+import { NotFoundError } from '@/lib/shared/errors';
+import { parseInput } from '@/lib/shared/validation';
 import { recordAuthEvent } from './events';
 import { cachedToken, cacheGeneration, forgetVerifiedCredentials, rememberToken } from './token-cache';
 import { requirePermission } from './errors';

@@ -1,4 +1,4 @@
-import type { Actor } from '@/lib/intents/types';
+import type { Actor } from '@/lib/shared/intent-types';
 import type { Role } from './permissions';
 
 /**

@@ -1,7 +1,7 @@
 import { db, type Tx } from '@/lib/db/client';
 import { isSqlState, SQLSTATE } from '@/lib/db/sqlstate';
-import { NotFoundError, ValidationError } from '@/lib/intents/errors';
-import { parseInput } from '@/lib/intents/schemas';
+import { NotFoundError, ValidationError } from '@/lib/shared/errors';
+import { parseInput } from '@/lib/shared/validation';
 import { recordAuthEvent } from './events';
 import { InvalidCredentialsError, RateLimitedError, requirePermission, UserConflictError } from './errors';
 import { generatePassword, hashPassword, verifyAgainstDummy, verifyPassword } from './password';

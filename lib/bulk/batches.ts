@@ -7,9 +7,11 @@ import { reasonProblem, normaliseReason } from '@/lib/console/reasons';
 import { db, planWithValues } from '@/lib/db/client';
 import { announceCommitted } from '@/lib/live/announce';
 import { bulkUpdateStatus } from '@/lib/intents/commands';
-import { DomainError, InvalidTransitionError, NotFoundError, ValidationError } from '@/lib/intents/errors';
-import { parseInput, rangeFiltersSchema, reasonSchema, searchTextSchema, statusSchema } from '@/lib/intents/schemas';
-import { canTransition, INTENT_STATUSES, type IntentStatus } from '@/lib/intents/state-machine';
+import { InvalidTransitionError } from '@/lib/intents/errors';
+import { DomainError, NotFoundError, ValidationError } from '@/lib/shared/errors';
+import { rangeFiltersSchema, reasonSchema, searchTextSchema, statusSchema } from '@/lib/intents/schemas';
+import { parseInput } from '@/lib/shared/validation';
+import { canTransition, INTENT_STATUSES, type IntentStatus } from '@/lib/shared/intent-states';
 import { baseConditions, checkContention, resolveSearch } from '@/lib/search/intents';
 
 /**

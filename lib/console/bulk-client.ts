@@ -1,4 +1,4 @@
-import type { IntentStatus } from '@/lib/intents/state-machine';
+import type { IntentStatus } from '@/lib/shared/intent-states';
 
 /** Keys of the bulk-by-filter dialog's queries (a preview count, then the batch's progress), read through server actions. */
 export const bulkKeys = {

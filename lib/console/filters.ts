@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { INTENT_STATUSES } from '@/lib/intents/state-machine';
+import { INTENT_STATUSES } from '@/lib/shared/intent-states';
 import { SERIES_KEYS, type SeriesKey } from '@/lib/contention/series';
 import { FILTER_PARAMS, type IntentListFilters } from '@/lib/intents/keys';
 import { isInstant } from '@/lib/search/instant';

@@ -2,7 +2,7 @@ import { getJson } from './api-client';
 import type { IntentList } from '@/lib/intents/queries';
 import { FILTER_PARAMS, type CountFilters, type IntentListFilters } from '@/lib/intents/keys';
 import type { CountsAnswer } from '@/lib/counts/answer';
-import type { ConflictEvent, IntentWithCorrections } from '@/lib/intents/types';
+import type { ConflictEvent, IntentWithCorrections } from '@/lib/shared/intent-types';
 import type { TimelinePage } from '@/lib/timeline/types';
 
 /** Browser-side reads of intents for TanStack Query (keys: lib/intents/keys.ts). */

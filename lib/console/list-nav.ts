@@ -1,8 +1,8 @@
 import { listQuery } from '@/lib/console/list-query';
-import { DomainError } from '@/lib/intents/errors';
+import { DomainError } from '@/lib/shared/errors';
 import type { IntentListFilters } from '@/lib/intents/keys';
 import { encodeCursor, listIntents, type ListQueryInput } from '@/lib/intents/queries';
-import type { Intent } from '@/lib/intents/types';
+import type { Intent } from '@/lib/shared/intent-types';
 
 /** The list query of the Intents page's filters (the URL's nulls become absent parameters). */
 export function listInput(filters: IntentListFilters): ListQueryInput {

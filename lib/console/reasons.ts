@@ -1,4 +1,4 @@
-import type { IntentStatus } from '@/lib/intents/state-machine';
+import type { IntentStatus } from '@/lib/shared/intent-states';
 
 /**
  * The console asks for a reason on every status change and keeps it in the audit. It is required where the

@@ -1,12 +1,11 @@
 import { z } from 'zod';
 import { db, type Tx } from '@/lib/db/client';
 import { pressureReason } from '@/lib/db/sqlstate';
-import { ValidationError } from '@/lib/intents/errors';
-import { LOCK_WAIT_BOUNDS_MS } from '@/lib/intents/outcomes';
-import { DatabaseUnderPressureError, VIEW_RETRY_AFTER_SECONDS } from '@/lib/shared/errors';
+import { DatabaseUnderPressureError, ValidationError, VIEW_RETRY_AFTER_SECONDS } from '@/lib/shared/errors';
 import {
   byDimension,
   counterDelta,
+  LOCK_WAIT_BOUNDS_MS,
   outcomeTimeline,
   percentilesByOperation,
   percentileTimeline,

@@ -129,6 +129,13 @@ export function totals(rows: readonly OutcomeRow[]): SeriesCounts {
   return sum;
 }
 
+/**
+ * The upper bounds (ms) of the lock-wait histogram: the engine counts each wait into one of these buckets
+ * (lib/intents/outcomes.ts), the Contention page and the metrics read them back. Defined here, below the engine, so
+ * that the readers need not import the engine to know them.
+ */
+export const LOCK_WAIT_BOUNDS_MS = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000] as const;
+
 /** A histogram bucket: `leMs` is its upper bound; -1 is the overflow bucket (above the last bound). */
 export type HistogramBucket = { leMs: number; count: number };
 /** Waits that ran out after `ms` (lock timeouts): each lasted at least that long, how much longer is unknown. */

@@ -1,4 +1,4 @@
-import type { IntentStatus } from '@/lib/intents/state-machine';
+import type { IntentStatus } from '@/lib/shared/intent-states';
 
 /** Counts under a search are exact up to this many matches, then shown as "10,000+". */
 export const COUNT_CAP = 10_000;

@@ -1,7 +1,7 @@
 import type { Prisma } from '@/generated/prisma/client';
 import { db, type Tx } from '@/lib/db/client';
 import { oneLineError } from '@/lib/db/pg-capture';
-import { INTENT_STATUSES, type IntentStatus } from '@/lib/intents/state-machine';
+import { INTENT_STATUSES, type IntentStatus } from '@/lib/shared/intent-states';
 
 /**
  * Intents per status without counting rows. Triggers on `intents` (migration `…_status_counts`) append a delta for

@@ -52,6 +52,13 @@ export async function startEmbeddedPostgres(options: {
   persistent?: boolean;
   database?: string;
   extraFlags?: string[];
+  /**
+   * false for a database that only a test run reads: commits skip the disk flush (fsync, synchronous_commit, full
+   * page writes), which is most of a commit's time on a busy disk. Safe because the server's own crash is the worst
+   * a test does to it (the operating system still writes the data); a benchmark keeps the default, since the flush is
+   * part of what it measures.
+   */
+  durable?: boolean;
   log?: (message: unknown) => void;
 }): Promise<EmbeddedDb> {
   const persistent = options.persistent ?? true;
@@ -75,6 +82,7 @@ export async function startEmbeddedPostgres(options: {
       '-c', 'max_connections=300',
       '-c', 'deadlock_timeout=100ms',
       '-c', 'shared_buffers=256MB',
+      ...(options.durable === false ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : []),
       ...(options.extraFlags ?? []),
     ],
     onLog: options.log ?? (() => undefined),

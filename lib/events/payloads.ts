@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { INTENT_STATUSES } from '@/lib/intents/state-machine';
+import { INTENT_STATUSES } from '@/lib/shared/intent-states';
 import { SUBJECTS, type Subject } from './subjects';
 
 /**

@@ -1,5 +1,5 @@
 import { getIntent, getIntentAudit } from './queries';
-import type { AuditEvent, Correction, IntentWithCorrections } from './types';
+import type { AuditEvent, Correction, IntentWithCorrections } from '@/lib/shared/intent-types';
 
 /**
  * What happened to an intent after `version`: for a reviewer whose edit was refused with a version conflict, the

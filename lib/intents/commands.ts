@@ -5,16 +5,18 @@ import { announceCommitted } from '@/lib/live/announce';
 import { noteActor } from '@/lib/locks/actors';
 import { findRowLockHolders } from '@/lib/locks/holders';
 import { backoffDelayMs, sleep } from '@/lib/shared/backoff';
-import { DatabaseUnderPressureError } from '@/lib/shared/errors';
+import { DatabaseUnderPressureError, NotFoundError } from '@/lib/shared/errors';
 import { withDeadlockRetry } from './deadlock';
-import { InvalidTransitionError, LockTimeoutError, NotFoundError, OperationCancelledError, VersionConflictError, type LockHolder } from './errors';
+import { InvalidTransitionError, LockTimeoutError, OperationCancelledError, VersionConflictError, type LockHolder } from './errors';
 import { recordEngineEvent, recordLockFailure } from './engine-events';
 import { runIdempotent } from './idempotency';
-import { correctionIdFor, type JsonObject } from './json';
+import { correctionIdFor } from './json';
+import type { JsonObject } from '@/lib/shared/json';
 import { recordLockTimeoutWait, recordLockWait, recordOutcome, type Outcome } from './outcomes';
 import { insertIntentWithAudit, selectLabelledBackends, toIntent, type IntentRow } from './repository';
-import { bulkStatusSchema, createIntentSchema, parseInput, reevaluateInputSchema, updateStatusInputSchema, type BulkStatusInput, type CreateIntentInput, type ReevaluateInput, type UpdateStatusInput } from './schemas';
-import { allowedNextStatuses, canTransition, INTENT_STATUSES, statusAfterCorrection, transitionLabel, type IntentStatus } from './state-machine';
+import { bulkStatusSchema, createIntentSchema, reevaluateInputSchema, updateStatusInputSchema, type BulkStatusInput, type CreateIntentInput, type ReevaluateInput, type UpdateStatusInput } from './schemas';
+import { parseInput } from '@/lib/shared/validation';
+import { allowedNextStatuses, canTransition, INTENT_STATUSES, statusAfterCorrection, transitionLabel, type IntentStatus } from '@/lib/shared/intent-states';
 import {
   bulkUpdateStatusCall,
   rowFromStored,
@@ -28,7 +30,7 @@ import {
 } from './statements';
 import { inTurn, RowHeldRefusal, TurnTimedOut, waitOnRow } from './row-waits';
 import { correctInTurn } from './together';
-import type { Actor, BulkStatusResult, Intent, ReevaluateResult, UpdateStatusResult } from './types';
+import type { Actor, BulkStatusResult, Intent, ReevaluateResult, UpdateStatusResult } from '@/lib/shared/intent-types';
 import { FencingTokenStaleError } from '@/lib/leases/errors';
 import type { Fencing } from '@/lib/leases/schemas';
 

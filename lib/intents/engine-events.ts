@@ -2,7 +2,7 @@ import { Prisma } from '@/generated/prisma/client';
 import { queryOnPool } from '@/lib/db/client';
 import { oneLineError } from '@/lib/db/pg-capture';
 import { env } from '@/lib/env';
-import type { JsonObject } from './json';
+import type { JsonObject } from '@/lib/shared/json';
 
 /**
  * What the engine saw happen to an intent without changing it, kept one row each (intent_engine_events) for the

@@ -1,18 +1,9 @@
 /**
- * Domain errors: every expected failure is a type with a stable code and the HTTP status the API answers with.
- * They are created from SQLSTATEs and codes (lib/db/sqlstate.ts), never from message text.
+ * The intent engine's errors: every expected failure is a type with a stable code and the HTTP status the API answers
+ * with. They are created from SQLSTATEs and codes (lib/db/sqlstate.ts), never from message text. The base class and
+ * the errors every module shares (validation, not found, database under pressure) are in lib/shared/errors.ts.
  */
 import { DomainError, type ErrorBody } from '@/lib/shared/errors';
-
-export { DomainError, ValidationError, type ErrorBody, type FieldIssue } from '@/lib/shared/errors';
-
-export class NotFoundError extends DomainError {
-  readonly code = 'not_found';
-  readonly httpStatus = 404;
-  constructor(what: string, details?: unknown) {
-    super(`${what} was not found`, details);
-  }
-}
 
 export class InvalidTransitionError extends DomainError {
   readonly code = 'invalid_transition';

@@ -1,9 +1,11 @@
 import { db } from '@/lib/db/client';
 import { abandonInRedis, claimInRedis, completeInRedis } from '@/lib/dedup/idempotency-redis';
 import { concurrencySettings, env } from '@/lib/env';
-import { DomainError, IdempotencyInProgressError, IdempotencyKeyReusedError, REPLAYED_HEADERS, ReplayedError, type ErrorBody } from './errors';
+import { IdempotencyInProgressError, IdempotencyKeyReusedError, REPLAYED_HEADERS, ReplayedError } from './errors';
+import { DomainError, type ErrorBody } from '@/lib/shared/errors';
 import { recordEngineEvent } from './engine-events';
-import { canonicalJson, sha256Hex } from './json';
+import { sha256Hex } from './json';
+import { canonicalJson } from '@/lib/shared/json';
 import { recordOutcome } from './outcomes';
 import { isStoredOutcome, type KeyRef, type StoredOutcome } from './statements';
 import { sleep } from '@/lib/shared/backoff';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { deepMerge } from '@/lib/shared/json';
-import { canonicalJson, correctionIdFor, isPlainObject, sha256Hex } from './json';
+import { canonicalJson, deepMerge, isPlainObject } from '@/lib/shared/json';
+import { correctionIdFor, sha256Hex } from './json';
 
 const ID_A = '00000000-0000-4000-8000-00000000000a';
 const ID_B = '00000000-0000-4000-8000-00000000000b';

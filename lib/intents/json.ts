@@ -1,8 +1,6 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson, type JsonObject } from '@/lib/shared/json';
 
-export { canonicalJson, isPlainObject, type JsonObject, type JsonValue } from '@/lib/shared/json';
-
 export function sha256Hex(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }

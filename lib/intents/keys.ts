@@ -1,5 +1,5 @@
 import type { SeriesKey } from '@/lib/contention/series';
-import type { IntentStatus } from './state-machine';
+import type { IntentStatus } from '@/lib/shared/intent-states';
 
 /**
  * TanStack Query keys for intents, one factory for the pages, the server prefetch and the live feed. Invalidate by

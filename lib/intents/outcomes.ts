@@ -1,10 +1,11 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { LOCK_WAIT_BOUNDS_MS } from '@/lib/contention/series';
 import { db } from '@/lib/db/client';
 
 /**
  * Concurrency outcome counts, persisted per minute so every console instance sees the same rates.
  * Counts are gathered in memory and flushed within a second by one upsert; flushOutcomes() forces it
- * (tests, shutdown). Lock waits go into a histogram with these upper bounds (ms).
+ * (tests, shutdown). Lock waits go into a histogram with the upper bounds of LOCK_WAIT_BOUNDS_MS.
  */
 export const OUTCOMES = [
   'success',
@@ -24,8 +25,6 @@ export const OUTCOMES = [
   'fencing_token_stale',
 ] as const;
 export type Outcome = (typeof OUTCOMES)[number];
-
-export const LOCK_WAIT_BOUNDS_MS = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000] as const;
 
 type CountKey = string;
 const counts = new Map<CountKey, number>();

@@ -2,12 +2,13 @@ import { z } from 'zod';
 import { Prisma } from '@/generated/prisma/client';
 import { db, planWithValues } from '@/lib/db/client';
 import { baseConditions, checkContention, checkRange, countsUnder, LIST_TIMEOUT_MS, resolveSearch, SearchTooSlowError, TIMED_OUT, whereClause, withTimeout, type ResolvedSearch } from '@/lib/search/intents';
-import { ValidationError } from './errors';
-import { NotFoundError } from './errors';
+import { NotFoundError, ValidationError } from '@/lib/shared/errors';
 import { INTENT_COLUMNS, selectAuditEvents, selectConflictEvents, selectCorrections, selectIntent, toIntent, type IntentRow } from './repository';
-import { intentIdSchema, listIntentsSchema, parseInput } from './schemas';
-import { INTENT_STATUSES, type IntentStatus } from './state-machine';
-import type { AuditEvent, ConflictEvent, Intent, IntentWithCorrections } from './types';
+import { listIntentsSchema } from './schemas';
+import { intentIdSchema } from '@/lib/shared/fields';
+import { parseInput } from '@/lib/shared/validation';
+import { INTENT_STATUSES, type IntentStatus } from '@/lib/shared/intent-states';
+import type { AuditEvent, ConflictEvent, Intent, IntentWithCorrections } from '@/lib/shared/intent-types';
 
 /** Keyset cursor over (updated_at desc, id desc): opaque to callers, stable under concurrent inserts. */
 type Cursor = { u: string; i: string };

@@ -1,9 +1,9 @@
 import { Prisma } from '@/generated/prisma/client';
 import type { PoolQuery, Tx } from '@/lib/db/client';
-import type { IntentStatus } from './state-machine';
-import type { JsonObject } from './json';
+import type { IntentStatus } from '@/lib/shared/intent-states';
+import type { JsonObject } from '@/lib/shared/json';
 import type { KeyRef } from './statements';
-import type { AuditEvent, ConflictEvent, Correction, Intent } from './types';
+import type { AuditEvent, ConflictEvent, Correction, Intent } from '@/lib/shared/intent-types';
 
 /**
  * Raw SQL for reads and for the writes that are not commands (creating an intent, recording a deadlock). The

@@ -1,14 +1,14 @@
 import { z } from 'zod';
 import { fencingSchema } from '@/lib/leases/schemas';
-import { wholeNumber } from '@/lib/http/strict';
+import { wholeNumber } from '@/lib/shared/strict';
+import { filterNameSchema, intentIdSchema } from '@/lib/shared/fields';
 import { storable, STORABLE_MESSAGE } from '@/lib/shared/text';
 import { SERIES_KEYS, type SeriesKey } from '@/lib/contention/series';
 import { isInstant } from '@/lib/search/instant';
 import { STUCK_DURATION } from '@/lib/search/stuck';
-import { INTENT_STATUSES } from './state-machine';
+import { INTENT_STATUSES } from '@/lib/shared/intent-states';
 
 /** Zod at every boundary: the API and the server actions validate with these, and so do the domain functions. */
-export const intentIdSchema = z.uuid({ error: 'must be a UUID' });
 export const statusSchema = z.enum(INTENT_STATUSES, { error: `must be one of ${INTENT_STATUSES.join(', ')}` });
 /**
  * What PostgreSQL cannot store: text that is not storable (lib/shared/text.ts), and JSON nested deeper than anyone
@@ -127,14 +127,6 @@ export const searchTextSchema = z
   .max(200, { error: 'must be at most 200 characters' })
   .refine(storable, { error: STORABLE_MESSAGE });
 
-/** A name to filter by (a source, an actor): 1–255 characters of storable text, trimmed. */
-export const filterNameSchema = z
-  .string({ error: 'must be a string' })
-  .trim()
-  .min(1, { error: 'must not be empty' })
-  .max(255, { error: 'must be at most 255 characters' })
-  .refine(storable, { error: STORABLE_MESSAGE });
-
 /**
  * The filters the list, the counts and bulk-by-filter share, beyond the status and the search: a time range
  * (updated_at), a source, and the intents behind a Contention figure — those that met one of its outcomes
@@ -186,5 +178,3 @@ export type UpdateStatusInput = z.input<typeof updateStatusInputSchema>;
 export type BulkStatusInput = z.input<typeof bulkStatusSchema>;
 export type ReevaluateInput = z.input<typeof reevaluateInputSchema>;
 export type ListIntentsInput = z.input<typeof listIntentsSchema>;
-
-export { fieldIssues, parseInput } from '@/lib/shared/validation';

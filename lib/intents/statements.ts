@@ -1,9 +1,9 @@
 import { Prisma } from '@/generated/prisma/client';
 import { queryOnPool } from '@/lib/db/client';
 import type { Fencing } from '@/lib/leases/schemas';
-import type { JsonObject } from './json';
+import type { JsonObject } from '@/lib/shared/json';
 import type { IntentRow } from './repository';
-import type { IntentStatus } from './state-machine';
+import type { IntentStatus } from '@/lib/shared/intent-states';
 
 /**
  * The engine's commands, one database call each (prisma/functions/*.sql): the call decides and writes, and answers

@@ -1,12 +1,12 @@
 import { Prisma } from '@/generated/prisma/client';
 import type { Tx } from '@/lib/db/client';
-import { INTENT_STATUSES, TRANSITIONS, statusAfterCorrection } from '@/lib/intents/state-machine';
+import { INTENT_STATUSES, TRANSITIONS, statusAfterCorrection } from '@/lib/shared/intent-states';
 
 /**
  * The promises the engine makes, checked against the database's own records and nothing else: no process memory,
  * no logs. Each check is one read-only query that returns the rows breaking the promise (a sample, capped) and how
  * many rows it looked at. A check whose tables are missing (an older schema, a feature not deployed) is skipped and
- * says so. The state machine comes from lib/intents/state-machine.ts, so the rule exists once.
+ * says so. The state machine comes from lib/shared/intent-states.ts, so the rule exists once.
  */
 export type Violation = { subject: string; detail: string };
 /** `note`: what else the check saw that is worth saying but breaks no promise (e.g. counters short after a crash). */

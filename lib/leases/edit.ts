@@ -1,4 +1,5 @@
-import { intentIdSchema, parseInput } from '@/lib/intents/schemas';
+import { intentIdSchema } from '@/lib/shared/fields';
+import { parseInput } from '@/lib/shared/validation';
 import { EDIT_LEASE_TTL_MS, editLeaseResource } from './edit-names';
 import { LeaseNotHeldError, LeaseNotYoursError } from './errors';
 import { tokenSchema } from './schemas';

@@ -1,4 +1,4 @@
-import { DomainError } from '@/lib/intents/errors';
+import { DomainError } from '@/lib/shared/errors';
 
 /** Someone else holds the lease (409 `lease_denied`); `details` say who and until when. */
 export class LeaseDeniedError extends DomainError {

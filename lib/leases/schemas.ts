@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { wholeNumber } from '@/lib/http/strict';
+import { wholeNumber } from '@/lib/shared/strict';
 import { storable } from '@/lib/shared/text';
 
 /**

@@ -1,7 +1,7 @@
 import { can } from '@/lib/auth/permissions';
 import type { AuthActor } from '@/lib/auth/types';
 import { env } from '@/lib/env';
-import { parseInput } from '@/lib/intents/schemas';
+import { parseInput } from '@/lib/shared/validation';
 import { isEditLeaseResource } from './edit-names';
 import { LeaseDeniedError, LeaseNotHeldError, LeaseNotYoursError } from './errors';
 import { recentLeaseEvents } from './events';

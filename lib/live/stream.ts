@@ -1,5 +1,5 @@
 import { oneLineError } from '@/lib/db/pg-capture';
-import { DomainError } from '@/lib/intents/errors';
+import { DomainError } from '@/lib/shared/errors';
 import { liveHub, type LiveBatch } from './hub';
 import { changesSincePosition, formatPosition, positionSchema, type LiveEvent } from './positions';
 
@@ -47,6 +47,12 @@ class TooManyStreamsError extends DomainError {
 }
 
 const openByUser = new Map<string, number>();
+let reauthorisations = 0;
+
+/** Re-authorisations of open streams this process has completed, whatever their answer (tests wait on it). */
+export function streamReauthorisations(): number {
+  return reauthorisations;
+}
 
 /** Open event streams in this process (the metrics and the soak test read it). */
 export function openStreamCount(): number {
@@ -124,7 +130,10 @@ export async function liveEventStream(
               .stillAllowed()
               // A database hiccup is not a revocation: the next check decides.
               .then((ok) => ok || end('unauthorized'), () => undefined)
-              .finally(() => (checking = false));
+              .finally(() => {
+                checking = false;
+                reauthorisations++;
+              });
           }, limits.reauthMs)
         : null;
       cleanup = () => {

@@ -1,4 +1,4 @@
-import { DomainError } from '@/lib/intents/errors';
+import { DomainError } from '@/lib/shared/errors';
 
 /** Cancel first, terminate only after: a terminate that did not follow a cancel of the same backend. */
 export class CancelFirstError extends DomainError {

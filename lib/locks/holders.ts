@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Tx } from '@/lib/db/client';
-import { parseInput } from '@/lib/intents/schemas';
+import { parseInput } from '@/lib/shared/validation';
 import { withSnapshotTransaction } from './queries';
 
 /**

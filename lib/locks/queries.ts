@@ -1,9 +1,8 @@
 import { z } from 'zod';
-import { wholeNumber } from '@/lib/http/strict';
+import { wholeNumber } from '@/lib/shared/strict';
 import { db, type Db, type Tx } from '@/lib/db/client';
 import { pressureReason } from '@/lib/db/sqlstate';
-import { ValidationError } from '@/lib/intents/errors';
-import { DatabaseUnderPressureError, VIEW_RETRY_AFTER_SECONDS } from '@/lib/shared/errors';
+import { DatabaseUnderPressureError, ValidationError, VIEW_RETRY_AFTER_SECONDS } from '@/lib/shared/errors';
 import { foldIndexLocks } from './fold';
 import { buildBlockingTree, DEFAULT_TREE_CAPS, resolveIntents } from './tree';
 import type { Backend, LockRow, LocksSnapshot } from './types';

@@ -1,13 +1,12 @@
 import { z } from 'zod';
-import { wholeNumber } from '@/lib/http/strict';
+import { wholeNumber } from '@/lib/shared/strict';
 import { requirePermission } from '@/lib/auth/errors';
 import type { Permission } from '@/lib/auth/permissions';
 import type { AuthActor } from '@/lib/auth/types';
 import { db, type Tx } from '@/lib/db/client';
 import { announceCommitted } from '@/lib/live/announce';
 import { sqlState } from '@/lib/db/sqlstate';
-import { NotFoundError, ValidationError } from '@/lib/intents/errors';
-import { DatabaseUnderPressureError } from '@/lib/shared/errors';
+import { DatabaseUnderPressureError, NotFoundError, ValidationError } from '@/lib/shared/errors';
 import { storable, STORABLE_MESSAGE } from '@/lib/shared/text';
 import { CancelFirstError, NotBlockingError, NotSignallableError } from './errors';
 import { readResolvedBackends, withSnapshotTransaction } from './queries';

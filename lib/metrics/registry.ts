@@ -1,6 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry, type Metric } from 'prom-client';
 import { db } from '@/lib/db/client';
-import { LOCK_WAIT_BOUNDS_MS } from '@/lib/intents/outcomes';
+import { LOCK_WAIT_BOUNDS_MS } from '@/lib/contention/series';
 import { leaseEventTotals } from '@/lib/leases/events';
 import { openStreamCount } from '@/lib/live/stream';
 import { readWorkerMetrics, registerWorkerMetrics, type WorkerMetrics } from '@/lib/workers/metrics';

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { Permission } from '@/lib/auth/permissions';
 import { contentionQuerySchema } from '@/lib/contention/queries';
-import { bulkStatusSchema, countIntentsQuerySchema, createIntentSchema, intentIdSchema, listIntentsSchema, reevaluateSchema, updateStatusSchema } from '@/lib/intents/schemas';
+import { bulkStatusSchema, countIntentsQuerySchema, createIntentSchema, listIntentsSchema, reevaluateSchema, updateStatusSchema } from '@/lib/intents/schemas';
+import { intentIdSchema } from '@/lib/shared/fields';
 import { acquireBodySchema, leaseResourceSchema, listLeasesSchema, refreshBodySchema, releaseBodySchema } from '@/lib/leases/schemas';
 import { snapshotOptionsSchema } from '@/lib/locks/queries';
 import { holdersQuerySchema } from '@/lib/locks/holders';

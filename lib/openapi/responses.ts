@@ -2,8 +2,8 @@ import { z } from 'zod';
 import type { OutboxStatus } from '@/lib/events/status';
 import type { LocksSnapshot } from '@/lib/locks/types';
 import type { EpisodePage, EpisodeWithSamples } from '@/lib/locks/history/episodes';
-import { INTENT_STATUSES } from '@/lib/intents/state-machine';
-import type { AuditEvent, BulkStatusResult, ConflictEvent, Correction, Intent, IntentWithCorrections, ReevaluateResult, UpdateStatusResult } from '@/lib/intents/types';
+import { INTENT_STATUSES } from '@/lib/shared/intent-states';
+import type { AuditEvent, BulkStatusResult, ConflictEvent, Correction, Intent, IntentWithCorrections, ReevaluateResult, UpdateStatusResult } from '@/lib/shared/intent-types';
 
 /**
  * What the JSON API answers, as Zod schemas: the OpenAPI document's response bodies are generated from these, and

@@ -1,5 +1,5 @@
 import { env } from '@/lib/env';
-import { isPlainObject, type JsonObject, type JsonValue } from '@/lib/intents/json';
+import { isPlainObject, type JsonObject, type JsonValue } from '@/lib/shared/json';
 import { BridgeError, UnknownBridgeError } from './errors';
 import type { Bridge } from './types';
 

@@ -1,4 +1,4 @@
-import { DomainError } from '@/lib/intents/errors';
+import { DomainError } from '@/lib/shared/errors';
 
 /** A bridge's own refusal (a payload it cannot take, say): recorded as the step's error. */
 export class BridgeError extends DomainError {

@@ -1,10 +1,10 @@
 import { Prisma } from '@/generated/prisma/client';
 import type { Tx } from '@/lib/db/client';
-import type { JsonObject, JsonValue } from '@/lib/intents/json';
+import type { JsonObject, JsonValue } from '@/lib/shared/json';
 import { fenceCondition } from '@/lib/leases/fencing';
 import type { Fencing } from '@/lib/leases/schemas';
-import type { IntentStatus } from '@/lib/intents/state-machine';
-import type { Intent } from '@/lib/intents/types';
+import type { IntentStatus } from '@/lib/shared/intent-states';
+import type { Intent } from '@/lib/shared/intent-types';
 import type { PipelineDoor, PipelineMode, PipelineRun, RunStatus, StepStatus } from './types';
 
 /**

@@ -1,11 +1,14 @@
 import { z } from 'zod';
 import { db } from '@/lib/db/client';
 import { reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
-import { DomainError, InvalidTransitionError, LockTimeoutError, NotFoundError } from '@/lib/intents/errors';
-import type { JsonObject, JsonValue } from '@/lib/intents/json';
+import { InvalidTransitionError, LockTimeoutError } from '@/lib/intents/errors';
+import { DomainError, NotFoundError } from '@/lib/shared/errors';
+import type { JsonObject, JsonValue } from '@/lib/shared/json';
 import { getIntent } from '@/lib/intents/queries';
-import { intentIdSchema, parseInput, updateStatusSchema } from '@/lib/intents/schemas';
-import type { Actor } from '@/lib/intents/types';
+import { updateStatusSchema } from '@/lib/intents/schemas';
+import { intentIdSchema } from '@/lib/shared/fields';
+import { parseInput } from '@/lib/shared/validation';
+import type { Actor } from '@/lib/shared/intent-types';
 import { FencingTokenStaleError } from '@/lib/leases/errors';
 import { fencingError } from '@/lib/leases/fencing';
 import { CLAIM_FENCE_PREFIX, fencingSchema, type Fencing } from '@/lib/leases/schemas';

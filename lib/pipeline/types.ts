@@ -1,6 +1,6 @@
-import type { IntentStatus } from '@/lib/intents/state-machine';
-import type { JsonObject, JsonValue } from '@/lib/intents/json';
-import type { Actor, Intent } from '@/lib/intents/types';
+import type { IntentStatus } from '@/lib/shared/intent-states';
+import type { JsonObject, JsonValue } from '@/lib/shared/json';
+import type { Actor, Intent } from '@/lib/shared/intent-types';
 
 export const PIPELINE_MODES = ['FAILFAST', 'CONTINUE'] as const;
 /** FAILFAST: the first failing bridge fails the intent and stops the run. CONTINUE: record the failure, go on. */

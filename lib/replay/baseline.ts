@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { updateStatusStatement } from '@/lib/intents/statements';
-import { canTransition, INTENT_STATUSES, type IntentStatus } from '@/lib/intents/state-machine';
+import { canTransition, INTENT_STATUSES, type IntentStatus } from '@/lib/shared/intent-states';
 
 /**
  * The raw-SQL baselines of the benchmark, written against plain `pg` with nothing around them — no Prisma,

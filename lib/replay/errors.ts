@@ -1,4 +1,4 @@
-import { DomainError } from '@/lib/intents/errors';
+import { DomainError } from '@/lib/shared/errors';
 
 /** The replay's refusals, with the status codes the doors answer with. */
 export class ReplayDisabledError extends DomainError {

@@ -1,5 +1,5 @@
 import { db } from '@/lib/db/client';
-import type { IntentStatus } from '@/lib/intents/state-machine';
+import type { IntentStatus } from '@/lib/shared/intent-states';
 
 /** What the database itself says about a scenario's intents afterwards: the scenario checks against this, not its own bookkeeping. */
 export type IntentState = {

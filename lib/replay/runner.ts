@@ -5,8 +5,8 @@ import { concurrencySettings, env, LOCK_STRATEGIES, type ConcurrencySettings, ty
 import { requirePermission } from '@/lib/auth/errors';
 import type { AuthActor } from '@/lib/auth/types';
 import { asReplayWork } from '@/lib/intents/outcomes';
-import { parseInput } from '@/lib/intents/schemas';
-import type { Actor } from '@/lib/intents/types';
+import { parseInput } from '@/lib/shared/validation';
+import type { Actor } from '@/lib/shared/intent-types';
 import { ReplayCancelledError, ReplayDisabledError, ReplayNotRunningError } from './errors';
 import { serverSettings } from './queries';
 import { abandonStaleRuns, finishedRunsBefore, finishRun, getRun, insertRun, requestCancel, saveProgress, settleDeadlockCounter } from './runs';

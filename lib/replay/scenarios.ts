@@ -1,9 +1,9 @@
 import { bulkUpdateStatus, createIntent, reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
 import type { LockStrategy } from '@/lib/env';
 import { observeOutcomes } from '@/lib/intents/outcomes';
-import type { JsonObject } from '@/lib/intents/json';
-import type { IntentStatus } from '@/lib/intents/state-machine';
-import type { Actor, Intent } from '@/lib/intents/types';
+import type { JsonObject } from '@/lib/shared/json';
+import type { IntentStatus } from '@/lib/shared/intent-states';
+import type { Actor, Intent } from '@/lib/shared/intent-types';
 import { createBaselinePool, rawUpdateStatusInOneStatement } from './baseline';
 import { ReplayCancelledError } from './errors';
 import { intentStates } from './queries';

@@ -1,5 +1,5 @@
 import { SQLSTATE, sqlState } from '@/lib/db/sqlstate';
-import { DomainError } from '@/lib/intents/errors';
+import { DomainError } from '@/lib/shared/errors';
 import type { OutcomeObserver } from '@/lib/intents/outcomes';
 import type { OutcomeCounts } from './types';
 

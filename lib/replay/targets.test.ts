@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ValidationError } from '@/lib/intents/errors';
+import { ValidationError } from '@/lib/shared/errors';
 import { DEFAULT_TARGETS, resolveTargets } from './targets';
 
 describe('replay targets', () => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ValidationError } from '@/lib/intents/errors';
+import { ValidationError } from '@/lib/shared/errors';
 
 /**
  * The thresholds a replay run is judged against: the documented targets ("ours", docs/REPLAY.md) by default. They are configuration, so a team

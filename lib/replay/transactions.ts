@@ -2,12 +2,13 @@ import { Prisma } from '@/generated/prisma/client';
 import { transactionOnPool } from '@/lib/db/client';
 import { SQLSTATE, sqlState } from '@/lib/db/sqlstate';
 import { withDeadlockRetry } from '@/lib/intents/deadlock';
-import { LockTimeoutError, NotFoundError } from '@/lib/intents/errors';
+import { LockTimeoutError } from '@/lib/intents/errors';
+import { NotFoundError } from '@/lib/shared/errors';
 import { recordLockWait, recordOutcome } from '@/lib/intents/outcomes';
 import { labelTransaction, selectIntentForUpdate, updateStatusWithAudit } from '@/lib/intents/repository';
-import { canTransition, type IntentStatus } from '@/lib/intents/state-machine';
+import { canTransition, type IntentStatus } from '@/lib/shared/intent-states';
 import { announceCommitted } from '@/lib/live/announce';
-import type { Actor } from '@/lib/intents/types';
+import type { Actor } from '@/lib/shared/intent-types';
 
 /**
  * The transactions the replay measures that are not the engine's commands, built from the engine's own repository

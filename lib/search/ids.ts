@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { db } from '@/lib/db/client';
-import { DomainError, NotFoundError } from '@/lib/intents/errors';
+import { DomainError, NotFoundError } from '@/lib/shared/errors';
 import { parseInput } from '@/lib/shared/validation';
 import { isUuid, UUID_PREFIX, uuidPrefixRange } from './parse';
 

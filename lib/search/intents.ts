@@ -3,8 +3,8 @@ import { COUNT_CAP, exactAnswer, type CountsAnswer } from '@/lib/counts/answer';
 import { countsFromRows, maintainedStatusCounts, statusCountsQuery } from '@/lib/counts/status-counts';
 import { db, planWithValues, type Tx } from '@/lib/db/client';
 import { SQLSTATE, sqlState } from '@/lib/db/sqlstate';
-import { DomainError, ValidationError } from '@/lib/intents/errors';
-import { INTENT_STATUSES, type IntentStatus } from '@/lib/intents/state-machine';
+import { DomainError, ValidationError } from '@/lib/shared/errors';
+import { INTENT_STATUSES, type IntentStatus } from '@/lib/shared/intent-states';
 import { SERIES, SERIES_KEYS, type SeriesKey } from '@/lib/contention/series';
 import { stuckMinutes } from './stuck';
 import { parseSearch, tooShortPatterns, uuidPrefixRange, type PayloadSearch } from './parse';
@@ -33,9 +33,6 @@ export class SearchTooSlowError extends DomainError {
 export const LIST_TIMEOUT_MS = 1_500;
 /** Counts under a payload search stop counting here and answer the planner's estimate instead. */
 export const COUNTS_TIMEOUT_MS = 120;
-
-/** The list's and the counts' shared filters are defined with the API's schemas (lib/intents/schemas.ts). */
-export { rangeFiltersSchema } from '@/lib/intents/schemas';
 
 /** The intents behind a Contention figure: those that met one of its outcomes, in one operation, in a time span. */
 export type ContentionFilter = {

@@ -2,8 +2,8 @@ import { db } from '@/lib/db/client';
 import { createIntent, reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { InvalidTransitionError } from '@/lib/intents/errors';
 import { cancelScheduledRetry } from '@/lib/workers/control';
-import type { IntentStatus } from '@/lib/intents/state-machine';
-import type { Actor } from '@/lib/intents/types';
+import type { IntentStatus } from '@/lib/shared/intent-states';
+import type { Actor } from '@/lib/shared/intent-types';
 
 /**
  * Demo data for a fresh console: a few hundred intents spread over every status, with corrections, made through

@@ -37,6 +37,15 @@ export class ValidationError extends DomainError {
   }
 }
 
+/** Something named by the request (an intent, a user, a token, a run …) does not exist. */
+export class NotFoundError extends DomainError {
+  readonly code = 'not_found';
+  readonly httpStatus = 404;
+  constructor(what: string, details?: unknown) {
+    super(`${what} was not found`, details);
+  }
+}
+
 /** Why the database did not answer in time (lib/db/sqlstate.ts pressureReason reads it from an error). */
 export type PressureReason = 'lock_timeout' | 'statement_timeout' | 'pool_busy' | 'lock_waiters';
 

@@ -1,7 +1,7 @@
 import { Prisma } from '@/generated/prisma/client';
 import { auditHref } from '@/lib/audit/url';
 import type { Tx } from '@/lib/db/client';
-import { ValidationError } from '@/lib/intents/errors';
+import { ValidationError } from '@/lib/shared/errors';
 import { editLeaseResource } from '@/lib/leases/edit-names';
 import { CLAIM_FENCE_PREFIX } from '@/lib/leases/schemas';
 import { episodesForIntent } from '@/lib/locks/history/episodes';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { db } from '@/lib/db/client';
-import { NotFoundError, ValidationError } from '@/lib/intents/errors';
-import { intentIdSchema } from '@/lib/intents/schemas';
+import { NotFoundError, ValidationError } from '@/lib/shared/errors';
+import { intentIdSchema } from '@/lib/shared/fields';
 import { parseInput } from '@/lib/shared/validation';
 import { TIMELINE_SOURCES, type SourcedEntry, type TimelineSource } from './sources';
 import { timelineQuerySchema, type TimelinePage, type TimelineQuery } from './types';

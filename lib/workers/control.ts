@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import { db } from '@/lib/db/client';
-import { InvalidTransitionError, NotFoundError } from '@/lib/intents/errors';
-import { intentIdSchema, parseInput } from '@/lib/intents/schemas';
-import type { Actor } from '@/lib/intents/types';
+import { InvalidTransitionError } from '@/lib/intents/errors';
+import { NotFoundError } from '@/lib/shared/errors';
+import { intentIdSchema } from '@/lib/shared/fields';
+import { parseInput } from '@/lib/shared/validation';
+import type { Actor } from '@/lib/shared/intent-types';
 import { announceCommitted } from '@/lib/live/announce';
 
 /**

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { INTENT_STATUSES, TRANSITIONS, type IntentStatus } from '../../lib/intents/state-machine';
+import { INTENT_STATUSES, TRANSITIONS, type IntentStatus } from '@/lib/shared/intent-states';
 import { call, DOCUMENTED_5XX, errorCode, type Answer, type Instance } from './api';
 
 /**

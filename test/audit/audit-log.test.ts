@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { listAudit, type AuditEntry } from '@/lib/audit/log';
 import { recordAuthEvent } from '@/lib/auth/events';
 import { db } from '@/lib/db/client';
-import { ValidationError } from '@/lib/intents/errors';
+import { ValidationError } from '@/lib/shared/errors';
 import { updateIntentStatus } from '@/lib/intents/commands';
 import { resetAuth } from '../auth-helpers';
 import { makeIntent, resetDatabase, tester } from '../helpers';

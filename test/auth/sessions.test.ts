@@ -3,6 +3,7 @@ import { db } from '@/lib/db/client';
 import { createSession, pruneExpiredSessions, revokeSession, revokeUserSessions, rotateSession, validateSession } from '@/lib/auth/sessions';
 import { sha256Hex } from '@/lib/auth/secrets';
 import { makeUser, resetAuth } from '../auth-helpers';
+import { eventually } from '../wait';
 
 const HOUR = 3_600_000;
 const policy = { ttlMs: 8 * HOUR, maxMs: 72 * HOUR };
@@ -29,8 +30,10 @@ describe('sessions', () => {
     expect(valid?.actor).toMatchObject({ name: user.username, userId: user.id, roles: ['viewer'], via: 'session' });
     // Changed outside the console's own functions: the notification drops what this process cached (bounded wait).
     await db().user.update({ where: { id: user.id }, data: { roles: ['viewer', 'operator'] } });
-    let roles: string[] | undefined;
-    for (let i = 0; i < 500 && (roles = (await validateSession(secret, at(2000), policy))?.actor.roles)?.length === 1; i++) await new Promise((r) => setTimeout(r, 10));
+    const roles = await eventually('the role change to reach the session', async () => {
+      const now = (await validateSession(secret, at(2000), policy))?.actor.roles;
+      return now?.length !== 1 && (now ?? []);
+    });
     expect(roles).toEqual(['viewer', 'operator']);
   });
 

@@ -1,10 +1,12 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { CHUNK, getBatch, previewBatch, resumeAbandonedBatches, runBatch, startBatch, cancelBatch, NothingToMoveError } from '@/lib/bulk/batches';
 import { db } from '@/lib/db/client';
-import { ValidationError } from '@/lib/intents/errors';
+import { ValidationError } from '@/lib/shared/errors';
 import { ForbiddenError } from '@/lib/auth/errors';
 import { actorOf, makeUser, resetAuth } from '../auth-helpers';
 import { makeIntent, rawClient, resetDatabase } from '../helpers';
+import { waitForWaiters } from '../barriers';
+import { eventually } from '../wait';
 
 /**
  * Bulk on everything matching a filter, against a real database: the preview's counts are what the batch does,
@@ -14,12 +16,10 @@ import { makeIntent, rawClient, resetDatabase } from '../helpers';
 let operator: ReturnType<typeof actorOf>;
 
 async function untilDone(id: string) {
-  for (let i = 0; i < 400; i++) {
+  return eventually(`batch ${id} to finish`, async () => {
     const b = await getBatch(id);
-    if (b.status !== 'running') return b;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error('the batch never finished');
+    return b.status !== 'running' && b;
+  });
 }
 
 async function statuses(marker: string) {
@@ -87,11 +87,7 @@ describe('bulk by filter', () => {
     await holder.query('BEGIN');
     await holder.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [secondChunkFirst]);
     const running = runBatch(batch.id);
-    for (;;) {
-      const [{ n }] = await db().$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`;
-      if (Number(n) > 0) break;
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await waitForWaiters(1);
     await cancelBatch(operator, batch.id);
     await holder.query('ROLLBACK');
     await holder.end();

@@ -6,7 +6,9 @@ import { contentionReport } from '@/lib/contention/queries';
 import { db } from '@/lib/db/client';
 import { GET } from '@/app/api/console/contention/route';
 import { apiRequest, resetAuth, userWithToken } from '../auth-helpers';
-import { makeIntent, rawClient, resetDatabase, tester, waitForLockWaiters } from '../helpers';
+import { makeIntent, rawClient, resetDatabase, tester } from '../helpers';
+import { waitForWaiters } from '../barriers';
+import { eventually } from '../wait';
 
 /**
  * The Contention report from what the engine really recorded: stale corrections (conflicts), re-applied ones
@@ -131,7 +133,7 @@ describe('contention report', () => {
       await other.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [b]);
       // Bulk locks in id order: it gets a, then waits for b …
       const bulk = start(bulkUpdateStatus({ ids: [a, b], status: 'NORMALIZED' }, tester));
-      await waitForLockWaiters(1);
+      await waitForWaiters(1);
       // … while the plain session now wants a: a cycle. The engine is chosen as victim, records it, and retries.
       const otherWants = await other.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [a]).then(
         () => 'locked',
@@ -160,13 +162,11 @@ describe('contention report', () => {
     expect(report.deadlocks.recent[0].intentIds.sort()).toEqual([a, b]);
     expect(report.deadlocks.recent[0].detail).toMatch(/Process \d+ waits for ShareLock on transaction \d+; blocked by process \d+/);
 
-    // Postgres reports its counter to the statistics system asynchronously: wait for it (a barrier, not a sleep).
-    const deadline = Date.now() + 10_000;
-    let total = before;
-    while (total <= before && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 50));
-      total = (await contentionReport({ window: '1h' })).deadlocks.postgres.total;
-    }
+    // Postgres reports its counter to the statistics system asynchronously: wait for it to move.
+    const total = await eventually('Postgres to count the deadlock', async () => {
+      const now = (await contentionReport({ window: '1h' })).deadlocks.postgres.total;
+      return now > before && now;
+    }, { everyMs: 50 });
     expect(total).toBe(before + 1 + victimWasOther);
   });
 });

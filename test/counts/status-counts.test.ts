@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { foldStatusDeltas, maintainedStatusCounts } from '@/lib/counts/status-counts';
 import { db } from '@/lib/db/client';
 import { bulkUpdateStatus, createIntent, reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
-import { INTENT_STATUSES, type IntentStatus } from '@/lib/intents/state-machine';
+import { INTENT_STATUSES, type IntentStatus } from '@/lib/shared/intent-states';
 import { makeIntent, rawClient, resetDatabase, tester } from '../helpers';
 
 /**

@@ -3,7 +3,9 @@ import { createPool, createPrisma } from '@/lib/db/client';
 import { oneLineError } from '@/lib/db/pg-capture';
 import { isConnectionLoss, isTransactionWindowExceeded, sqlState } from '@/lib/db/sqlstate';
 import { toErrorResponse } from '@/lib/http/respond';
-import { rawClient, waitForLockWaiters } from '../helpers';
+import { rawClient } from '../helpers';
+import { waitForWaiters } from '../barriers';
+import { eventually } from '../wait';
 
 /**
  * A backend killed under a request (pg_terminate_backend, as an operator or a failover does) is the database going
@@ -27,7 +29,7 @@ async function failureOfTerminatedQuery(): Promise<unknown> {
       () => null,
       (err: unknown) => err,
     );
-    await waitForLockWaiters(1);
+    await waitForWaiters(1);
     await holder.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND application_name = 'bridge:console'`);
     return await victim;
   } finally {
@@ -81,11 +83,7 @@ describe('a connection that died between two statements of a transaction', () =>
           const [{ pid }] = await tx.$queryRaw<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
           await killer.query('SELECT pg_terminate_backend($1)', [pid]);
           // Wait until the server has really gone, then use the transaction again.
-          for (let i = 0; i < 200; i++) {
-            const { rows } = await killer.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid]);
-            if (!rows.length) break;
-            await new Promise((r) => setTimeout(r, 10));
-          }
+          await eventually('the terminated backend to be gone', async () => (await killer.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).rows.length === 0);
           await tx.$queryRaw`SELECT 1`;
         })
         .then(

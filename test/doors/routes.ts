@@ -26,6 +26,7 @@ import { POST as postReplayCancel } from '@/app/api/replay/runs/[id]/cancel/rout
 import { startReplay } from '@/lib/replay/runner';
 import { finishRun, getRun } from '@/lib/replay/runs';
 import type { Permission } from '@/lib/auth/permissions';
+import { eventually } from '../wait';
 
 export type Door = {
   name: string;
@@ -49,7 +50,7 @@ async function startReplayAndWait(request: Request): Promise<Response> {
   const res = await postReplayRun(request, undefined);
   if (res.status === 202) {
     const { run } = (await res.clone().json()) as { run: { id: string } };
-    while ((await getRun(run.id))?.status === 'running') await new Promise((resolve) => setTimeout(resolve, 50));
+    await eventually(`replay run ${run.id} to finish`, async () => (await getRun(run.id))?.status !== 'running', { everyMs: 50 });
   }
   return res;
 }

@@ -2,9 +2,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { db } from '@/lib/db/client';
 import { bulkUpdateStatus } from '@/lib/intents/commands';
-import { InvalidTransitionError, LockTimeoutError, NotFoundError, ValidationError } from '@/lib/intents/errors';
-import type { IntentStatus } from '@/lib/intents/state-machine';
-import { intentRow, makeIntent, rawClient, resetDatabase, tester, untyped, waitForLockWaiters } from '../helpers';
+import { InvalidTransitionError, LockTimeoutError } from '@/lib/intents/errors';
+import { NotFoundError, ValidationError } from '@/lib/shared/errors';
+import type { IntentStatus } from '@/lib/shared/intent-states';
+import { intentRow, makeIntent, rawClient, resetDatabase, tester, untyped } from '../helpers';
+import { waitForWaiters } from '../barriers';
 import { auditOf, expectCompleteHistory, snapshot } from '../integrity';
 
 /** Bulk status updates: locked in id order (no deadlocks between them), all-or-nothing. */
@@ -67,14 +69,14 @@ describe('sorted bulk updates', () => {
     await h.query('SELECT 1 FROM intents WHERE id = $1 FOR UPDATE', [ids[2]]);
     // Unsorted, these would take ids[0..1] and ids[4..3] and then wait on each other once the middle row is free.
     const up = bulkUpdateStatus({ ids, status: 'NORMALIZED' }, tester);
-    await waitForLockWaiters(1);
+    await waitForWaiters(1);
     const other = await rawClient('bridge-test:other-instance');
     held.push(other);
     const down = other.query<{ outcome: string }>(
       `SELECT outcome FROM bridge_bulk_update_status($1::uuid[], 'NORMALIZED', ARRAY['RECEIVED']::text[], 30000, 'other-instance', NULL, NULL, 'wait')`,
       [[...ids].reverse()],
     );
-    await waitForLockWaiters(2);
+    await waitForWaiters(2);
     await h.query('COMMIT');
     const [first, second] = await Promise.all([up, down]);
     expect(first.alreadyApplied).toEqual([]);

@@ -4,7 +4,8 @@ import { db } from '@/lib/db/client';
 import { reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { IdempotencyKeyReusedError, LockTimeoutError, ReplayedError, VersionConflictError } from '@/lib/intents/errors';
 import { getIntentConflicts } from '@/lib/intents/queries';
-import { intentRow, makeIntent, rawClient, resetDatabase, tester, waitForLockWaiters } from '../helpers';
+import { intentRow, makeIntent, rawClient, resetDatabase, tester } from '../helpers';
+import { waitForWaiters } from '../barriers';
 import { auditOf, clearOutcomes, correctionsOf, expectCompleteHistory, persistedOutcomes, settle, snapshot } from '../integrity';
 
 /** expectedVersion conflicts (refused, recorded, nothing applied) and idempotency keys (work done once). */
@@ -121,7 +122,7 @@ describe('idempotency keys', () => {
     await h.query('BEGIN');
     await h.query('SELECT 1 FROM intents WHERE id = $1 FOR UPDATE', [intent.id]);
     const first = updateIntentStatus({ id: intent.id, status: 'FAILED', idempotencyKey: 'k-held' }, tester);
-    await waitForLockWaiters(1);
+    await waitForWaiters(1);
     expect(await idemRecords()).toEqual([{ key: 'k-held', state: 'in_progress', responseStatus: null }]);
     const repeats = Array.from({ length: 5 }, () => updateIntentStatus({ id: intent.id, status: 'FAILED', idempotencyKey: 'k-held' }, tester));
     await h.query('COMMIT');

@@ -1,11 +1,12 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
 import { reevaluateIntent } from '@/lib/intents/commands';
-import { InvalidTransitionError, NotFoundError, VersionConflictError } from '@/lib/intents/errors';
+import { InvalidTransitionError, VersionConflictError } from '@/lib/intents/errors';
+import { NotFoundError } from '@/lib/shared/errors';
 import type { JsonObject } from '@/lib/shared/json';
 import type { LockStrategy } from '@/lib/env';
 import { flushOutcomes } from '@/lib/intents/outcomes';
-import { clearOutcomes, holdRowLocks, persistedOutcomes, started, waitForCorrectionsWaiting, waitForWaiters } from '../barriers';
+import { clearOutcomes, holdRowLocks, persistedOutcomes, started, waitForCorrectionsWaiting, waitForLockWaitOf } from '../barriers';
 import { intentRow, makeIntent, resetDatabase, tester } from '../helpers';
 import { expectCompleteHistory, snapshot } from '../integrity';
 
@@ -118,8 +119,7 @@ describe('a pessimistic correction', () => {
     await db().$executeRaw`TRUNCATE lock_wait_buckets`;
     const holder = await holdRowLocks([intent.id]);
     const call = started(reevaluateIntent(correct(intent.id, { amount: 3 }), tester, { strategy: 'pessimistic' }));
-    await waitForWaiters(1, { application: `bridge:reevaluate:${intent.id}` });
-    await new Promise((r) => setTimeout(r, 200));
+    await waitForLockWaitOf(`bridge:reevaluate:${intent.id}`, 200);
     await holder.release();
     expect(await call).toMatchObject({ alreadyApplied: false, version: intent.version + 1 });
     await flushOutcomes();

@@ -2,13 +2,15 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { db } from '@/lib/db/client';
 import { reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
-import { InvalidTransitionError, LockTimeoutError, NotFoundError, ValidationError } from '@/lib/intents/errors';
+import { InvalidTransitionError, LockTimeoutError } from '@/lib/intents/errors';
+import { NotFoundError, ValidationError } from '@/lib/shared/errors';
 import { correctionIdFor } from '@/lib/intents/json';
 import { getIntent } from '@/lib/intents/queries';
-import type { IntentStatus } from '@/lib/intents/state-machine';
+import type { IntentStatus } from '@/lib/shared/intent-states';
 import { waitForCorrectionsWaiting } from '../barriers';
 import { intentRow, makeIntent, rawClient, resetDatabase, tester, untyped } from '../helpers';
-import { backendPid, clearOutcomes, correctionsOf, expectCompleteHistory, isBlockedBy, isWaiting, persistedOutcomes, snapshot, waitUntil } from '../integrity';
+import { backendPid, clearOutcomes, correctionsOf, expectCompleteHistory, isBlockedBy, isWaiting, persistedOutcomes, snapshot } from '../integrity';
+import { eventually } from '../wait';
 
 /** Corrections (re-evaluations): optimistic with backoff, pessimistic fallback, deterministic correction ids. */
 
@@ -175,12 +177,12 @@ async function staleEveryOptimisticAttempt(intentId: string, moves: IntentStatus
   return async function drive() {
     let queued: Promise<unknown> | undefined;
     for (let k = 0; k < moves.length; k++) {
-      await waitUntil(`attempt ${k + 1} waits on gate ${k}`, () => isBlockedBy(label, pids[k]));
+      await eventually(`attempt ${k + 1} waits on gate ${k}`, () => isBlockedBy(label, pids[k]));
       await updateIntentStatus({ id: intentId, status: moves[k] }, { name: 'other-operator' });
       if (k + 1 < moves.length) {
         await gates[k + 1].query('BEGIN');
         queued = gates[k + 1].query('LOCK TABLE corrections IN ACCESS EXCLUSIVE MODE');
-        await waitUntil(`gate ${k + 1} queued`, () => isWaiting(pids[k + 1]));
+        await eventually(`gate ${k + 1} queued`, () => isWaiting(pids[k + 1]));
       } else {
         await beforeLastRelease?.();
       }

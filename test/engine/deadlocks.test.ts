@@ -5,7 +5,8 @@ import { db, transactionOnPool } from '@/lib/db/client';
 import { pgErrorOf } from '@/lib/db/pg-capture';
 import { withDeadlockRetry } from '@/lib/intents/deadlock';
 import { DeadlockError } from '@/lib/intents/errors';
-import { makeIntent, rawClient, resetDatabase, waitForLockWaiters } from '../helpers';
+import { makeIntent, rawClient, resetDatabase } from '../helpers';
+import { waitForWaiters } from '../barriers';
 import { barrier, clearOutcomes, persistedOutcomes } from '../integrity';
 
 /** Crossing lock order deadlocks, detected by Postgres (deadlock_timeout 100 ms) and retried. */
@@ -111,7 +112,7 @@ describe('crossing-order deadlock', () => {
           // The peer (holding b) reaches for a inside a savepoint it rolls back once it gets it, ready for the next round.
           await peer.query('SAVEPOINT s');
           peerTurn = peer.query('SELECT 1 FROM intents WHERE id = $1 FOR UPDATE', [a.id]).then(() => peer.query('ROLLBACK TO SAVEPOINT s'));
-          await waitForLockWaiters(1);
+          await waitForWaiters(1);
           await query(Prisma.sql`SELECT 1 FROM intents WHERE id = ${b.id}::uuid FOR UPDATE`);
           return 'unreachable';
         });

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
 import { bulkUpdateStatus, updateIntentStatus } from '@/lib/intents/commands';
-import { ValidationError } from '@/lib/intents/errors';
+import { ValidationError } from '@/lib/shared/errors';
 import { makeIntent, resetDatabase, tester } from '../helpers';
 
 /** An operator's reason for a status change travels to the audit event's details, and only when given. */

@@ -2,9 +2,10 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
 import { type LockStrategy } from '@/lib/env';
 import { updateIntentStatus } from '@/lib/intents/commands';
-import { InvalidTransitionError, LockTimeoutError, NotFoundError, ValidationError } from '@/lib/intents/errors';
+import { InvalidTransitionError, LockTimeoutError } from '@/lib/intents/errors';
+import { NotFoundError, ValidationError } from '@/lib/shared/errors';
 import { getIntentAudit } from '@/lib/intents/queries';
-import type { IntentStatus } from '@/lib/intents/state-machine';
+import type { IntentStatus } from '@/lib/shared/intent-states';
 import { dbFingerprint, holdRowLocks, persistedOutcomes, resetEngine, session, settle, started, waitForWaiters, clearOutcomes } from '../barriers';
 import { intentRow, makeIntent, tester } from '../helpers';
 

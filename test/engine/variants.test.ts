@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
 import { correctionIdFor } from '@/lib/intents/json';
-import { canTransition, INTENT_STATUSES, statusAfterCorrection, type IntentStatus } from '@/lib/intents/state-machine';
+import { canTransition, INTENT_STATUSES, statusAfterCorrection, type IntentStatus } from '@/lib/shared/intent-states';
 import { correct, updateStatus, type KeyRef, type LockMode } from '@/lib/intents/statements';
 import { makeIntent, resetDatabase, tester } from '../helpers';
 

@@ -11,6 +11,7 @@ import { EVENT_STREAM, type Subject } from '@/lib/events/subjects';
 import { reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { makeIntent, resetDatabase, tester } from '../helpers';
 import { natsMode, startTestNats, type TestNats } from '../nats';
+import { eventually } from '../wait';
 
 /**
  * The relay against a real NATS JetStream: every committed change reaches its subject exactly once after
@@ -33,13 +34,6 @@ async function backlog(other?: pg.Client): Promise<number> {
   return Number(row.n);
 }
 
-async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 type Message = { seq: number; subject: string; msgId: string | undefined; body: Record<string, unknown> & { intentId: string; version: number; id: string } };
 
@@ -114,12 +108,12 @@ describe.skipIf(!natsMode)('the outbox relay and NATS JetStream', () => {
   it('publishes every change of concurrent writers exactly once, in version order per intent, with three relays', async () => {
     const three = [relay({ name: 'r1' }), relay({ name: 'r2' }), relay({ name: 'r3' })];
     await churn(20);
-    await until('the backlog to drain', async () => (await backlog()) === 0);
+    await eventually('the backlog to drain', async () => (await backlog()) === 0);
     const ids = await outboxIds();
     expect(ids.length).toBeGreaterThanOrEqual(20 * 5);
     expectExactlyOnceInOrder(await streamMessages(), ids);
     // The partitions were shared out: every relay held some, none twice.
-    await until('the partitions to be shared', () => three.every((r) => r.stats.partitions.length > 0));
+    await eventually('the partitions to be shared', () => three.every((r) => r.stats.partitions.length > 0));
     const all = three.flatMap((r) => r.stats.partitions);
     expect(new Set(all).size).toBe(all.length);
     // What the console's Events page shows.
@@ -149,7 +143,7 @@ describe.skipIf(!natsMode)('the outbox relay and NATS JetStream', () => {
     expect((await streamMessages()).length).toBe(publishedByFirst.length);
 
     const second = relay({ name: 'survivor' });
-    await until('the backlog to drain', async () => (await backlog()) === 0);
+    await eventually('the backlog to drain', async () => (await backlog()) === 0);
     expect(second.stats.duplicates).toBe(publishedByFirst.length);
     expectExactlyOnceInOrder(await streamMessages(), await outboxIds());
   });
@@ -157,20 +151,20 @@ describe.skipIf(!natsMode)('the outbox relay and NATS JetStream', () => {
   it.skipIf(natsMode !== 'binary')('keeps the backlog while NATS is down and drains it when NATS is back, losing nothing', async () => {
     const r = relay();
     await churn(2);
-    await until('the first changes to be published', async () => (await backlog()) === 0);
+    await eventually('the first changes to be published', async () => (await backlog()) === 0);
 
     await nats.stop();
     await churn(5);
     const waiting = await backlog();
     expect(waiting).toBeGreaterThanOrEqual(5 * 5);
-    await until('the relay to notice', () => r.stats.failures > 0 || !r.stats.natsConnected);
+    await eventually('the relay to notice', () => r.stats.failures > 0 || !r.stats.natsConnected);
     expect(await backlog()).toBe(waiting);
     const during = await outboxStatus();
     expect(during.backlog).toBe(waiting);
     expect(during.oldestUnpublishedAt).not.toBeNull();
 
     await nats.start();
-    await until('the backlog to drain', async () => (await backlog()) === 0);
+    await eventually('the backlog to drain', async () => (await backlog()) === 0);
     expectExactlyOnceInOrder(await streamMessages(), await outboxIds());
   });
 });
@@ -232,12 +226,12 @@ describe.skipIf(!natsMode)('two databases publishing to one NATS', () => {
   it('one stream (a reset or a restored backup publishing where the first database did): none of the second one’s events is taken for a duplicate', async () => {
     const first = relay({ name: 'first-db' });
     await churn(5);
-    await until('the first database to drain', async () => (await backlog()) === 0);
+    await eventually('the first database to drain', async () => (await backlog()) === 0);
     const firstIds = await outboxIds();
 
     await createIntentsIn(other.client, 30);
     const second = relay({ name: 'second-db', databaseUrl: other.url });
-    await until('the second database to drain', async () => (await backlog(other.client)) === 0);
+    await eventually('the second database to drain', async () => (await backlog(other.client)) === 0);
     const secondIds = await outboxIds(other.client);
 
     // Both outboxes counted from 1: with the row number as message id most of the second database's events were
@@ -263,7 +257,7 @@ describe.skipIf(!natsMode)('two databases publishing to one NATS', () => {
     relay({ name: 'first-db' });
     relay({ name: 'second-db', databaseUrl: other.url });
     await Promise.all([churn(5), createIntentsIn(other.client, 40)]);
-    await until('both databases to drain', async () => (await backlog()) === 0 && (await backlog(other.client)) === 0);
+    await eventually('both databases to drain', async () => (await backlog()) === 0 && (await backlog(other.client)) === 0);
     expectExactlyOnceInOrder(await streamMessages(), [...(await outboxIds()), ...(await outboxIds(other.client))]);
   });
 
@@ -272,7 +266,7 @@ describe.skipIf(!natsMode)('two databases publishing to one NATS', () => {
     relay({ name: 'production' });
     relay({ name: 'staging', databaseUrl: other.url, stream: staging });
     await Promise.all([churn(3), createIntentsIn(other.client, 10)]);
-    await until('both databases to drain', async () => (await backlog()) === 0 && (await backlog(other.client)) === 0);
+    await eventually('both databases to drain', async () => (await backlog()) === 0 && (await backlog(other.client)) === 0);
 
     const production = await streamMessages();
     expect(production.map((m) => m.msgId).sort()).toEqual((await outboxIds()).sort());
@@ -289,10 +283,10 @@ describe.skipIf(!natsMode)('two databases publishing to one NATS', () => {
   it('a second stream configured over the first one’s subjects publishes nothing and says what to set', async () => {
     relay({ name: 'production' });
     await churn(1);
-    await until('the first database to drain', async () => (await backlog()) === 0);
+    await eventually('the first database to drain', async () => (await backlog()) === 0);
     await createIntentsIn(other.client, 5);
     const misconfigured = relay({ name: 'staging', databaseUrl: other.url, stream: { name: 'BRIDGE_EVENTS_STAGING', subjectPrefix: '' } });
-    await until('the relay to give its reason', () => misconfigured.stats.lastError !== null);
+    await eventually('the relay to give its reason', () => misconfigured.stats.lastError !== null);
     expect(misconfigured.stats.lastError).toMatch(/EVENTS_STREAM and EVENTS_SUBJECT_PREFIX/);
     expect(misconfigured.stats.published).toBe(0);
     expect(await backlog(other.client)).toBe(5);

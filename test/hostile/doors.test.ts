@@ -2,7 +2,7 @@ import { beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { db } from '@/lib/db/client';
 import { signIn } from '@/lib/auth/users';
 import { createApiToken } from '@/lib/auth/tokens';
-import { safeReturnPath } from '@/lib/http/redirect';
+import { safeReturnPath } from '@/lib/auth/redirect';
 import { readJsonBody, toErrorResponse } from '@/lib/http/respond';
 import { cancelBackend } from '@/lib/locks/unblock';
 import { actorOf, apiRequest, resetAuth, userWithSession, userWithToken } from '../auth-helpers';

@@ -3,9 +3,10 @@ import { GET as openEvents, HEAD as headEvents } from '@/app/api/events/route';
 import { db } from '@/lib/db/client';
 import { revokeSession } from '@/lib/auth/sessions';
 import { liveHub } from '@/lib/live/hub';
-import { openStreamCount, STREAM_LIMITS } from '@/lib/live/stream';
+import { openStreamCount, STREAM_LIMITS, streamReauthorisations } from '@/lib/live/stream';
 import { apiRequest, resetAuth, userWithSession, userWithToken } from '../auth-helpers';
 import { resetDatabase } from '../helpers';
+import { eventually } from '../wait';
 
 /**
  * Event-stream lifecycle through the route itself: only GET subscribes; a stream is re-authorised while it lives
@@ -86,7 +87,7 @@ describe('event streams', () => {
     const stream = await open({ token });
     expect(stream.response.status).toBe(200);
     await db().apiToken.update({ where: { id: tokenId }, data: { revokedAt: new Date() } });
-    expect(endReason(await within(stream.ended, 3_000))).toBe('unauthorized');
+    expect(endReason(await within(stream.ended, 15_000))).toBe('unauthorized');
     expect(openStreamCount()).toBe(0);
   });
 
@@ -94,7 +95,7 @@ describe('event streams', () => {
     const { token, user } = await userWithToken(['viewer']);
     const stream = await open({ token });
     await db().user.update({ where: { id: user.id }, data: { disabled: true } });
-    expect(endReason(await within(stream.ended, 3_000))).toBe('unauthorized');
+    expect(endReason(await within(stream.ended, 15_000))).toBe('unauthorized');
   });
 
   it('a signed-out session ends the stream', async () => {
@@ -102,20 +103,21 @@ describe('event streams', () => {
     const stream = await open({ cookie });
     expect(stream.response.status).toBe(200);
     await revokeSession(secret);
-    expect(endReason(await within(stream.ended, 3_000))).toBe('unauthorized');
+    expect(endReason(await within(stream.ended, 15_000))).toBe('unauthorized');
   });
 
   it('a role change ends the stream (the client reconnects with its new roles)', async () => {
     const { token, user } = await userWithToken(['viewer']);
     const stream = await open({ token });
     await db().user.update({ where: { id: user.id }, data: { roles: ['viewer', 'operator'] } });
-    expect(endReason(await within(stream.ended, 3_000))).toBe('unauthorized');
+    expect(endReason(await within(stream.ended, 15_000))).toBe('unauthorized');
   });
 
   it('an unchanged credential keeps the stream open across many checks', async () => {
     const { token } = await userWithToken(['viewer']);
     const stream = await open({ token });
-    await new Promise((r) => setTimeout(r, 600));
+    const before = streamReauthorisations();
+    await eventually('five re-authorisations of the open stream', () => streamReauthorisations() >= before + 5);
     expect(endReason(stream.text())).toBeNull();
     expect(stream.text()).toContain('event: ready');
     stream.abort();
@@ -127,13 +129,13 @@ describe('event streams', () => {
     STREAM_LIMITS.maxLifetimeMs = 300;
     const { token } = await userWithToken(['viewer']);
     const stream = await open({ token });
-    const text = await within(stream.ended, 3_000);
+    const text = await within(stream.ended, 15_000);
     expect(endReason(text)).toBe('lifetime');
     const lastId = [...text.matchAll(/^id: (.+)$/gm)].pop()?.[1];
     expect(lastId).toBeTruthy();
     const resumed = await open({ token, headers: { 'last-event-id': lastId! } });
     expect(resumed.response.status).toBe(200);
-    await new Promise((r) => setTimeout(r, 100));
+    await eventually('the resumed stream to say where it starts', () => resumed.text().includes('"resumed":'));
     expect(resumed.text()).toContain('"resumed":true');
     resumed.abort();
     await resumed.ended;
@@ -152,12 +154,7 @@ describe('event streams', () => {
           expect({ id, status: response.status }).toEqual({ id, status: 200 });
           const stream = consume(response, controller);
           // The ready event says where the stream starts: not resumed from a position it could not read.
-          await within(
-            (async () => {
-              while (!stream.text().includes('"resumed":')) await new Promise((r) => setTimeout(r, 10));
-            })(),
-            3_000,
-          );
+          await eventually('the ready event', () => stream.text().includes('"resumed":'));
           expect({ id, query, text: stream.text() }).toEqual({ id, query, text: expect.stringContaining('"resumed":false') });
           stream.abort();
           await stream.ended;

@@ -10,6 +10,7 @@ import { outboxPublishedOnce } from '@/lib/invariants/outbox';
 import { checkInvariants } from '@/lib/invariants/run';
 import { makeIntent, resetDatabase, tester } from '../helpers';
 import { natsMode, startTestNats, type TestNats } from '../nats';
+import { eventually } from '../wait';
 
 /**
  * The outbox held to the stream itself: after a real relay published everything, each event is in the stream once;
@@ -21,13 +22,10 @@ let nats: TestNats;
 async function publishEverything() {
   const relay = new OutboxRelay({ databaseUrl: process.env.DATABASE_URL!, natsUrl: nats.url, pollMs: 50, publishTimeoutMs: 2_000, maxBackoffMs: 200, log: () => undefined }).start();
   try {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
+    await eventually('every event to be published', async () => {
       const [{ n }] = await db().$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM outbox_events WHERE published_at IS NULL`;
-      if (Number(n) === 0) return;
-      if (Date.now() > deadline) throw new Error(`${n} events still unpublished`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+      return Number(n) === 0;
+    });
   } finally {
     await relay.stop();
   }

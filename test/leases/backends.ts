@@ -1,11 +1,11 @@
-import { inject } from 'vitest';
+import { workerRedisUrl } from '../worker';
 import { PostgresLeases } from '@/lib/leases/postgres';
 import { RedisLeases } from '@/lib/leases/redis';
 import { redisClient } from '@/lib/leases/redis-client';
 import type { LeaseBackend, LeaseEvent } from '@/lib/leases/types';
 
 /** The backends the contract suite runs against: Postgres always, Redis when the run has one (test/global-setup.ts). */
-export const redisUrl = inject('redisUrl');
+export const redisUrl = workerRedisUrl();
 
 export const BACKENDS: { name: string; make: () => LeaseBackend; skip: boolean }[] = [
   { name: 'postgres', make: () => new PostgresLeases(), skip: false },
@@ -17,16 +17,6 @@ export async function flushRedis(): Promise<void> {
   if (redisUrl) await (await redisClient(redisUrl)).flushDb();
 }
 
-/** Polls `probe` until it returns a value: waiting on a condition (a TTL running out), never a fixed sleep. */
-export async function until<T>(probe: () => Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting for a condition');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 export type Grant = { token: number; owner: string; start: number; end: number };
 

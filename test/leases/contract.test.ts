@@ -2,7 +2,8 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
 import { leaseHistory } from '@/lib/leases/events';
 import { resetDatabase } from '../helpers';
-import { BACKENDS, flushRedis, grantsFrom, overlaps, until } from './backends';
+import { BACKENDS, flushRedis, grantsFrom, overlaps } from './backends';
+import { eventually } from '../wait';
 
 /** One contract, every backend: the same suite runs against Postgres and Redis. */
 describe.each(BACKENDS)('lease contract: $name', ({ make, skip }) => {
@@ -66,7 +67,7 @@ describe.each(BACKENDS)('lease contract: $name', ({ make, skip }) => {
     const first = await leases.acquire('contract:ttl', 'alice', 150);
     if (!first.acquired) throw new Error('not acquired');
     expect((await leases.acquire('contract:ttl', 'bob', 150)).acquired).toBe(false);
-    const second = await until(async () => {
+    const second = await eventually('alice’s lease to run out', async () => {
       const r = await leases.acquire('contract:ttl', 'bob', 60_000);
       return r.acquired ? r : undefined;
     });
@@ -111,7 +112,7 @@ describe.each(BACKENDS)('lease contract: $name', ({ make, skip }) => {
     expect(await leases.refresh('contract:refresh', 'bob', a.token, 60_000)).toEqual({ refreshed: false, reason: 'not_held' });
     expect(await leases.refresh('contract:refresh', 'alice', a.token + 1, 60_000)).toEqual({ refreshed: false, reason: 'not_held' });
     // Long past the original 300 ms TTL the lease is still alice's: the refresh moved its expiry.
-    const live = await until(async () => (await leases.live(10)).find((l) => l.resource === 'contract:refresh'));
+    const live = await eventually('the refreshed lease in the live list', async () => (await leases.live(10)).find((l) => l.resource === 'contract:refresh'));
     expect(live).toMatchObject({ owner: 'alice', token: a.token, expiresAt: refreshed.expiresAt });
     expect((await leases.acquire('contract:refresh', 'bob', 1000)).acquired).toBe(false);
     const events = await leaseHistory('contract:refresh');
@@ -162,7 +163,7 @@ describe.each(BACKENDS)('lease contract: $name', ({ make, skip }) => {
     const leases = make();
     const a = await leases.acquire('contract:sweep', 'alice', 50);
     if (!a.acquired) throw new Error('not acquired');
-    await until(async () => !(await leases.live(100)).some((l) => l.resource === 'contract:sweep'));
+    await eventually('the expired lease to leave the live list', async () => !(await leases.live(100)).some((l) => l.resource === 'contract:sweep'));
     expect(await leases.sweep()).toBeGreaterThanOrEqual(1);
     expect(await leases.sweep()).toBe(0);
     const b = await leases.acquire('contract:sweep', 'bob', 60_000);

@@ -2,7 +2,8 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
 import { PostgresDedup, RedisDedup, type DedupStore } from '@/lib/dedup/store';
 import { resetDatabase } from '../helpers';
-import { flushRedis, redisUrl, until } from './backends';
+import { flushRedis, redisUrl } from './backends';
+import { eventually } from '../wait';
 
 const STORES: { name: string; make: () => DedupStore; skip: boolean }[] = [
   { name: 'postgres', make: () => new PostgresDedup(), skip: false },
@@ -21,7 +22,7 @@ describe.each(STORES)('dedup store contract: $name', ({ make, skip }) => {
     expect(await store.seen('review:42:7:abc', 150)).toBe('first');
     expect(await store.seen('review:42:7:abc', 150)).toBe('repeat');
     expect(await store.seen('review:42:7:def', 150)).toBe('first');
-    await until(async () => (await store.seen('review:42:7:abc', 60_000)) === 'first');
+    await eventually('the first key to expire', async () => (await store.seen('review:42:7:abc', 60_000)) === 'first');
     expect(await store.seen('review:42:7:abc', 60_000)).toBe('repeat');
   });
 
@@ -35,8 +36,8 @@ describe.each(STORES)('dedup store contract: $name', ({ make, skip }) => {
     const store = make();
     await store.seen('short', 1);
     await store.seen('long', 60_000);
-    await until(async () => (await store.seen('short', 1)) === 'first');
-    const purged = await until(async () => {
+    await eventually('the short key to expire', async () => (await store.seen('short', 1)) === 'first');
+    const purged = await eventually('the purge to remove the expired key', async () => {
       const n = await store.purge();
       return store.name === 'redis' || n > 0 ? n : undefined;
     });

@@ -3,7 +3,7 @@ import { LeaseNotYoursError } from '@/lib/leases/errors';
 import { leaseHistory } from '@/lib/leases/events';
 import { currentEditLease, editLeaseResource, releaseEditLease, renewEditLease, takeEditLease } from '@/lib/leases/edit';
 import type { LeaseActor } from '@/lib/leases/service';
-import { ValidationError } from '@/lib/intents/errors';
+import { ValidationError } from '@/lib/shared/errors';
 import { makeIntent, resetDatabase } from '../helpers';
 
 const session = (name: string, roles: LeaseActor['roles'] = ['reviewer']): LeaseActor => ({ name, userId: `id-${name}`, roles, via: 'session', credentialId: `session-${name}` });

@@ -8,7 +8,7 @@
 import { createInterface } from 'node:readline';
 import { disconnectDb } from '@/lib/db/client';
 import { reevaluateIntent } from '@/lib/intents/commands';
-import { DomainError } from '@/lib/intents/errors';
+import { DomainError } from '@/lib/shared/errors';
 import { flushOutcomes } from '@/lib/intents/outcomes';
 import { selectIntent } from '@/lib/intents/repository';
 import { db } from '@/lib/db/client';

@@ -7,7 +7,8 @@ import { highestAcceptedToken } from '@/lib/leases/fencing';
 import { PostgresLeases } from '@/lib/leases/postgres';
 import type pg from 'pg';
 import { apiRequest, resetAuth, userWithToken } from '../auth-helpers';
-import { intentRow, makeIntent, rawClient, resetDatabase, tester, waitForLockWaiters } from '../helpers';
+import { intentRow, makeIntent, rawClient, resetDatabase, tester } from '../helpers';
+import { waitForWaiters } from '../barriers';
 
 const accept = async (client: pg.Client, resource: string, token: number) =>
   (await client.query<{ ok: boolean }>('SELECT bridge_fence_accept($1, $2) AS ok', [resource, token])).rows[0].ok;
@@ -74,7 +75,7 @@ describe('the fencing rule (bridge_fence_grant, bridge_fence_accept)', () => {
     const second = await open();
     expect(await accept(second, 'race', 3)).toBe(true);
     const granted = grant(granter, 'race', 4);
-    await waitForLockWaiters(1);
+    await waitForWaiters(1);
     await writer.query('COMMIT');
     expect(await granted).toBe(true);
     expect(await accept(writer, 'race', 3)).toBe(false);
@@ -87,7 +88,7 @@ describe('the fencing rule (bridge_fence_grant, bridge_fence_accept)', () => {
     await granter.query('BEGIN');
     expect(await grant(granter, 'race2', 9)).toBe(true);
     const written = accept(writer, 'race2', 3);
-    await waitForLockWaiters(1);
+    await waitForWaiters(1);
     await granter.query('COMMIT');
     expect(await written).toBe(false);
 

@@ -1,7 +1,8 @@
-import { beforeEach, describe, expect, inject, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { workerRedisUrl } from '../worker';
 
 // Set before anything reads the configuration: this file runs the engine with its idempotency keys in Redis.
-const redisUrl = inject('redisUrl');
+const redisUrl = workerRedisUrl();
 process.env.IDEMPOTENCY_BACKEND = 'redis';
 if (redisUrl) process.env.REDIS_URL = redisUrl;
 

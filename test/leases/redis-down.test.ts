@@ -1,5 +1,6 @@
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { redisServerInstalled, startRedisServer } from '../redis-server';
+import { eventually } from '../wait';
 
 /**
  * Redis going away is a 503 with Retry-After, answered at once — never a 500, never a request left hanging until a
@@ -35,12 +36,10 @@ const answer = async (res: Response): Promise<Answer> => ({ status: res.status, 
  * backoff, and until it has, every answer is the 503 this file tests for. A 503 changes nothing, so repeating is safe.
  */
 async function onceServing(call: () => Promise<Answer>): Promise<Answer> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
+  return eventually('an answer other than 503', async () => {
     const got = await call();
-    if (got.status !== 503 || Date.now() > deadline) return got;
-    await new Promise((r) => setTimeout(r, 20)); // polling interval while the client reconnects, not an ordering assumption
-  }
+    return got.status !== 503 && got;
+  }, { everyMs: 20 });
 }
 
 describe.skipIf(!server)('Redis unavailable', () => {

@@ -6,6 +6,7 @@ import { redisClient } from '@/lib/leases/redis-client';
 import { makeIntent, resetDatabase } from '../helpers';
 import { redisServerInstalled, startRedisServer, type RedisServer } from '../redis-server';
 import { flushRedis, redisUrl } from './backends';
+import { eventually } from '../wait';
 
 
 describe.skipIf(!redisUrl)('Redis leases: compare-and-delete', () => {
@@ -29,7 +30,7 @@ describe.skipIf(!redisUrl)('Redis leases: compare-and-delete', () => {
         const a = await grant(redis, resource, `a-${s}`, 1 + (i % 3), 0);
         if (a[0] !== 'acquired') throw new Error('slot resource was free');
         // Half the trials let the first lease run out before the second owner asks.
-        if (i % 2 === 0) while ((await redis.exists(holderKey(resource))) === 1) await new Promise((r) => setTimeout(r, 1));
+        if (i % 2 === 0) await eventually('the first lease to run out', async () => (await redis.exists(holderKey(resource))) === 0, { everyMs: 1 });
         const b = await grant(redis, resource, `b-${s}`, 60_000, 0);
         const deleted = await compareAndDelete(redis, resource, `a-${s}`, Number(a[1]));
         if (b[0] === 'acquired') {
@@ -93,7 +94,8 @@ describe.skipIf(!redisServerInstalled())('Redis leases: a restart between two ac
 
     // Redis forgets everything: bob's lease, and the counter that handed out his token.
     await server.restart();
-    const c = await until(() => leases.acquire(resource, 'carol', 60_000));
+    // The client reconnects on its own after the restart; the first commands may fail while it does.
+    const c = await eventually('the client to reconnect after the restart', () => leases.acquire(resource, 'carol', 60_000).catch(() => undefined));
     if (!c.acquired) throw new Error('not acquired: the restart should have dropped bob’s lease');
     expect(c.token).toBeGreaterThan(b.token);
 
@@ -112,15 +114,3 @@ describe.skipIf(!redisServerInstalled())('Redis leases: a restart between two ac
   });
 });
 
-/** The client reconnects on its own after a restart; the first commands may fail while it does. */
-async function until<T>(attempt: () => Promise<T>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await attempt();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-}

@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { reevaluateIntent } from '@/lib/intents/commands';
 import { intentRow, makeIntent, resetDatabase } from '../helpers';
-import { BACKENDS, flushRedis, redisUrl, until } from './backends';
+import { BACKENDS, flushRedis, redisUrl } from './backends';
+import { eventually } from '../wait';
 
 /**
  * Kleppmann's scenario, for real: a lease holder in another process is paused with SIGSTOP past its TTL, someone
@@ -35,7 +36,7 @@ function startWriter(resource: string, intentId: string, fencing: boolean, backe
     waiters.splice(0).forEach((w) => w());
   });
   const next = (pick: (m: Message) => boolean) =>
-    until(async () => messages.find(pick) ?? (child.exitCode !== null && !messages.some(pick) ? Promise.reject(new Error(`writer exited: ${stderr}`)) : undefined), 30_000);
+    eventually('the writer’s next message', async () => messages.find(pick) ?? (child.exitCode !== null && !messages.some(pick) ? Promise.reject(new Error(`writer exited: ${stderr}`)) : undefined));
   return { child, next };
 }
 
@@ -50,7 +51,7 @@ async function run(backendName: string, make: () => import('@/lib/leases/types')
 
     // The holder stops mid-flight: no refreshes, no writes, its lease runs out.
     writer.child.kill('SIGSTOP');
-    const second = await until(async () => {
+    const second = await eventually('the stopped holder’s lease to run out', async () => {
       const r = await leases.acquire(resource, 'second-writer', 60_000);
       return r.acquired ? r : undefined;
     });

@@ -11,6 +11,7 @@ import { metricsText } from '@/lib/metrics/registry';
 import { actorOf, apiRequest, makeUser, resetAuth, userWithToken } from '../auth-helpers';
 import { closeSession, holdRowLocks as holdRowLocksOnce, session as sessionOnce, started, waitForWaiters, type Session } from '../barriers';
 import { makeIntent, resetDatabase, tester } from '../helpers';
+import { eventually } from '../wait';
 
 /**
  * The lock history against real blocking: sessions hold row locks, others queue behind them, and the test moves the
@@ -345,12 +346,10 @@ describe('a 3-second blocking with two waiters, the sampler on its own timer', (
     await Promise.all(queued.map((q) => q.done));
 
     // Wait for the sampler to record the end (an event in the database, not a time).
-    const deadline = Date.now() + 20_000;
-    let page = await listEpisodes({ intentId: intent.id });
-    while (!(page.items[0]?.endedAt) && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      page = await listEpisodes({ intentId: intent.id });
-    }
+    const page = await eventually('the episode to end', async () => {
+      const now = await listEpisodes({ intentId: intent.id });
+      return now.items[0]?.endedAt ? now : undefined;
+    }, { everyMs: 50 });
     expect(page.items).toHaveLength(1);
     const [episode] = page.items;
     expect(episode.root.pid).toBe(holder.session.pid);

@@ -1,9 +1,10 @@
 import type pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ValidationError } from '@/lib/intents/errors';
+import { ValidationError } from '@/lib/shared/errors';
 import { rowLockHolders } from '@/lib/locks/holders';
 import { takeLocksSnapshot } from '@/lib/locks/queries';
-import { makeIntent, rawClient, resetDatabase, waitForLockWaiters } from '../helpers';
+import { makeIntent, rawClient, resetDatabase } from '../helpers';
+import { waitForWaiters } from '../barriers';
 
 /**
  * What on-call needs in an incident, against real sessions: the client address, user, wait event and how long a
@@ -39,7 +40,7 @@ describe('Locks for incidents', () => {
     await holder.query('BEGIN');
     await holder.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [intent.id]);
     pending.push(waiter.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [intent.id]).catch((e) => e));
-    await waitForLockWaiters(1);
+    await waitForWaiters(1);
 
     const snap = await takeLocksSnapshot({});
     expect(snap.allSessions).toBe(false);

@@ -7,7 +7,8 @@ import { reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { pipelineLockLabel, withPipelineLock } from '@/lib/pipeline/lock';
 import { GET } from '@/app/api/locks/route';
 import { apiRequest, resetAuth, userWithToken } from '../auth-helpers';
-import { makeIntent, rawClient, resetDatabase, tester, waitForLockWaiters } from '../helpers';
+import { makeIntent, rawClient, resetDatabase, tester } from '../helpers';
+import { waitForWaiters } from '../barriers';
 
 /**
  * The Locks snapshot against real lock states: a row held by one plain connection, waiters queued behind it
@@ -62,7 +63,7 @@ describe('locks snapshot', () => {
     await holder.query('BEGIN');
     await holder.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [intent.id]);
     start(psql.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [intent.id]));
-    await waitForLockWaiters(1);
+    await waitForWaiters(1);
 
     const snap = await takeLocksSnapshot();
     const root = snap.tree.find((n) => n.pid === holder.pid);
@@ -97,9 +98,9 @@ describe('locks snapshot', () => {
     await holder.query('BEGIN');
     await holder.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [intent.id]);
     start(psql.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [intent.id]));
-    await waitForLockWaiters(1);
+    await waitForWaiters(1);
     const engine = start(updateIntentStatus({ id: intent.id, status: 'NORMALIZED' }, tester));
-    await waitForLockWaiters(2);
+    await waitForWaiters(2);
 
     const snap = await takeLocksSnapshot();
     const engineBackend = snap.backends.find((b) => b.applicationName === `bridge:update_status:${intent.id}`);
@@ -124,9 +125,9 @@ describe('locks snapshot', () => {
     await holder.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [intent.id]);
     // Two people act on the same intent through the engine: each backend waits, each named for its person.
     const alice = start(updateIntentStatus({ id: intent.id, status: 'NORMALIZED' }, { name: 'alice' }));
-    await waitForLockWaiters(1);
+    await waitForWaiters(1);
     const bob = start(reevaluateIntent({ id: intent.id, diff: { checked: true }, source: 't', reason: 'r' }, { name: 'bob.k' }, { strategy: 'pessimistic' }));
-    await waitForLockWaiters(2);
+    await waitForWaiters(2);
 
     const snap = await takeLocksSnapshot();
     const byOperation = (op: string) => snap.backends.find((b) => b.operation === op)!;
@@ -173,7 +174,7 @@ describe('locks snapshot', () => {
     await holder.query('LOCK TABLE corrections IN SHARE MODE');
     const psql = await client('psql');
     start(psql.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [intents[0].id]));
-    await waitForLockWaiters(1);
+    await waitForWaiters(1);
 
     const full = await takeLocksSnapshot({ limit: 1000 });
     const capped = await takeLocksSnapshot({ limit: 3 });
@@ -210,11 +211,11 @@ describe('locks snapshot', () => {
     await holder.query('BEGIN');
     await holder.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [intent.id]);
     start(psql.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [intent.id]));
-    await waitForLockWaiters(1);
+    await waitForWaiters(1);
     // Queued ACCESS EXCLUSIVE: every new reader of `intents` (the snapshot's ctid lookup too) now waits behind it.
     await ddl.query('BEGIN');
     start(ddl.query('LOCK TABLE intents IN ACCESS EXCLUSIVE MODE'));
-    await waitForLockWaiters(2);
+    await waitForWaiters(2);
 
     const started = Date.now();
     const err = await takeLocksSnapshot().catch((e) => e);

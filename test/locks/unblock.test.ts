@@ -2,11 +2,12 @@ import type pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ForbiddenError } from '@/lib/auth/errors';
 import { db } from '@/lib/db/client';
-import { ValidationError } from '@/lib/intents/errors';
+import { ValidationError } from '@/lib/shared/errors';
 import { CancelFirstError, NotBlockingError } from '@/lib/locks/errors';
 import { cancelBackend, terminateBackend, unblockImpact } from '@/lib/locks/unblock';
 import { actorOf, makeUser, resetAuth } from '../auth-helpers';
-import { makeIntent, rawClient, resetDatabase, waitForLockWaiters } from '../helpers';
+import { makeIntent, rawClient, resetDatabase } from '../helpers';
+import { waitForWaiters } from '../barriers';
 
 /**
  * Guarded unblocking against real backends: the impact is computed first, a cancel frees the waiters of a holder
@@ -45,7 +46,7 @@ async function blockedRow(holderBusy: boolean) {
   // Busy: inside its transaction, running a long query (which a cancel stops). Otherwise idle in transaction.
   const holderQuery = holderBusy ? start(holder.query('SELECT pg_sleep(60)')) : undefined;
   const waiting = start(waiter.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [intent.id]));
-  await waitForLockWaiters(1);
+  await waitForWaiters(1);
   return { intent, holder, waiter, holderQuery, waiting };
 }
 

@@ -7,7 +7,8 @@ import { flushOutcomes } from '@/lib/intents/outcomes';
 import { CONTENTION_THRESHOLD_MS, persistedRegistry, readPersistedMetrics } from '@/lib/metrics/registry';
 import { runReplay } from '@/lib/replay/runner';
 import { crossingOrderTransaction, executePipelineStandIn } from '@/lib/replay/transactions';
-import { makeIntent, rawClient, resetDatabase, tester, waitForLockWaiters } from '../helpers';
+import { makeIntent, rawClient, resetDatabase, tester } from '../helpers';
+import { waitForWaiters } from '../barriers';
 import { parseExposition } from './exposition';
 
 async function scrape() {
@@ -128,7 +129,7 @@ describe('GET /api/metrics', () => {
       await holder.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [intent.id]);
       // A waiter queued behind it is not a holder.
       const waiter = updateIntentStatus({ id: intent.id, status: 'NORMALIZED' }, tester);
-      await waitForLockWaiters(1);
+      await waitForWaiters(1);
       const { values } = await scrape();
       expect(values.get('bridge_active_locks{lock_type="update_status"}')).toBe(1);
       await holder.query('COMMIT');

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
-import { InvalidTransitionError, LockTimeoutError, NotFoundError, ValidationError } from '@/lib/intents/errors';
+import { InvalidTransitionError, LockTimeoutError } from '@/lib/intents/errors';
+import { NotFoundError, ValidationError } from '@/lib/shared/errors';
 import { updateIntentStatus } from '@/lib/intents/commands';
 import { getIntentAudit } from '@/lib/intents/queries';
 import { registerBridge, unregisterBridge } from '@/lib/pipeline/bridges';

@@ -12,6 +12,7 @@ import { reevaluateIntent } from '@/lib/intents/commands';
 import { flushOutcomes } from '@/lib/intents/outcomes';
 import { readPersistedMetrics } from '@/lib/metrics/registry';
 import { makeIntent, resetDatabase, untyped } from '../helpers';
+import { eventually } from '../wait';
 
 /**
  * The scenario engine at small sizes, on the real database. Speed is the benchmark's business: here the timing
@@ -157,7 +158,7 @@ describe('contention replay', () => {
     expect(run.door).toBe('api');
     await cancelReplay(run.id, releaseEngineer).catch(() => undefined);
     // The run goes on in this process' background: wait for its row to be closed before the next test resets.
-    while ((await getRun(run.id))?.status === 'running') await new Promise((resolve) => setTimeout(resolve, 50));
+    await eventually(`replay run ${run.id} to close`, async () => (await getRun(run.id))?.status !== 'running', { everyMs: 50 });
     expect((await getRun(run.id))?.door).toBe('api');
   });
 

@@ -2,10 +2,10 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { db, planWithValues, preparedStatementName } from '@/lib/db/client';
 import { createIntent, updateIntentStatus } from '@/lib/intents/commands';
-import { ValidationError } from '@/lib/intents/errors';
+import { ValidationError } from '@/lib/shared/errors';
 import { listIntents } from '@/lib/intents/queries';
 import { countsUnder, estimatedCounts, forgetSearchEstimates, resolveSearch, SearchTooSlowError } from '@/lib/search/intents';
-import type { Intent } from '@/lib/intents/types';
+import type { Intent } from '@/lib/shared/intent-types';
 import { rawClient, resetDatabase, tester } from '../helpers';
 
 /** Search as people paste it, against real rows: ids, sources, displayed payload text, raw JSON, time ranges. */
@@ -24,6 +24,10 @@ beforeAll(async () => {
   kyoto = await createIntent({ payload: { kind: 'payment', amount: 12.5, customer: { id: 'C1000', city: 'Kyoto' } }, source: 'billing-sync' }, tester);
   refund = await createIntent({ payload: { kind: 'refund', amount: 629.1, note: 'Osaka branch' }, source: 'billing-sync' }, tester);
   await updateIntentStatus({ id: kyoto.id, status: 'FAILED' }, tester);
+  // The planner's estimates come from the table's statistics, which otherwise still describe whatever an earlier file
+  // in this worker left (TRUNCATE keeps them): a broad search on three rows would be "estimated" from hundreds.
+  await db().$executeRaw`ANALYZE intents`;
+  forgetSearchEstimates();
 });
 
 const ids = async (input: Parameters<typeof listIntents>[0]) => (await listIntents(input)).items.map((i) => i.id).sort();

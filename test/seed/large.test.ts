@@ -3,7 +3,7 @@ import { db } from '@/lib/db/client';
 import { reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { correctionIdFor } from '@/lib/intents/json';
 import { listIntents } from '@/lib/intents/queries';
-import { INTENT_STATUSES, type IntentStatus } from '@/lib/intents/state-machine';
+import { INTENT_STATUSES, type IntentStatus } from '@/lib/shared/intent-states';
 import { seedLargeData } from '@/lib/seed/large';
 import { resetDatabase, tester } from '../helpers';
 import { expectCompleteHistory } from '../integrity';

@@ -15,9 +15,10 @@ import { runPipeline } from '@/lib/pipeline/run';
 import { getIntentTimeline } from '@/lib/timeline/timeline';
 import { TIMELINE_KINDS, type TimelineEntry } from '@/lib/timeline/types';
 import { actorOf, apiRequest, resetAuth, userWithToken } from '../auth-helpers';
-import { closeSession, holdRowLocks, session, started, waitForWaiters } from '../barriers';
+import { closeSession, holdRowLocks, session, started, waitForLockWaitOf, waitForWaiters } from '../barriers';
 import { resetDatabase } from '../helpers';
 import { natsMode, startTestNats, type TestNats } from '../nats';
+import { eventually } from '../wait';
 
 /**
  * The intent timeline, for an intent that went through every kind of thing it shows, each made by the real
@@ -36,27 +37,12 @@ let holderPid = 0;
 let timeoutHolderPid = 0;
 let items: TimelineEntry[] = [];
 
-/** Resolves once the engine's waiting command has waited at least the recorded minimum (by the database's clock). */
+/** Resolves once the engine's waiting command has waited at least twice the recorded minimum. */
 async function waitUntilWaitIsRecordable(application: string) {
   const [{ floor }] = await db().$queryRaw<{ floor: number }[]>`SELECT bridge_lock_wait_floor_ms() AS floor`;
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const [row] = await db().$queryRaw<{ waited: number | null }[]>`
-      SELECT max(extract(epoch FROM clock_timestamp() - query_start) * 1000)::float8 AS waited
-      FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND application_name LIKE ${`${application}%`}`;
-    if ((row.waited ?? 0) >= floor * 2) return;
-    if (Date.now() > deadline) throw new Error('the waiter never waited long enough');
-    await new Promise((r) => setTimeout(r, 3));
-  }
+  await waitForLockWaitOf(application, floor * 2);
 }
 
-async function until(what: string, check: () => Promise<boolean>) {
-  const deadline = Date.now() + 30_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 beforeAll(async () => {
   await resetDatabase();
@@ -136,7 +122,7 @@ beforeAll(async () => {
     nats = await startTestNats();
     const relay = new OutboxRelay({ databaseUrl: process.env.DATABASE_URL!, natsUrl: nats.url, pollMs: 50, publishTimeoutMs: 2_000, maxBackoffMs: 300, log: () => undefined }).start();
     try {
-      await until('the outbox to drain', async () => {
+      await eventually('the outbox to drain', async () => {
         const [row] = await db().$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM outbox_events WHERE published_at IS NULL`;
         return row.n === 0;
       });

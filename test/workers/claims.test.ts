@@ -12,6 +12,7 @@ import { Worker } from '@/lib/workers/worker';
 import { gate, lockWaiters, resetEngine, session, started, type Session } from '../barriers';
 import { tester } from '../helpers';
 import { onSession } from './session-client';
+import { eventually } from '../wait';
 
 /**
  * The work queue's statements under forced interleavings of two sessions (as Postgres' isolation tests do for
@@ -139,7 +140,7 @@ describe('a late finish against the rescuer (River #1302): whoever commits first
         // It either returns at once or waits for the rescuer's row lock: know which before going on.
         let settled = false;
         void finished.finally(() => (settled = true));
-        while (!settled && (await lockWaiters({ pids: [worker.pid] })) === 0) await new Promise((r) => setTimeout(r, 3));
+        await eventually('the worker to wait on the lock (or finish)', async () => settled || (await lockWaiters({ pids: [worker.pid] })) > 0, { everyMs: 3 });
       } else if (step === 'rescue') {
         rescued = await rescueStaleClaims(onSession(rescuer), { rescuer: 'test', limit: 10 }).then((r) => r as unknown[]);
       } else if (step === 'commit-finish') {

@@ -11,7 +11,8 @@ import { finishClaim, heartbeatClaims, releaseClaim, scheduleRetry } from '@/lib
 import { resetEngine, session } from '../barriers';
 import { tester } from '../helpers';
 import { GATE_LOCK_KEY } from './bridges.fixture';
-import { spawnWorker, until, type WorkerProcess } from './spawn';
+import { spawnWorker, type WorkerProcess } from './spawn';
+import { eventually } from '../wait';
 
 /**
  * Workers as separate processes (`tsx scripts/worker.ts`) against one database: K workers over M intents process
@@ -45,10 +46,10 @@ describe('K workers × M intents (separate processes)', () => {
     const ids: string[] = [];
     for (let i = 0; i < M; i++) ids.push((await createIntent({ payload: { order: `K-${i}`, amount: i }, source: 'test' }, tester)).id);
     const workers = [0, 1, 2].map(() => start({ WORKER_CONCURRENCY: '4', WORKER_BATCH_SIZE: '5' }));
-    await until('all intents completed', async () => {
+    await eventually('all intents completed', async () => {
       const rows = await workRows();
       return rows.length === M && rows.every((r) => r.state === 'completed');
-    }, 200_000);
+    }, { timeoutMs: 200_000 });
 
     const runs = await db().$queryRaw<{ intentId: string; n: bigint; statuses: string[] }[]>`
       SELECT intent_id::text AS "intentId", count(*) AS n, array_agg(status) AS statuses FROM pipeline_runs GROUP BY intent_id`;
@@ -87,9 +88,9 @@ describe('three worker processes over 400 intents, one SIGKILLed mid-run', () =>
     const victim = workers[0];
     // Mid-run: the victim has finished some of its claims (settled in batches) when the gate closes, and the runs that
     // come after wait at it — all three workers full, ten each — with more claims fetched ahead.
-    await until('the victim finished some of its claims', async () => (await completedBy()).some((r) => r.pid === victim.child.pid && r.completed >= 10), 200_000);
+    await eventually('the victim finished some of its claims', async () => (await completedBy()).some((r) => r.pid === victim.child.pid && r.completed >= 10), { timeoutMs: 200_000 });
     await gate.query('SELECT pg_advisory_lock($1::bigint)', [GATE_LOCK_KEY]);
-    await until('all three workers full at the gate', async () => (await waitingAtGate()) === 30, 200_000);
+    await eventually('all three workers full at the gate', async () => (await waitingAtGate()) === 30, { timeoutMs: 200_000 });
     const [{ name: victimName }] = await db().$queryRaw<{ name: string }[]>`SELECT name FROM workers WHERE pid = ${victim.child.pid}`;
     victim.child.kill('SIGKILL');
     await victim.exited;
@@ -98,7 +99,7 @@ describe('three worker processes over 400 intents, one SIGKILLed mid-run', () =>
     expect(Number(lostClaims)).toBeGreaterThanOrEqual(10);
     // Its leases run out by the database's clock (moved by SQL): the other two rescue and finish its claims.
     await db().$executeRaw`UPDATE intent_work SET lease_until = now() - interval '1 second' WHERE claimed_by = ${victimName} AND state = 'running'`;
-    await until('every intent completed', async () => (await workRows()).every((r) => r.state === 'completed'), 300_000);
+    await eventually('every intent completed', async () => (await workRows()).every((r) => r.state === 'completed'), { timeoutMs: 300_000 });
 
     const rows = await workRows();
     expect(rows).toHaveLength(M);
@@ -130,14 +131,14 @@ describe('a worker stopped with SIGTERM mid-run', () => {
     // Two slots and one claim fetched ahead: three claimed, two running, the fourth left in the queue.
     const w = start({ PIPELINE_BRIDGES: 'input,test-gate,normalize,feedback,output', WORKER_CONCURRENCY: '2', WORKER_BATCH_SIZE: '1', WORKER_SHUTDOWN_GRACE_MS: '120000' });
     const atGate = async () => (await gate.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objsubid = 1 AND objid = $1::bigint::oid`, [GATE_LOCK_KEY])).rowCount!;
-    await until('two runs waiting at the gate', async () => (await atGate()) === 2, 90_000);
+    await eventually('two runs waiting at the gate', async () => (await atGate()) === 2, { timeoutMs: 90_000 });
     // The concurrency bound: two running at the gate, one claimed ahead and waiting for a slot, one not even claimed.
     const states = (rows: Awaited<ReturnType<typeof workRows>>) => rows.map((r) => r.state).sort();
-    await until('the claim fetched ahead', async () => states(await workRows()).join() === 'available,running,running,running');
+    await eventually('the claim fetched ahead', async () => states(await workRows()).join() === 'available,running,running,running');
     expect(await atGate()).toBe(2);
 
     w.child.kill('SIGTERM');
-    await until('the worker registered as stopping', async () => {
+    await eventually('the worker registered as stopping', async () => {
       const [row] = await db().$queryRaw<{ state: string }[]>`SELECT state FROM workers`;
       return row?.state === 'stopping';
     });
@@ -169,10 +170,10 @@ describe('a worker killed mid-run', () => {
     const a = start(env);
     // Worker A (once started) is inside test-gate, holding its claim and the execution lock: a backend waits for the
     // gate's lock itself (any lock wait would not do: a heartbeat may briefly wait for the status change's row).
-    await until(
+    await eventually(
       'worker A waiting at the gate',
       async () => (await gate.query(`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objsubid = 1 AND objid = $1::bigint::oid`, [GATE_LOCK_KEY])).rowCount! > 0,
-      90_000,
+      { timeoutMs: 90_000 },
     );
     const [claimA] = await workRows();
     expect(claimA).toMatchObject({ state: 'running', attempt: 1 });
@@ -186,7 +187,7 @@ describe('a worker killed mid-run', () => {
     await db().$executeRaw`UPDATE intent_work SET lease_until = now() - interval '1 second', heartbeat_at = now() - interval '61 seconds' WHERE intent_id = ${intent.id}::uuid`;
 
     const b = start(env);
-    const done = await until('the intent completed by worker B', async () => {
+    const done = await eventually('the intent completed by worker B', async () => {
       const [row] = await workRows();
       return row.state === 'completed' ? row : undefined;
     });

@@ -3,7 +3,8 @@ import { GET as metricsRoute } from '@/app/api/metrics/route';
 import { GET as workersRoute } from '@/app/api/workers/route';
 import { db } from '@/lib/db/client';
 import { createIntent } from '@/lib/intents/commands';
-import { InvalidTransitionError, NotFoundError, ValidationError } from '@/lib/intents/errors';
+import { InvalidTransitionError } from '@/lib/intents/errors';
+import { NotFoundError, ValidationError } from '@/lib/shared/errors';
 import { getIntentAudit } from '@/lib/intents/queries';
 import { disconnectLockDb } from '@/lib/pipeline/lock';
 import { workerConfig } from '@/lib/workers/config';
@@ -14,7 +15,7 @@ import { Worker } from '@/lib/workers/worker';
 import { apiRequest, resetAuth, userWithToken } from '../auth-helpers';
 import { resetEngine } from '../barriers';
 import { tester } from '../helpers';
-import { until } from './spawn';
+import { eventually } from '../wait';
 
 /** The workers registry, GET /api/workers, and the operators' queue controls with their audit. */
 let token = '';
@@ -35,13 +36,13 @@ describe('GET /api/workers', () => {
     for (let i = 0; i < 3; i++) await createIntent({ payload: { order: `R-${i}` }, source: 'test' }, tester);
     const worker = new Worker(workerConfig({ pollMs: 20, heartbeatMs: 30, concurrency: 2 }), () => undefined);
     await worker.start();
-    await until('the queue drained', async () => (await getWorkers()).body.queue.completed === 3);
+    await eventually('the queue drained', async () => (await getWorkers()).body.queue.completed === 3);
     const { status, body } = await getWorkers();
     expect(status).toBe(200);
     expect(body.workers).toHaveLength(1);
     expect(body.workers[0]).toMatchObject({ id: worker.id, name: worker.name, state: 'running', concurrency: 2, pid: process.pid });
     expect(body.queue).toMatchObject({ ready: 0, scheduled: 0, running: 0, failed: 0, completed: 3 });
-    await until('the counts flushed', async () => (await getWorkers()).body.totals.completed === 3);
+    await eventually('the counts flushed', async () => (await getWorkers()).body.totals.completed === 3);
     expect((await getWorkers()).body.totals).toMatchObject({ claimed: 3, completed: 3 });
     // The same counts on /api/metrics, with the queue depth and the stale-claims gauge the alert watches.
     const metrics = await (await metricsRoute(new Request('http://localhost/api/metrics'), undefined)).text();

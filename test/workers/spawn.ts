@@ -31,13 +31,3 @@ export function spawnWorker(env: Record<string, string> = {}): WorkerProcess {
   return { child, output: () => output, exited };
 }
 
-/** Polls a condition against the database until it holds: a wait for an outcome, never an ordering assumption. */
-export async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}

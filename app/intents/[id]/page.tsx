@@ -12,10 +12,10 @@ import { parseIntentFilters } from '@/lib/console/filters';
 import { listNavigation } from '@/lib/console/list-nav';
 import { livePositionForPage } from '@/lib/console/live-position';
 import { concurrencySettings } from '@/lib/env';
-import { NotFoundError } from '@/lib/intents/errors';
+import { NotFoundError } from '@/lib/shared/errors';
 import { intentKeys } from '@/lib/intents/keys';
 import { getIntent } from '@/lib/intents/queries';
-import { intentIdSchema } from '@/lib/intents/schemas';
+import { intentIdSchema } from '@/lib/shared/fields';
 import { looksLikeIdPrefix } from '@/lib/search/parse';
 import { resolveSearch } from '@/lib/search/intents';
 

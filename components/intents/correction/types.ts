@@ -1,7 +1,7 @@
 import type { ActionError } from '@/lib/console/action-result';
 import type { JsonRecord, RecordedBefore } from '@/lib/console/json-diff';
 import type { ChangesSince } from '@/lib/intents/changes-since';
-import type { ReevaluateResult } from '@/lib/intents/types';
+import type { ReevaluateResult } from '@/lib/shared/intent-types';
 
 /** What one click on "Apply" sends: the edit, why and from where, and the version it was made on. */
 export type Submission = { diff: JsonRecord; reason: string; source: string; expectedVersion: number; idempotencyKey: string; metadata: { console: { before: RecordedBefore } } };

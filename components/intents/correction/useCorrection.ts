@@ -8,7 +8,7 @@ import { formatJson, mergeDiff, parseDiffText, recordBefore, type JsonRecord } f
 import { useActionMutation } from '@/lib/console/use-action-mutation';
 import type { ChangesSince } from '@/lib/intents/changes-since';
 import { intentKeys } from '@/lib/intents/keys';
-import type { IntentWithCorrections, ReevaluateResult } from '@/lib/intents/types';
+import type { IntentWithCorrections, ReevaluateResult } from '@/lib/shared/intent-types';
 import { EMPTY_DIFF, type Outcome, type Submission } from './types';
 import { useCorrectionDraft } from './useCorrectionDraft';
 

@@ -4,7 +4,7 @@ import { useEffect, useRef, useState } from 'react';
 import { clearDraft, loadDraft, saveDraft } from '@/lib/console/correction-draft';
 import { newIdempotencyKey } from '@/lib/console/ids';
 import type { JsonRecord } from '@/lib/console/json-diff';
-import type { IntentWithCorrections } from '@/lib/intents/types';
+import type { IntentWithCorrections } from '@/lib/shared/intent-types';
 import { EMPTY_DIFF, type Conflict, type Draft } from './types';
 
 /**

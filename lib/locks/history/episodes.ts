@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Prisma } from '@/generated/prisma/client';
 import { timeSchema } from '@/lib/audit/log';
 import { db, type Db, type Tx } from '@/lib/db/client';
-import { ValidationError } from '@/lib/intents/errors';
+import { ValidationError } from '@/lib/shared/errors';
 import { parseInput } from '@/lib/shared/validation';
 import type { UnblockImpact } from '../types';
 import type { EpisodeBackend, EpisodeLock, EpisodeTree, EpisodeWaiter } from './fold';

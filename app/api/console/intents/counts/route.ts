@@ -1,7 +1,8 @@
 import { NextResponse } from 'next/server';
 import { requestActor } from '@/lib/http/actor';
 import { handler, otherMethods } from '@/lib/http/respond';
-import { countIntentsQuerySchema, parseInput } from '@/lib/intents/schemas';
+import { countIntentsQuerySchema } from '@/lib/intents/schemas';
+import { parseInput } from '@/lib/shared/validation';
 import { countsUnder } from '@/lib/search/intents';
 
 export const dynamic = 'force-dynamic';

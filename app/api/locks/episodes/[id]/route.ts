@@ -1,7 +1,7 @@
 import { NextResponse } from 'next/server';
 import { requireRequestActor } from '@/lib/auth/request';
 import { handler, otherMethods } from '@/lib/http/respond';
-import { NotFoundError } from '@/lib/intents/errors';
+import { NotFoundError } from '@/lib/shared/errors';
 import { getEpisode } from '@/lib/locks/history/episodes';
 import { queriesFor } from '@/lib/locks/mask';
 

@@ -1,7 +1,7 @@
 import { NextResponse } from 'next/server';
 import { requireRequestActor } from '@/lib/auth/request';
 import { handler, otherMethods } from '@/lib/http/respond';
-import { NotFoundError } from '@/lib/intents/errors';
+import { NotFoundError } from '@/lib/shared/errors';
 import { runWithComparison } from '@/lib/replay/runner';
 
 export const dynamic = 'force-dynamic';

@@ -1,4 +1,4 @@
-import type { IntentStatus } from './state-machine';
+import type { IntentStatus } from './intent-states';
 import type { JsonObject, JsonValue } from './json';
 
 /** What the API and the console see of an intent. Dates are ISO strings: the same shape over the wire. */

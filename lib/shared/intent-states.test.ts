@@ -7,7 +7,7 @@ import {
   statusAfterCorrection,
   transitionLabel,
   type IntentStatus,
-} from './state-machine';
+} from './intent-states';
 
 /**
  * The documented state machine (docs/LOCKING.md), copied by hand (not derived from TRANSITIONS): every pair (from, to) not listed is invalid.

@@ -1,8 +1,8 @@
-import { asDomainError } from '@/lib/http/respond';
-import { ValidationError } from '@/lib/intents/errors';
-import type { FormState } from './form-result';
+import { asDomainError } from './respond';
+import { ValidationError } from '@/lib/shared/errors';
+import type { FormState } from '@/lib/auth/form-result';
 
-export { idleState, type FormState } from './form-result';
+export { idleState, type FormState } from '@/lib/auth/form-result';
 
 export function failure(err: unknown, where: string): FormState {
   if (err instanceof ValidationError) {
