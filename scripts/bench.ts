@@ -126,7 +126,7 @@ function table(rows: Row[]): string {
   return [line('measure', 'measured', 'target (ours)', 'verdict'), line('-'.repeat(w[0]), '-'.repeat(w[1]), '-'.repeat(w[2]), '-------'), ...rows.map((r) => line(r.measure, r.measured, r.target, r.pass === null ? '' : r.pass ? 'pass' : 'MISS'))].join('\n');
 }
 
-async function main(): Promise<number> {
+function benchArgs() {
   const { values } = parseArgs({
     allowNegative: true,
     options: {
@@ -144,10 +144,52 @@ async function main(): Promise<number> {
   });
   const rounds = Number(values.rounds);
   if (!Number.isInteger(rounds) || rounds < 1 || rounds > 20) throw new Error('--rounds must be an integer from 1 to 20');
+  return { values, rounds };
+}
+
+type ReplayRun = Awaited<ReturnType<typeof import('../lib/replay/runner').runReplay>>;
+const strategyOf = (r: ReplayRun) => (r.config.settings as { strategies: Record<string, string> }).strategies.reevaluate;
+
+/**
+ * The 50-corrections target measured again under each correction strategy that is not configured, in runs of their
+ * own, so the table shows all three and a release engineer sees what flipping LOCK_STRATEGY_REEVALUATE would do.
+ */
+async function compareStrategies(run: ReplayRun, configured: string, environment: 'development' | undefined): Promise<ReplayRun[]> {
+  const { runReplay } = await import('../lib/replay/runner');
+  const compared: ReplayRun[] = [];
+  if (run.status !== 'finished' || !run.results.some((r) => r.name === 'corrections-50')) return compared;
+  for (const strategy of LOCK_STRATEGIES.filter((s) => s !== configured)) {
+    say(`run ${compared.length + 2}: corrections-50 again with reevaluate ${strategy} (--no-compare-strategies skips it)`);
+    compared.push(await runReplay({ scenarios: ['corrections-50'], size: 'full', strategies: { reevaluate: strategy } }, 'bench', { name: `bench:${userInfo().username}` }, { environment }));
+  }
+  return compared;
+}
+
+/** The run's settings, the machine's load before it, the table of targets, and each replay run in full. */
+async function printRuns(run: ReplayRun, compared: ReplayRun[], rows: Row[], before: { load: string; busy: number }, embedded: boolean): Promise<void> {
+  const { formatRun, formatSettings } = await import('../lib/replay/report');
+  console.log(`Bridge Console benchmark — ${run.finishedAt} — ${embedded ? 'throw-away embedded PostgreSQL' : 'given database'}`);
+  for (const l of formatSettings(run)) console.log(l);
+  console.log(
+    `Before the run: ${before.busy.toFixed(0)} % of the CPU busy over 2 s (load average 1/5/15 min ${before.load}, which trails work already ended)` +
+      (before.busy >= 10 ? ' — other work on the machine skews every figure below' : '; the bench then had the machine to itself, unless something started meanwhile'),
+  );
+  console.log('');
+  console.log(table(rows));
+  console.log('');
+  console.log(formatRun(run));
+  for (const [k, c] of compared.entries()) {
+    console.log('');
+    console.log(`Run ${k + 2}, a correction strategy not configured (reevaluate ${strategyOf(c)}):`);
+    console.log(formatRun(c));
+  }
+}
+
+async function main(): Promise<number> {
+  const { values, rounds } = benchArgs();
   const { embedded, url } = await scriptDatabase(process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL, say);
   const { runReplay, startReplaySchema } = await import('../lib/replay/runner');
   const { parseInput } = await import('../lib/shared/validation');
-  const { formatRun, formatSettings } = await import('../lib/replay/report');
   const { flushOutcomes } = await import('../lib/intents/outcomes');
   const { disconnectDb } = await import('../lib/db/client');
   const { LockSampler, samplerConfigFromEnv } = await import('../lib/locks/history/sampler');
@@ -179,21 +221,8 @@ async function main(): Promise<number> {
         },
       },
     );
-    // The 50-corrections target is also measured under each correction strategy that is not configured, in runs of
-    // their own, so the table shows all three and a release engineer sees what flipping LOCK_STRATEGY_REEVALUATE
-    // would do.
     const strategies = (run.config.settings as { strategies: Record<string, string> }).strategies;
-    const compared: (typeof run)[] = [];
-    if (values['compare-strategies'] && run.status === 'finished' && run.results.some((r) => r.name === 'corrections-50')) {
-      for (const strategy of LOCK_STRATEGIES.filter((s) => s !== strategies.reevaluate)) {
-        say(`run ${compared.length + 2}: corrections-50 again with reevaluate ${strategy} (--no-compare-strategies skips it)`);
-        compared.push(
-          await runReplay({ scenarios: ['corrections-50'], size: 'full', strategies: { reevaluate: strategy } }, 'bench', { name: `bench:${userInfo().username}` }, {
-            environment: embedded ? 'development' : undefined,
-          }),
-        );
-      }
-    }
+    const compared = values['compare-strategies'] ? await compareStrategies(run, strategies.reevaluate, embedded ? 'development' : undefined) : [];
     let uncontended: UncontendedRow | null = null;
     let api: ApiRow | null = null;
     if (run.status === 'finished' && !values.scenario?.length) {
@@ -201,24 +230,9 @@ async function main(): Promise<number> {
       uncontended = await countUncontendedRowLocks(1000);
       if (values.api) api = await measureApiDoor(url, say, { rounds, requests: 2000, inFlight: 100, warmup: 1000, warmupBatches: 8 });
     }
-    const strategyOf = (r: typeof run) => (r.config.settings as { strategies: Record<string, string> }).strategies.reevaluate;
     const leaseRows = values.leases ? await (await import('./bench-leases')).benchLeases(say) : [];
-    console.log(`Bridge Console benchmark — ${run.finishedAt} — ${embedded ? 'throw-away embedded PostgreSQL' : 'given database'}`);
-    for (const l of formatSettings(run)) console.log(l);
-    console.log(
-      `Before the run: ${busyBefore.toFixed(0)} % of the CPU busy over 2 s (load average 1/5/15 min ${loadBefore}, which trails work already ended)` +
-        (busyBefore >= 10 ? ' — other work on the machine skews every figure below' : '; the bench then had the machine to itself, unless something started meanwhile'),
-    );
-    console.log('');
     const rows = [...section7(run.results, strategies, compared.map((c) => ({ results: c.results, strategy: strategyOf(c) }))), ...extraRows(uncontended, api), ...leaseRows];
-    console.log(table(rows));
-    console.log('');
-    console.log(formatRun(run));
-    for (const [k, c] of compared.entries()) {
-      console.log('');
-      console.log(`Run ${k + 2}, a correction strategy not configured (reevaluate ${strategyOf(c)}):`);
-      console.log(formatRun(c));
-    }
+    await printRuns(run, compared, rows, { load: loadBefore, busy: busyBefore }, !!embedded);
     // The workers' row (scripts/bench-workers.ts): 4 worker processes over 10,000 intents beside the bare claim/finish SQL.
     let workers: WorkersBenchResult | null = null;
     if (values.workers) {

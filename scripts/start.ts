@@ -83,121 +83,143 @@ async function waitForHealth(url: string, child: ChildProcess): Promise<void> {
   throw new Error('the console did not answer /api/health within 60 s');
 }
 
+type Config = ReturnType<typeof import('../lib/env').env>;
+type Auth = Awaited<ReturnType<typeof import('../lib/auth/bootstrap').bootstrapAuth>>;
+
+/** What this process started, so a stop (Ctrl-C, or a failure) ends all of it. */
+type Running = { embedded?: EmbeddedDb; server?: ChildProcess; workers: ChildProcess[]; relay: { stop: () => Promise<void> } | null; stopping: boolean };
+
+/** DATABASE_URL when set; otherwise the embedded PostgreSQL, which may be seeded with demo data unless SEED_DEMO_DATA=false. */
+async function openDatabase(config: Config, running: Running): Promise<{ databaseUrl: string; seedAllowed: boolean }> {
+  if (config.DATABASE_URL) return { databaseUrl: config.DATABASE_URL, seedAllowed: process.env.SEED_DEMO_DATA === 'true' };
+  const dataDir = resolve(root, process.env.BRIDGE_DATA_DIR ?? '.data/postgres');
+  say(`no DATABASE_URL: starting the embedded PostgreSQL (data in ${dataDir})`);
+  running.embedded = await startEmbeddedDb(dataDir);
+  say(`embedded PostgreSQL is up on 127.0.0.1:${running.embedded.port}`);
+  return { databaseUrl: running.embedded.url, seedAllowed: process.env.SEED_DEMO_DATA !== 'false' };
+}
+
+function stopper(running: Running) {
+  return async (code: number) => {
+    if (running.stopping) return;
+    running.stopping = true;
+    say('stopping…');
+    await Promise.all(
+      running.workers.filter((w) => w.exitCode === null).map((w) => {
+        w.kill('SIGTERM');
+        return new Promise((r) => w.once('exit', r));
+      }),
+    );
+    const server = running.server;
+    if (server && server.exitCode === null) {
+      server.kill('SIGTERM');
+      await new Promise((r) => server.once('exit', r));
+    }
+    await running.relay?.stop().catch(() => undefined);
+    const { disconnectDb } = await import('../lib/db/client');
+    await disconnectDb().catch(() => undefined);
+    if (running.embedded) await stopEmbeddedDb(running.embedded);
+    say(code === 0 ? 'stopped' : `stopped (exit code ${code})`);
+    process.exit(code);
+  };
+}
+
+/** Migrations, demo data on a fresh database when allowed, then the admin and tokens (lib/auth/bootstrap). */
+async function prepareDatabase(databaseUrl: string, seedAllowed: boolean): Promise<Auth> {
+  const { applied, alreadyApplied } = await migrate(databaseUrl);
+  say(`migrations: ${applied.length} applied${applied.length ? ` (${applied.join(', ')})` : ''}, ${alreadyApplied} already in place`);
+  const { isFreshDatabase, seedDemoData } = await import('../lib/seed/demo');
+  const { flushOutcomes } = await import('../lib/intents/outcomes');
+  if (seedAllowed && (await isFreshDatabase())) {
+    say('first run: seeding demo intents…');
+    const n = await seedDemoData(300, say);
+    await flushOutcomes();
+    say(`seeded ${n} demo intents in every status, with corrections`);
+  }
+  const { bootstrapAuth } = await import('../lib/auth/bootstrap');
+  const auth = await bootstrapAuth();
+  for (const line of auth.lines) say(line);
+  return auth;
+}
+
+/** The server on PORT and HOST (loopback unless told otherwise), up once /api/health answers; returns its URL. */
+async function startServer(config: Config, databaseUrl: string, running: Running, stop: (code: number) => Promise<void>): Promise<string> {
+  const port = String(config.PORT);
+  const host = process.env.HOST || '127.0.0.1';
+  const url = `http://${isLoopback(host) ? 'localhost' : host.includes(':') ? `[${host}]` : host}:${port}`;
+  if (!isLoopback(host)) {
+    say(`WARNING: HOST=${host} exposes the console beyond this machine. Put it behind TLS (BRIDGE_ENV=production gives Secure cookies), and set TRUST_PROXY only behind a proxy that sets X-Forwarded-For.`);
+  }
+  // Node runs the server directly (no npx shell in between), so the signal we send reaches the server itself.
+  const server = spawn(process.execPath, serverArgs, {
+    cwd: root,
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env: { ...process.env, DATABASE_URL: databaseUrl, BRIDGE_ENV: config.BRIDGE_ENV, PORT: port, HOST: host, NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1' },
+  });
+  running.server = server;
+  server.on('exit', (code) => {
+    if (!running.stopping) {
+      console.error(`[bridge] the console server exited (code ${code})`);
+      void stop(code ?? 1);
+    }
+  });
+  await waitForHealth(url, server);
+  return url;
+}
+
+/** Workers beside the console (development only; WORKERS=0 for none): lib/workers, docs/WORKERS.md. */
+function startWorkers(config: Config, databaseUrl: string, running: Running): void {
+  if (config.BRIDGE_ENV !== 'development') return;
+  for (let i = 0; i < config.WORKERS; i++) {
+    // Node with tsx as a loader (not the tsx CLI): the SIGTERM we send reaches the worker itself.
+    const worker = spawn(process.execPath, ['--import', 'tsx', join(root, 'scripts', 'worker.ts')], {
+      cwd: root,
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, DATABASE_URL: databaseUrl },
+    });
+    running.workers.push(worker);
+  }
+  if (config.WORKERS) say(`${config.WORKERS} worker(s) started beside the console (WORKERS=0 for none; \`npm run worker\` starts more)`);
+}
+
+function sayReady(url: string, config: Config, auth: Auth, built: boolean, embedded: EmbeddedDb | undefined): void {
+  say(`Bridge Console is ready: ${url}  (environment: ${config.BRIDGE_ENV})`);
+  // The build's output pushes the one-time password far up: it is said again here, where the URL is.
+  const oneTime = auth.admin.created && auth.admin.passwordSource === 'generated' ? auth.admin.oneTimePassword : undefined;
+  say(
+    auth.admin.created
+      ? `sign in at ${url}/sign-in as "${auth.admin.username}"${oneTime ? (built ? ` with the one-time password ${oneTime}` : ' with the one-time password above') : ''}`
+      : `sign in at ${url}/sign-in (users are managed on /admin/users)`,
+  );
+  if (embedded) {
+    say(`database: embedded PostgreSQL, data in ${embedded.dataDir} — Ctrl-C stops both`);
+    // On-call needs a psql session into it now and then (to see or hold a lock): say how.
+    say(`psql: psql '${embedded.url}'`);
+  } else say('database: DATABASE_URL');
+}
+
 async function main() {
   const { env, environmentNote } = await import('../lib/env');
   const config = env();
   const note = environmentNote();
   if (note) say(note);
-  let embedded: EmbeddedDb | undefined;
-  let databaseUrl = config.DATABASE_URL;
-  let seedAllowed = process.env.SEED_DEMO_DATA === 'true';
-
-  if (!databaseUrl) {
-    const dataDir = resolve(root, process.env.BRIDGE_DATA_DIR ?? '.data/postgres');
-    say(`no DATABASE_URL: starting the embedded PostgreSQL (data in ${dataDir})`);
-    embedded = await startEmbeddedDb(dataDir);
-    databaseUrl = embedded.url;
-    seedAllowed = process.env.SEED_DEMO_DATA !== 'false';
-    say(`embedded PostgreSQL is up on 127.0.0.1:${embedded.port}`);
-  }
+  const running: Running = { workers: [], relay: null, stopping: false };
+  const { databaseUrl, seedAllowed } = await openDatabase(config, running);
   process.env.DATABASE_URL = databaseUrl;
-
-  let server: ChildProcess | undefined;
-  // Workers beside the console (development only; WORKERS=0 for none): lib/workers, docs/WORKERS.md.
-  const workers: ChildProcess[] = [];
-  let relay: { stop: () => Promise<void> } | null = null;
-  let stopping = false;
-  const stop = async (code: number) => {
-    if (stopping) return;
-    stopping = true;
-    say('stopping…');
-    await Promise.all(
-      workers.filter((w) => w.exitCode === null).map((w) => {
-        w.kill('SIGTERM');
-        return new Promise((r) => w.once('exit', r));
-      }),
-    );
-    if (server && server.exitCode === null) {
-      server.kill('SIGTERM');
-      await new Promise((r) => server!.once('exit', r));
-    }
-    await relay?.stop().catch(() => undefined);
-    const { disconnectDb } = await import('../lib/db/client');
-    await disconnectDb().catch(() => undefined);
-    if (embedded) await stopEmbeddedDb(embedded);
-    say(code === 0 ? 'stopped' : `stopped (exit code ${code})`);
-    process.exit(code);
-  };
+  const stop = stopper(running);
   process.on('SIGINT', () => void stop(0));
   process.on('SIGTERM', () => void stop(0));
 
   try {
-    const { applied, alreadyApplied } = await migrate(databaseUrl);
-    say(`migrations: ${applied.length} applied${applied.length ? ` (${applied.join(', ')})` : ''}, ${alreadyApplied} already in place`);
-
-    const { isFreshDatabase, seedDemoData } = await import('../lib/seed/demo');
-    const { flushOutcomes } = await import('../lib/intents/outcomes');
-    if (seedAllowed && (await isFreshDatabase())) {
-      say('first run: seeding demo intents…');
-      const n = await seedDemoData(300, say);
-      await flushOutcomes();
-      say(`seeded ${n} demo intents in every status, with corrections`);
-    }
-
-    const { bootstrapAuth } = await import('../lib/auth/bootstrap');
-    const auth = await bootstrapAuth();
-    for (const line of auth.lines) say(line);
-
+    const auth = await prepareDatabase(databaseUrl, seedAllowed);
     const built = buildIsStale();
     if (built) await build();
-
-    const port = String(config.PORT);
-    const host = process.env.HOST || '127.0.0.1';
-    const url = `http://${isLoopback(host) ? 'localhost' : host.includes(':') ? `[${host}]` : host}:${port}`;
-    if (!isLoopback(host)) {
-      say(`WARNING: HOST=${host} exposes the console beyond this machine. Put it behind TLS (BRIDGE_ENV=production gives Secure cookies), and set TRUST_PROXY only behind a proxy that sets X-Forwarded-For.`);
-    }
-    // Node runs the server directly (no npx shell in between), so the signal we send reaches the server itself.
-    server = spawn(process.execPath, serverArgs, {
-      cwd: root,
-      stdio: ['ignore', 'inherit', 'inherit'],
-      env: { ...process.env, DATABASE_URL: databaseUrl, BRIDGE_ENV: config.BRIDGE_ENV, PORT: port, HOST: host, NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1' },
-    });
-    server.on('exit', (code) => {
-      if (!stopping) {
-        console.error(`[bridge] the console server exited (code ${code})`);
-        void stop(code ?? 1);
-      }
-    });
-    await waitForHealth(url, server);
-    if (config.BRIDGE_ENV === 'development') {
-      for (let i = 0; i < config.WORKERS; i++) {
-        // Node with tsx as a loader (not the tsx CLI): the SIGTERM we send reaches the worker itself.
-        const worker = spawn(process.execPath, ['--import', 'tsx', join(root, 'scripts', 'worker.ts')], {
-          cwd: root,
-          stdio: ['ignore', 'inherit', 'inherit'],
-          env: { ...process.env, DATABASE_URL: databaseUrl },
-        });
-        workers.push(worker);
-      }
-      if (config.WORKERS) say(`${config.WORKERS} worker(s) started beside the console (WORKERS=0 for none; \`npm run worker\` starts more)`);
-    }
+    const url = await startServer(config, databaseUrl, running, stop);
+    startWorkers(config, databaseUrl, running);
     // The outbox relay runs here, beside the server: events leave for NATS JetStream when NATS_URL is set.
     const { startRelayFromEnv } = await import('../lib/events/runner');
-    relay = startRelayFromEnv('bridge-console', (line) => say(`relay: ${line}`));
-    say(`Bridge Console is ready: ${url}  (environment: ${config.BRIDGE_ENV})`);
-    // The build's output pushes the one-time password far up: it is said again here, where the URL is.
-    const oneTime = auth.admin.created && auth.admin.passwordSource === 'generated' ? auth.admin.oneTimePassword : undefined;
-    say(
-      auth.admin.created
-        ? `sign in at ${url}/sign-in as "${auth.admin.username}"${oneTime ? (built ? ` with the one-time password ${oneTime}` : ' with the one-time password above') : ''}`
-        : `sign in at ${url}/sign-in (users are managed on /admin/users)`,
-    );
-    if (embedded) {
-      say(`database: embedded PostgreSQL, data in ${embedded.dataDir} — Ctrl-C stops both`);
-      // On-call needs a psql session into it now and then (to see or hold a lock): say how.
-      say(`psql: psql '${embedded.url}'`);
-    } else say('database: DATABASE_URL');
+    running.relay = startRelayFromEnv('bridge-console', (line) => say(`relay: ${line}`));
+    sayReady(url, config, auth, built, running.embedded);
   } catch (err) {
     console.error(`[bridge] ${(err as Error).message}`);
     await stop(1);

@@ -33,18 +33,7 @@ export function FieldError({ name, id }: { name: string; id?: string }) {
  * - `fieldLabels` names the fields whose errors the page shows beside them with `<FieldError>`; errors for other
  *   fields are listed under the form with their label.
  */
-export function ActionForm({
-  action,
-  submitLabel,
-  children,
-  variant = 'button',
-  inline = false,
-  confirm,
-  onRefusal = 'keep',
-  fieldLabels = {},
-  testId,
-  ariaLabel,
-}: {
+type ActionFormProps = {
   action: (prev: FormState, form: FormData) => Promise<FormState>;
   submitLabel: string;
   children?: ReactNode;
@@ -55,7 +44,9 @@ export function ActionForm({
   fieldLabels?: Record<string, string>;
   testId?: string;
   ariaLabel?: string;
-}) {
+};
+
+export function ActionForm({ action, submitLabel, children, variant = 'button', inline = false, confirm, onRefusal = 'keep', fieldLabels = {}, testId, ariaLabel }: ActionFormProps) {
   const [state, formAction, pending] = useActionState(action, idleState);
   const formRef = useRef<HTMLFormElement>(null);
   const [asking, setAsking] = useState<FormData | null>(null);
@@ -75,7 +66,6 @@ export function ActionForm({
   }, [state, inline, onRefusal]);
 
   const submit = (data: FormData) => startTransition(() => formAction(data));
-  const otherFieldErrors = Object.entries(state.fieldErrors ?? {}).filter(([name]) => !(name in fieldLabels));
   return (
     <FormStateContext.Provider value={state}>
       <form
@@ -94,22 +84,7 @@ export function ActionForm({
         <button type="submit" className={styles[variant]} disabled={pending}>
           {pending ? 'Working…' : submitLabel}
         </button>
-        {otherFieldErrors.map(([name, message]) => (
-          <span key={name} className={styles.fieldError} role="alert">
-            {name}: {message}
-          </span>
-        ))}
-        {state.status === 'error' && !state.fieldErrors && (
-          <p className={styles.error} role="alert">
-            {state.message}
-          </p>
-        )}
-        {state.status === 'ok' && state.message && (
-          <p className={styles.ok} role="status">
-            {state.message}
-          </p>
-        )}
-        {state.reveal && <Reveal label={state.reveal.label} value={state.reveal.value} />}
+        <FormOutcome state={state} fieldLabels={fieldLabels} />
       </form>
       {confirm && (
         <ConfirmDialog
@@ -124,5 +99,30 @@ export function ActionForm({
         </ConfirmDialog>
       )}
     </FormStateContext.Provider>
+  );
+}
+
+/** What the action answered: errors of fields the page does not show beside them, the refusal, the success, a secret to copy once. */
+function FormOutcome({ state, fieldLabels }: { state: FormState; fieldLabels: Record<string, string> }) {
+  const otherFieldErrors = Object.entries(state.fieldErrors ?? {}).filter(([name]) => !(name in fieldLabels));
+  return (
+    <>
+      {otherFieldErrors.map(([name, message]) => (
+        <span key={name} className={styles.fieldError} role="alert">
+          {name}: {message}
+        </span>
+      ))}
+      {state.status === 'error' && !state.fieldErrors && (
+        <p className={styles.error} role="alert">
+          {state.message}
+        </p>
+      )}
+      {state.status === 'ok' && state.message && (
+        <p className={styles.ok} role="status">
+          {state.message}
+        </p>
+      )}
+      {state.reveal && <Reveal label={state.reveal.label} value={state.reveal.value} />}
+    </>
   );
 }

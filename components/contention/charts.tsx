@@ -1,8 +1,8 @@
 'use client';
 
-import type { ReactNode } from 'react';
 import { Bar, BarChart, CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from 'recharts';
 import { formatMs, SERIES, SERIES_KEYS, tickLabel, type DimensionPoint, type PercentilePoint, type QuantileKey, type SeriesKey, type TimelinePoint } from '@/lib/contention/series';
+import { AXIS_LINE, LEGEND, TICK, TOOLTIP } from '@/components/ui/chart-style';
 import { formatUtc } from '@/components/ui/time';
 import styles from '@/components/locks/console.module.css';
 
@@ -20,15 +20,6 @@ export const SERIES_COLORS: Record<(typeof SERIES_KEYS)[number], string> = {
   alreadyApplied: 'var(--chart-already-applied)',
 };
 
-/** Axis, legend and tooltip text in the theme's text colours (Recharts' defaults are fixed greys and series colours). */
-const TICK = { fill: 'var(--muted)', fontSize: 11 };
-const AXIS_LINE = { stroke: 'var(--border-strong)' };
-const legendText = (value: ReactNode) => <span style={{ color: 'var(--text)' }}>{value}</span>;
-const TOOLTIP = {
-  contentStyle: { background: 'var(--surface)', border: '1px solid var(--border-strong)', borderRadius: 6, color: 'var(--text)', fontSize: 12 },
-  itemStyle: { color: 'var(--text)' },
-  labelStyle: { color: 'var(--text)', fontWeight: 600 },
-};
 const bucketLabel = (t: unknown) => formatUtc(String(t), { seconds: false });
 
 /** A click on a bar segment: which series, and the datum it belongs to (a time bucket, an operation, a transition). */
@@ -46,7 +37,7 @@ export function OutcomeTimelineChart({ data, onSegment }: { data: TimelinePoint[
           <XAxis dataKey="t" tickFormatter={tickLabel} minTickGap={28} tick={TICK} axisLine={AXIS_LINE} tickLine={AXIS_LINE} />
           <YAxis allowDecimals={false} tick={TICK} axisLine={AXIS_LINE} tickLine={AXIS_LINE} width={40} />
           <Tooltip {...TOOLTIP} cursor={{ fill: 'var(--surface-hover)' }} labelFormatter={bucketLabel} />
-          <Legend wrapperStyle={{ fontSize: 12 }} formatter={legendText} />
+          <Legend {...LEGEND} />
           {SERIES_KEYS.map((k) => (
             <Bar
               key={k}
@@ -82,7 +73,7 @@ export function DimensionChart({ data, testId, withSuccess, onSegment }: { data:
           <XAxis type="number" allowDecimals={false} tick={TICK} axisLine={AXIS_LINE} tickLine={AXIS_LINE} />
           <YAxis type="category" dataKey="name" width={170} interval={0} tick={TICK} axisLine={AXIS_LINE} tickLine={AXIS_LINE} />
           <Tooltip {...TOOLTIP} cursor={{ fill: 'var(--surface-hover)' }} />
-          <Legend wrapperStyle={{ fontSize: 12 }} formatter={legendText} />
+          <Legend {...LEGEND} />
           {SERIES_KEYS.map((k) => (
             <Bar
               key={k}
@@ -127,7 +118,7 @@ export function LockWaitChart({ data }: { data: (PercentilePoint & { t: string }
               return typeof v === 'number' ? `${atLeast}${formatMs(v)}` : String(v ?? '—');
             }}
           />
-          <Legend wrapperStyle={{ fontSize: 12 }} formatter={legendText} />
+          <Legend {...LEGEND} />
           <Line {...line('var(--chart-p50)')} dataKey="p50" name="p50" />
           <Line {...line('var(--chart-p95)')} dataKey="p95" name="p95" strokeDasharray="6 3" />
           <Line {...line('var(--chart-p99)')} dataKey="p99" name="p99" strokeDasharray="2 3" />

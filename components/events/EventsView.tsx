@@ -5,18 +5,8 @@ import { ErrorState } from '@/components/ui/ErrorState';
 import styles from '@/components/locks/console.module.css';
 import { PageHeader } from '@/components/ui/PageHeader';
 import { formatUtc } from '@/components/ui/time';
+import { eventKeys, fetchOutboxStatus } from '@/lib/console/events-client';
 import type { OutboxStatus } from '@/lib/events/status';
-
-const eventKeys = { status: ['console', 'events', 'status'] as const };
-
-async function fetchOutboxStatus(): Promise<OutboxStatus> {
-  const res = await fetch('/api/console/events', { headers: { accept: 'application/json' }, cache: 'no-store' });
-  if (!res.ok) {
-    const body = (await res.json().catch(() => null)) as { error?: { message?: string } } | null;
-    throw new Error(body?.error?.message ?? `The server answered ${res.status}.`);
-  }
-  return (await res.json()) as OutboxStatus;
-}
 
 /** "1.2 s", "3 min": how far behind the relays are. */
 export function formatLag(ms: number): string {
@@ -28,7 +18,7 @@ export function formatLag(ms: number): string {
 
 /** Events out: the outbox relay's backlog and lag, and which relays own which partitions. Polled every 2 s. */
 export function EventsView() {
-  const query = useQuery({ queryKey: eventKeys.status, queryFn: fetchOutboxStatus, refetchInterval: 2_000 });
+  const query = useQuery({ queryKey: eventKeys.status(), queryFn: fetchOutboxStatus, refetchInterval: 2_000 });
   const s = query.data;
   return (
     <>
@@ -63,69 +53,83 @@ export function EventsView() {
               the workers (each runs a relay) to publish them, oldest first.
             </div>
           )}
-          <div className={styles.tiles} aria-label="Outbox relay">
-            <div className={styles.stat} title="Committed events not yet acknowledged by NATS JetStream">
-              <div className={styles.statValue} data-testid="outbox-backlog">
-                {s.backlog.toLocaleString('en')}
-                {s.backlogCapped ? '+' : ''}
-              </div>
-              <div className={styles.statLabel}>event{s.backlog === 1 ? '' : 's'} waiting</div>
-            </div>
-            <div className={styles.stat} title={s.backlog ? `Oldest waiting since ${formatUtc(s.oldestUnpublishedAt!)}` : 'Everything committed is published'}>
-              <div className={styles.statValue} data-testid="outbox-lag">
-                {s.backlog ? formatLag(s.lagMs) : 'none'}
-              </div>
-              <div className={styles.statLabel}>lag{s.backlog ? ` · oldest since ${formatUtc(s.oldestUnpublishedAt!)}` : ''}</div>
-            </div>
-            <div className={styles.stat}>
-              <div className={styles.statValue}>{s.publishedLastMinute.toLocaleString('en')}</div>
-              <div className={styles.statLabel}>published in the last minute</div>
-            </div>
-            <div className={styles.stat}>
-              <div className={styles.statValue} data-testid="outbox-relays">
-                {s.relays.length}
-              </div>
-              <div className={styles.statLabel}>
-                {s.relays.length
-                  ? `relay${s.relays.length === 1 ? '' : 's'} sharing ${s.partitions} partitions`
-                  : s.relayConfigured
-                    ? 'relays: none yet (starting, or NATS unreachable)'
-                    : 'relays: off'}
-              </div>
-            </div>
-          </div>
-          <section className={styles.section} aria-labelledby="relays-heading">
-            <h2 id="relays-heading">Relays</h2>
-            <p className={styles.sectionNote}>
-              Each relay publishes the partitions it holds, in commit order per intent. Last published: {s.lastPublishedAt ? formatUtc(s.lastPublishedAt) : 'never'}.
-            </p>
-            {s.relays.length === 0 ? (
-              <div className={styles.empty}>No relay is connected.</div>
-            ) : (
-              <table className={styles.table}>
-                <thead>
-                  <tr>
-                    <th scope="col">Backend pid</th>
-                    <th scope="col">Since</th>
-                    <th scope="col">Client</th>
-                    <th scope="col">Partitions</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {s.relays.map((r) => (
-                    <tr key={r.pid}>
-                      <td>{r.pid}</td>
-                      <td>{r.startedAt ? formatUtc(r.startedAt) : '—'}</td>
-                      <td>{r.clientAddr ?? 'local'}</td>
-                      <td>{r.partitions.length ? r.partitions.join(', ') : '—'}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )}
-          </section>
+          <OutboxTiles s={s} />
+          <RelaysSection s={s} />
         </>
       )}
     </>
+  );
+}
+
+/** The outbox at a glance: events waiting, the lag of the oldest, what went out in the last minute, and the relays. */
+function OutboxTiles({ s }: { s: OutboxStatus }) {
+  return (
+    <div className={styles.tiles} aria-label="Outbox relay">
+      <div className={styles.stat} title="Committed events not yet acknowledged by NATS JetStream">
+        <div className={styles.statValue} data-testid="outbox-backlog">
+          {s.backlog.toLocaleString('en')}
+          {s.backlogCapped ? '+' : ''}
+        </div>
+        <div className={styles.statLabel}>event{s.backlog === 1 ? '' : 's'} waiting</div>
+      </div>
+      <div className={styles.stat} title={s.backlog ? `Oldest waiting since ${formatUtc(s.oldestUnpublishedAt!)}` : 'Everything committed is published'}>
+        <div className={styles.statValue} data-testid="outbox-lag">
+          {s.backlog ? formatLag(s.lagMs) : 'none'}
+        </div>
+        <div className={styles.statLabel}>lag{s.backlog ? ` · oldest since ${formatUtc(s.oldestUnpublishedAt!)}` : ''}</div>
+      </div>
+      <div className={styles.stat}>
+        <div className={styles.statValue}>{s.publishedLastMinute.toLocaleString('en')}</div>
+        <div className={styles.statLabel}>published in the last minute</div>
+      </div>
+      <div className={styles.stat}>
+        <div className={styles.statValue} data-testid="outbox-relays">
+          {s.relays.length}
+        </div>
+        <div className={styles.statLabel}>
+          {s.relays.length
+            ? `relay${s.relays.length === 1 ? '' : 's'} sharing ${s.partitions} partitions`
+            : s.relayConfigured
+              ? 'relays: none yet (starting, or NATS unreachable)'
+              : 'relays: off'}
+        </div>
+      </div>
+    </div>
+  );
+}
+
+/** Which relay (a backend holding partition locks) publishes which partitions. */
+function RelaysSection({ s }: { s: OutboxStatus }) {
+  return (
+    <section className={styles.section} aria-labelledby="relays-heading">
+      <h2 id="relays-heading">Relays</h2>
+      <p className={styles.sectionNote}>
+        Each relay publishes the partitions it holds, in commit order per intent. Last published: {s.lastPublishedAt ? formatUtc(s.lastPublishedAt) : 'never'}.
+      </p>
+      {s.relays.length === 0 ? (
+        <div className={styles.empty}>No relay is connected.</div>
+      ) : (
+        <table className={styles.table}>
+          <thead>
+            <tr>
+              <th scope="col">Backend pid</th>
+              <th scope="col">Since</th>
+              <th scope="col">Client</th>
+              <th scope="col">Partitions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {s.relays.map((r) => (
+              <tr key={r.pid}>
+                <td>{r.pid}</td>
+                <td>{r.startedAt ? formatUtc(r.startedAt) : '—'}</td>
+                <td>{r.clientAddr ?? 'local'}</td>
+                <td>{r.partitions.length ? r.partitions.join(', ') : '—'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
   );
 }

@@ -5,14 +5,15 @@ import { useId, useState } from 'react';
 import { cancelBatchAction, getBatchAction, previewBatchAction, startBatchAction } from '@/app/actions/bulk';
 import { ConfirmDialog } from '@/components/ui/ConfirmDialog';
 import type { ActionError } from '@/lib/console/action-result';
-import { errorTitle } from '@/lib/console/messages';
+import { bulkKeys } from '@/lib/console/bulk-client';
 import { REASON_MAX, reasonProblem, reasonRequired } from '@/lib/console/reasons';
+import { useActionMutation } from '@/lib/console/use-action-mutation';
 import type { BatchView } from '@/lib/bulk/batches';
 import { SERIES } from '@/lib/contention/series';
 import { FILTER_PARAMS, intentKeys, type IntentListFilters } from '@/lib/intents/keys';
 import { INTENT_STATUSES, type IntentStatus } from '@/lib/shared/intent-states';
+import { ActionErrorAlert } from './ActionErrorAlert';
 import styles from './intents.module.css';
-import { LockHolderLink } from '@/components/locks/LockHolderLink';
 
 /**
  * "Change everything matching this filter": the operator picks a status, sees how many intents will move and how
@@ -21,21 +22,76 @@ import { LockHolderLink } from '@/components/locks/LockHolderLink';
  * closes. Only intents whose status allows the move are moved, so the button is never bound to be refused.
  */
 export function BulkByFilter({ filters }: { filters: IntentListFilters }) {
-  const queryClient = useQueryClient();
-  const selectId = useId();
   const [open, setOpen] = useState(false);
   const [to, setTo] = useState<IntentStatus | ''>('');
   const [reason, setReason] = useState('');
-  const [starting, setStarting] = useState(false);
   const [error, setError] = useState<ActionError | null>(null);
   const [batchId, setBatchId] = useState<string | null>(null);
   // Exactly the list's filter: what the operator sees is what the batch selects.
-  const filter = Object.fromEntries((['status', ...FILTER_PARAMS] as const).flatMap((k) => (filters[k] ? [[k, filters[k]]] : []))) as Partial<
-    Record<(typeof FILTER_PARAMS)[number], string>
-  > & { status?: IntentStatus };
+  const filter = Object.fromEntries((['status', ...FILTER_PARAMS] as const).flatMap((k) => (filters[k] ? [[k, filters[k]]] : []))) as BatchFilter;
+  const preview = useBatchPreview(filter, to, open);
+  const batch = useBatchProgress(batchId);
+  const starting = useActionMutation({
+    action: (vars: { filter: BatchFilter; to: IntentStatus; reason?: string }) => startBatchAction(vars),
+    onOk: (started) => {
+      setError(null);
+      setOpen(false);
+      setReason('');
+      setBatchId(started.id);
+    },
+    onFailure: setError,
+    invalidate: () => [],
+  });
 
-  const preview = useQuery({
-    queryKey: ['console', 'bulk', 'preview', filter, to],
+  const problem = to ? reasonProblem(to, reason) : 'choose a status';
+  const p = preview.data;
+  const start = () => {
+    if (!to || problem || !p || p.movable === 0) return;
+    starting.mutate({ filter, to, ...(reason.trim() ? { reason } : {}) });
+  };
+  const described = describeFilter(filters);
+
+  return (
+    <>
+      <button type="button" className="btn btn-sm" onClick={() => setOpen(true)} data-testid="bulk-by-filter">
+        Change all {described}…
+      </button>
+      {batch.data && <BatchProgress batch={batch.data} onClose={() => setBatchId(null)} />}
+      {error && <ActionErrorAlert error={error} />}
+      <ConfirmDialog
+        open={open}
+        title={`Change the status of every intent ${described}`}
+        confirmLabel={p && to ? `Move ${p.movable} to ${to}` : 'Move'}
+        tone={to === 'FAILED' || to === 'COMPLETED' ? 'danger' : 'primary'}
+        pending={starting.isPending}
+        confirmDisabled={Boolean(problem) || !p || p.movable === 0 || preview.isFetching}
+        onCancel={() => setOpen(false)}
+        onConfirm={start}
+      >
+        <BatchForm to={to} onTo={setTo} reason={reason} onReason={setReason} preview={preview} />
+      </ConfirmDialog>
+    </>
+  );
+}
+
+type BatchFilter = Partial<Record<(typeof FILTER_PARAMS)[number], string>> & { status?: IntentStatus };
+
+/** "matching FAILED and “osaka”", or "in the list" when nothing narrows it. */
+function describeFilter(filters: IntentListFilters): string {
+  const parts = [
+    filters.status,
+    filters.q && `“${filters.q}”`,
+    filters.source && `source ${filters.source}`,
+    (filters.from || filters.to) && 'the time range',
+    filters.contention && SERIES[filters.contention].label.toLowerCase(),
+  ].filter(Boolean);
+  return parts.length ? `matching ${parts.join(' and ')}` : 'in the list';
+}
+
+/** How many would move, stay, or cannot move: the server's count under the same filter, asked once a status is chosen. */
+function useBatchPreview(filter: BatchFilter, to: IntentStatus | '', open: boolean) {
+  return useQuery({
+    queryKey: bulkKeys.preview(filter, to),
     queryFn: async () => {
       const result = await previewBatchAction({ filter, to });
       if (!result.ok) throw Object.assign(new Error(result.error.message), { body: result.error });
@@ -43,8 +99,13 @@ export function BulkByFilter({ filters }: { filters: IntentListFilters }) {
     },
     enabled: open && to !== '',
   });
-  const batch = useQuery({
-    queryKey: ['console', 'bulk', 'batch', batchId],
+}
+
+/** The running batch, polled until it ends; then the intents it moved are re-read. */
+function useBatchProgress(batchId: string | null) {
+  const queryClient = useQueryClient();
+  return useQuery({
+    queryKey: bulkKeys.batch(batchId),
     queryFn: async () => {
       const result = await getBatchAction(batchId);
       if (!result.ok) throw new Error(result.error.message);
@@ -54,84 +115,45 @@ export function BulkByFilter({ filters }: { filters: IntentListFilters }) {
     enabled: batchId !== null,
     refetchInterval: (q) => (q.state.data && q.state.data.status !== 'running' ? false : 700),
   });
+}
 
-  const problem = to ? reasonProblem(to, reason) : 'choose a status';
+function BatchForm({ to, onTo, reason, onReason, preview }: { to: IntentStatus | ''; onTo: (to: IntentStatus | '') => void; reason: string; onReason: (reason: string) => void; preview: ReturnType<typeof useBatchPreview> }) {
+  const selectId = useId();
   const p = preview.data;
-  const start = async () => {
-    if (!to || problem || !p || p.movable === 0) return;
-    setStarting(true);
-    const result = await startBatchAction({ filter, to, ...(reason.trim() ? { reason } : {}) });
-    setStarting(false);
-    if (!result.ok) return setError(result.error);
-    setError(null);
-    setOpen(false);
-    setReason('');
-    setBatchId(result.data.id);
-  };
-  const parts = [
-    filters.status,
-    filters.q && `“${filters.q}”`,
-    filters.source && `source ${filters.source}`,
-    (filters.from || filters.to) && 'the time range',
-    filters.contention && SERIES[filters.contention].label.toLowerCase(),
-  ].filter(Boolean);
-  const described = parts.length ? `matching ${parts.join(' and ')}` : 'in the list';
-
   return (
     <>
-      <button type="button" className="btn btn-sm" onClick={() => setOpen(true)} data-testid="bulk-by-filter">
-        Change all {described}…
-      </button>
-      {batch.data && <BatchProgress batch={batch.data} onClose={() => setBatchId(null)} />}
-      {error && (
-        <div className={styles.alert} role="alert">
-          <strong>{errorTitle(error)}.</strong> {error.message}
-          <LockHolderLink error={error} />
-        </div>
+      <p className={styles.inlineLabel}>
+        <label htmlFor={selectId}>Move to</label>{' '}
+        <select id={selectId} className="field" value={to} onChange={(e) => onTo(e.target.value as IntentStatus | '')}>
+          <option value="">Choose a status…</option>
+          {INTENT_STATUSES.map((s) => (
+            <option key={s} value={s}>
+              {s}
+            </option>
+          ))}
+        </select>
+      </p>
+      {to && preview.isFetching && !p && <p className="muted">Counting…</p>}
+      {preview.isError && <p className={styles.fieldError}>{preview.error.message}</p>}
+      {p && to && (
+        <ul className={styles.batchCounts} data-testid="batch-preview" aria-label="What will happen">
+          <li data-testid="batch-movable">
+            <strong>{p.movable}</strong> will move to {to}
+          </li>
+          <li data-testid="batch-already">
+            <strong>{p.already}</strong> already {to}: left as they are
+          </li>
+          <li data-testid="batch-blocked">
+            <strong>{p.blocked}</strong> cannot move to {to} from their status: left as they are
+          </li>
+        </ul>
       )}
-      <ConfirmDialog
-        open={open}
-        title={`Change the status of every intent ${described}`}
-        confirmLabel={p && to ? `Move ${p.movable} to ${to}` : 'Move'}
-        tone={to === 'FAILED' || to === 'COMPLETED' ? 'danger' : 'primary'}
-        pending={starting}
-        confirmDisabled={Boolean(problem) || !p || p.movable === 0 || preview.isFetching}
-        onCancel={() => setOpen(false)}
-        onConfirm={() => void start()}
-      >
-        <p className={styles.inlineLabel}>
-          <label htmlFor={selectId}>Move to</label>{' '}
-          <select id={selectId} className="field" value={to} onChange={(e) => setTo(e.target.value as IntentStatus | '')}>
-            <option value="">Choose a status…</option>
-            {INTENT_STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </p>
-        {to && preview.isFetching && !p && <p className="muted">Counting…</p>}
-        {preview.isError && <p className={styles.fieldError}>{preview.error.message}</p>}
-        {p && to && (
-          <ul className={styles.batchCounts} data-testid="batch-preview" aria-label="What will happen">
-            <li data-testid="batch-movable">
-              <strong>{p.movable}</strong> will move to {to}
-            </li>
-            <li data-testid="batch-already">
-              <strong>{p.already}</strong> already {to}: left as they are
-            </li>
-            <li data-testid="batch-blocked">
-              <strong>{p.blocked}</strong> cannot move to {to} from their status: left as they are
-            </li>
-          </ul>
-        )}
-        {p && p.movable === 0 && <p className="muted">Nothing here can move to {to}.</p>}
-        <label className={styles.reasonField}>
-          <span>Reason, kept in the audit{to && reasonRequired(to) ? ' (required)' : ' (optional)'}</span>
-          <textarea value={reason} onChange={(e) => setReason(e.target.value)} maxLength={REASON_MAX} rows={2} data-testid="batch-reason" />
-        </label>
-        <p className="muted">The server moves them in chunks of 100, each locked in id order; you can follow and cancel it here, and it carries on if you close the page.</p>
-      </ConfirmDialog>
+      {p && p.movable === 0 && <p className="muted">Nothing here can move to {to}.</p>}
+      <label className={styles.reasonField}>
+        <span>Reason, kept in the audit{to && reasonRequired(to) ? ' (required)' : ' (optional)'}</span>
+        <textarea value={reason} onChange={(e) => onReason(e.target.value)} maxLength={REASON_MAX} rows={2} data-testid="batch-reason" />
+      </label>
+      <p className="muted">The server moves them in chunks of 100, each locked in id order; you can follow and cancel it here, and it carries on if you close the page.</p>
     </>
   );
 }

@@ -3,7 +3,8 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { currentEditLeaseAction, releaseEditLeaseAction, renewEditLeaseAction, takeEditLeaseAction } from '@/app/actions/leases';
 import { formatUtcTime } from '@/components/ui/time';
-import { EDIT_LEASE_TTL_MS, editLeaseResource } from '@/lib/leases/edit-names';
+import { releaseEditLeaseOnExit } from '@/lib/console/leases-client';
+import { EDIT_LEASE_TTL_MS } from '@/lib/leases/edit-names';
 import styles from './intents.module.css';
 
 type Held = { owner: string; token: number; expiresAt: string };
@@ -70,15 +71,8 @@ export function useEditLease(intentId: string) {
         setHeld(null);
       }
     }, EDIT_LEASE_TTL_MS / 3);
-    // On leaving the page a server action may not get out; a keepalive request to the same domain function does.
-    const releaseOnExit = () => {
-      void fetch(`/api/leases/${encodeURIComponent(editLeaseResource(intentId))}/release`, {
-        method: 'POST',
-        keepalive: true,
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ owner, token }),
-      }).catch(() => undefined);
-    };
+    // On leaving the page a server action may not get out; a keepalive request does (lib/console/leases-client.ts).
+    const releaseOnExit = () => releaseEditLeaseOnExit(intentId, owner, token);
     window.addEventListener('pagehide', releaseOnExit);
     return () => {
       clearInterval(renew);

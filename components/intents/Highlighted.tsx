@@ -18,6 +18,8 @@ export function searchHighlights(q: string) {
 /** Past this many characters a match would sit behind the cell's ellipsis: the cell then starts near it. */
 const VISIBLE_START = 48;
 
+export type SearchHighlights = ReturnType<typeof searchHighlights>;
+
 /**
  * `text` with the parts that match `marks` in <mark> (case-insensitive). With `snippet`, a first match far into
  * the text is brought into view: the text starts at the field before it, after an ellipsis.

@@ -1,33 +1,26 @@
 'use client';
 
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
-import { useMemo, useState, type ReactNode } from 'react';
-import { changeIntentStatusAction } from '@/app/actions/intents';
-import { ConfirmDialog } from '@/components/ui/ConfirmDialog';
+import { useMemo, type ReactNode } from 'react';
 import { ErrorState } from '@/components/ui/ErrorState';
 import { LiveIndicator } from '@/components/ui/LiveIndicator';
 import { PageHeader, Panel } from '@/components/ui/PageHeader';
 import { RelativeTime } from '@/components/ui/RelativeTime';
 import { Skeleton } from '@/components/ui/Skeleton';
 import { StatusBadge } from '@/components/ui/StatusBadge';
-import type { ActionError } from '@/lib/console/action-result';
+import { shortId } from '@/lib/console/ids';
 import type { ListNavigation } from '@/lib/console/list-nav';
-import { newIdempotencyKey } from '@/lib/console/ids';
-import { REASON_MAX, reasonProblem, reasonRequired } from '@/lib/console/reasons';
 import { fetchIntent } from '@/lib/console/intents-client';
 import { correctionLines, mergeDiff, type DiffLine, type JsonRecord } from '@/lib/console/json-diff';
-import { errorTitle } from '@/lib/console/messages';
 import { intentKeys } from '@/lib/intents/keys';
-import { allowedNextStatuses, type IntentStatus } from '@/lib/shared/intent-states';
 import type { Correction, IntentWithCorrections } from '@/lib/shared/intent-types';
 import { CorrectionForm } from './CorrectionForm';
 import { DiffView } from './DiffView';
 import { JsonView } from './JsonView';
-import { LockWaitNotice } from './LockWaitNotice';
+import { StatusActions } from './StatusActions';
 import { RowLockNotice } from '@/components/locks/RowLockNotice';
 import styles from './intents.module.css';
-import { LockHolderLink } from '@/components/locks/LockHolderLink';
 
 export type DetailPermissions = { status: boolean; correct: boolean };
 
@@ -38,34 +31,7 @@ export type DetailPermissions = { status: boolean; correct: boolean };
  */
 export function IntentDetail({ id, permissions, aside, lockTimeoutMs, nav }: { id: string; permissions: DetailPermissions; aside: ReactNode; lockTimeoutMs?: number; nav?: ListNavigation }) {
   const detail = useQuery({ queryKey: intentKeys.detail(id), queryFn: () => fetchIntent(id) });
-  const header = (
-    <PageHeader
-      breadcrumb={
-        // Back to the list as it was left (its status, search and order), and its rows around this one.
-        <nav aria-label="Intents list" className={styles.listNav}>
-          <Link href={nav?.back ?? '/intents'}>Intents</Link>
-          {nav?.previous && (
-            <Link href={nav.previous} rel="prev">
-              ← Previous
-            </Link>
-          )}
-          {nav?.next && (
-            <Link href={nav.next} rel="next">
-              Next →
-            </Link>
-          )}
-        </nav>
-      }
-      title={
-        <>
-          <span className="mono">Intent {id.slice(0, 8)}</span>
-          {detail.data && <StatusBadge status={detail.data.status} />}
-        </>
-      }
-      description={<span className="mono">{id}</span>}
-      actions={<LiveIndicator />}
-    />
-  );
+  const header = <IntentHeader id={id} intent={detail.data} nav={nav} />;
   if (detail.isPending) {
     return (
       <>
@@ -89,36 +55,7 @@ export function IntentDetail({ id, permissions, aside, lockTimeoutMs, nav }: { i
       <div className={styles.detailGrid}>
         <div className={styles.column}>
           <Panel title="Status" id="status">
-            <dl className={styles.facts}>
-              <div>
-                <dt>Status</dt>
-                <dd data-testid="intent-status">{intent.status}</dd>
-              </div>
-              <div>
-                <dt>Version</dt>
-                <dd data-testid="intent-version">{intent.version}</dd>
-              </div>
-              <div>
-                <dt>Source</dt>
-                <dd>{intent.source}</dd>
-              </div>
-              <div>
-                <dt>Created</dt>
-                <dd>
-                  <RelativeTime iso={intent.createdAt} />
-                </dd>
-              </div>
-              <div>
-                <dt>Updated</dt>
-                <dd>
-                  <RelativeTime iso={intent.updatedAt} />
-                </dd>
-              </div>
-              <div>
-                <dt>Corrections</dt>
-                <dd>{intent.corrections.length}</dd>
-              </div>
-            </dl>
+            <IntentFacts intent={intent} />
             <RowLockNotice intentId={intent.id} />
             <StatusActions intent={intent} allowed={permissions.status} lockTimeoutMs={lockTimeoutMs} />
           </Panel>
@@ -136,6 +73,72 @@ export function IntentDetail({ id, permissions, aside, lockTimeoutMs, nav }: { i
   );
 }
 
+function IntentHeader({ id, intent, nav }: { id: string; intent?: IntentWithCorrections; nav?: ListNavigation }) {
+  return (
+    <PageHeader
+      breadcrumb={
+        // Back to the list as it was left (its status, search and order), and its rows around this one.
+        <nav aria-label="Intents list" className={styles.listNav}>
+          <Link href={nav?.back ?? '/intents'}>Intents</Link>
+          {nav?.previous && (
+            <Link href={nav.previous} rel="prev">
+              ← Previous
+            </Link>
+          )}
+          {nav?.next && (
+            <Link href={nav.next} rel="next">
+              Next →
+            </Link>
+          )}
+        </nav>
+      }
+      title={
+        <>
+          <span className="mono">Intent {shortId(id)}</span>
+          {intent && <StatusBadge status={intent.status} />}
+        </>
+      }
+      description={<span className="mono">{id}</span>}
+      actions={<LiveIndicator />}
+    />
+  );
+}
+
+function IntentFacts({ intent }: { intent: IntentWithCorrections }) {
+  return (
+    <dl className={styles.facts}>
+      <div>
+        <dt>Status</dt>
+        <dd data-testid="intent-status">{intent.status}</dd>
+      </div>
+      <div>
+        <dt>Version</dt>
+        <dd data-testid="intent-version">{intent.version}</dd>
+      </div>
+      <div>
+        <dt>Source</dt>
+        <dd>{intent.source}</dd>
+      </div>
+      <div>
+        <dt>Created</dt>
+        <dd>
+          <RelativeTime iso={intent.createdAt} />
+        </dd>
+      </div>
+      <div>
+        <dt>Updated</dt>
+        <dd>
+          <RelativeTime iso={intent.updatedAt} />
+        </dd>
+      </div>
+      <div>
+        <dt>Corrections</dt>
+        <dd>{intent.corrections.length}</dd>
+      </div>
+    </dl>
+  );
+}
+
 function CorrectionPanel({ intent, lockTimeoutMs }: { intent: IntentWithCorrections; lockTimeoutMs?: number }) {
   if (intent.status === 'COMPLETED' || intent.status === 'FAILED') {
     return (
@@ -148,115 +151,6 @@ function CorrectionPanel({ intent, lockTimeoutMs }: { intent: IntentWithCorrecti
     <Panel title="Apply a correction" id="correct">
       <CorrectionForm intent={intent} lockTimeoutMs={lockTimeoutMs} />
     </Panel>
-  );
-}
-
-const STATUS_ACTION: Partial<Record<IntentStatus, { label: string; confirm?: string; tone?: 'danger' | 'primary' }>> = {
-  FAILED: { label: 'Mark as FAILED', confirm: 'It leaves processing until an operator retries it (FAILED → RECEIVED).', tone: 'danger' },
-  COMPLETED: { label: 'Move to COMPLETED', confirm: 'COMPLETED is final: the intent cannot change status or take corrections afterwards.', tone: 'danger' },
-};
-
-function StatusActions({ intent, allowed, lockTimeoutMs }: { intent: IntentWithCorrections; allowed: boolean; lockTimeoutMs?: number }) {
-  const queryClient = useQueryClient();
-  const [formKey] = useState(() => newIdempotencyKey('status'));
-  const [confirming, setConfirming] = useState<IntentStatus | null>(null);
-  const [error, setError] = useState<ActionError | null>(null);
-  const [done, setDone] = useState<string | null>(null);
-  const [reason, setReason] = useState('');
-  const mutation = useMutation({
-    mutationFn: (to: IntentStatus) =>
-      // One key per (form, intent version, target): a double click or a retry of the same step applies once.
-      changeIntentStatusAction({ id: intent.id, status: to, expectedVersion: intent.version, idempotencyKey: `${formKey}:${intent.version}:${to}`, reason }),
-    onSuccess: (result, to) => {
-      setConfirming(null);
-      if (result.ok) {
-        setError(null);
-        setReason('');
-        setDone(result.data.alreadyApplied ? `Already ${to}: nothing changed.` : `Moved to ${to} (version ${result.data.intent.version}).`);
-        queryClient.setQueryData(intentKeys.detail(intent.id), (old: IntentWithCorrections | undefined) => (old ? { ...old, ...result.data.intent } : old));
-      } else {
-        setDone(null);
-        setError(result.error);
-      }
-    },
-    onError: (err) => {
-      setConfirming(null);
-      setError({ code: 'network', message: err instanceof Error ? err.message : String(err) });
-    },
-    onSettled: () => queryClient.invalidateQueries({ queryKey: intentKeys.all }),
-  });
-  const next = allowedNextStatuses(intent.status);
-  if (!allowed) return <p className="muted">Your roles let you read this intent; changing its status needs the operator role.</p>;
-  const go = (to: IntentStatus) => (STATUS_ACTION[to]?.confirm || reasonProblem(to, reason) ? setConfirming(to) : mutation.mutate(to));
-  const pendingConfirm = confirming && STATUS_ACTION[confirming];
-  const confirmProblem = confirming ? reasonProblem(confirming, reason) : null;
-  return (
-    <div>
-      {next.length > 0 && (
-        <label className={styles.reasonField}>
-          <span>Reason (kept in the audit; required for FAILED)</span>
-          <input value={reason} onChange={(e) => setReason(e.target.value)} maxLength={REASON_MAX} placeholder="Why this change?" data-testid="status-reason" />
-        </label>
-      )}
-      <div className={styles.actions} role="group" aria-label="Status actions">
-        {next.length === 0 ? (
-          <span className="muted">{intent.status} is final: no further steps.</span>
-        ) : (
-          <>
-            <span className={styles.actionsLabel}>Next steps:</span>
-            {next.map((to) => {
-              const meta = STATUS_ACTION[to];
-              const label = meta?.label ?? (intent.status === 'FAILED' && to === 'RECEIVED' ? 'Retry (back to RECEIVED)' : `Move to ${to}`);
-              return (
-                <button key={to} type="button" className={`btn ${meta?.tone === 'danger' ? '' : 'btn-primary'}`} disabled={mutation.isPending} onClick={() => go(to)}>
-                  {label}
-                </button>
-              );
-            })}
-          </>
-        )}
-      </div>
-      {/* While the confirm dialog is open (it stays open until the change answers) the notice is in it. */}
-      {!confirming && <LockWaitNotice pending={mutation.isPending} lockTimeoutMs={lockTimeoutMs} />}
-      {done && (
-        <p className={styles.notice} role="status" style={{ marginTop: '0.6rem' }}>
-          {done}
-        </p>
-      )}
-      {error && (
-        <div className={styles.alert} role="alert" style={{ marginTop: '0.6rem' }}>
-          <strong>{errorTitle(error)}.</strong> {error.message}
-          <LockHolderLink error={error} />
-          {error.code === 'unauthenticated' && (
-            <>
-              {' '}
-              <Link href={`/sign-in?next=/intents/${intent.id}`}>Sign in</Link>
-            </>
-          )}
-        </div>
-      )}
-      <ConfirmDialog
-        open={Boolean(confirming)}
-        title={`Move intent ${intent.id.slice(0, 8)} to ${confirming}?`}
-        confirmLabel={confirming ? `Move to ${confirming}` : 'Confirm'}
-        tone={pendingConfirm?.tone ?? 'primary'}
-        pending={mutation.isPending}
-        confirmDisabled={Boolean(confirmProblem)}
-        onCancel={() => setConfirming(null)}
-        onConfirm={() => confirming && !confirmProblem && mutation.mutate(confirming)}
-      >
-        <p>
-          {intent.status} → {confirming} at version {intent.version}. {pendingConfirm?.confirm}
-        </p>
-        <label className={styles.reasonField}>
-          <span>Reason{confirming && reasonRequired(confirming) ? ' (required)' : ' (optional)'}</span>
-          <textarea value={reason} onChange={(e) => setReason(e.target.value)} maxLength={REASON_MAX} rows={2} data-testid="confirm-reason" aria-invalid={Boolean(confirmProblem) || undefined} />
-          {confirmProblem && reason.length === 0 && confirming && reasonRequired(confirming) && <span className="muted">Say why, for whoever retries it later.</span>}
-        </label>
-        <p className="muted">If someone changes it first, nothing is applied and you will see the new version.</p>
-        <LockWaitNotice pending={mutation.isPending} lockTimeoutMs={lockTimeoutMs} />
-      </ConfirmDialog>
-    </div>
   );
 }
 

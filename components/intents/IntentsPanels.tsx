@@ -7,7 +7,7 @@ import { listIntents } from '@/lib/intents/queries';
 import { FILTER_PARAMS, intentKeys, type IntentListFilters } from '@/lib/intents/keys';
 import { countsUnder, oldestWaiting, type ResolvedSearch } from '@/lib/search/intents';
 import { STUCK_CHOICES } from '@/lib/search/stuck';
-import { shortId } from './format';
+import { shortId } from '@/lib/console/ids';
 import styles from './intents.module.css';
 import { IntentsTable } from './IntentsTable';
 import { StatusFilterBar } from './StatusFilterBar';

@@ -3,11 +3,12 @@
 import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useRef, useState, type RefObject } from 'react';
 import { ErrorState } from '@/components/ui/ErrorState';
 import { ContentionFilterChip } from './ContentionFilterChip';
 import { intentsHref } from '@/lib/console/filters';
-import { fetchStatusCounts, retryUnlessRefused } from '@/lib/console/intents-client';
+import { retryUnlessRefused } from '@/lib/console/api-client';
+import { fetchStatusCounts } from '@/lib/console/intents-client';
 import { intentKeys, type IntentListFilters } from '@/lib/intents/keys';
 import { INTENT_STATUSES } from '@/lib/shared/intent-states';
 import type { CountsAnswer } from '@/lib/counts/answer';
@@ -108,15 +109,9 @@ function fromLocalInput(value: string): string | null {
   return Number.isNaN(d.getTime()) ? null : d.toISOString();
 }
 
-function SearchBox({ filters, searchKind }: { filters: IntentListFilters; searchKind: ResolvedSearch['kind'] | null }) {
-  const router = useRouter();
-  const [text, setText] = useState(filters.q);
-  const [source, setSource] = useState(filters.source ?? '');
-  const [from, setFrom] = useState(toLocalInput(filters.from));
-  const [to, setTo] = useState(toLocalInput(filters.to));
-  const input = useRef<HTMLInputElement>(null);
+/** "/" jumps to the search from anywhere on the page (not while typing somewhere else). */
+function useSlashFocuses(input: RefObject<HTMLInputElement | null>): void {
   useEffect(() => {
-    // "/" jumps to the search from anywhere on the page (not while typing somewhere else).
     const onKey = (e: KeyboardEvent) => {
       const target = e.target as HTMLElement | null;
       if (e.key !== '/' || e.metaKey || e.ctrlKey || e.altKey) return;
@@ -126,7 +121,32 @@ function SearchBox({ filters, searchKind }: { filters: IntentListFilters; search
     };
     window.addEventListener('keydown', onKey);
     return () => window.removeEventListener('keydown', onKey);
-  }, []);
+  }, [input]);
+}
+
+/** A search refines the list it was typed over: the status and the contention filter (from the Contention page) stay. */
+function searchHref(filters: IntentListFilters, typed: { text: string; source: string; from: string; to: string }): string {
+  return intentsHref({
+    status: filters.status,
+    q: typed.text.trim(),
+    source: typed.source.trim() || null,
+    from: fromLocalInput(typed.from),
+    to: fromLocalInput(typed.to),
+    contention: filters.contention,
+    contentionOperation: filters.contentionOperation,
+    contentionFrom: filters.contentionFrom,
+    contentionTo: filters.contentionTo,
+  });
+}
+
+function SearchBox({ filters, searchKind }: { filters: IntentListFilters; searchKind: ResolvedSearch['kind'] | null }) {
+  const router = useRouter();
+  const [text, setText] = useState(filters.q);
+  const [source, setSource] = useState(filters.source ?? '');
+  const [from, setFrom] = useState(toLocalInput(filters.from));
+  const [to, setTo] = useState(toLocalInput(filters.to));
+  const input = useRef<HTMLInputElement>(null);
+  useSlashFocuses(input);
   const anyFilter = filters.q || filters.source || filters.from || filters.to;
   const rangeBackwards = from && to && from > to;
   return (
@@ -136,21 +156,7 @@ function SearchBox({ filters, searchKind }: { filters: IntentListFilters; search
       className={styles.search}
       onSubmit={(e) => {
         e.preventDefault();
-        if (rangeBackwards) return;
-        // A search refines the list it was typed over: the contention filter (from the Contention page) stays.
-        router.push(
-          intentsHref({
-            status: filters.status,
-            q: text.trim(),
-            source: source.trim() || null,
-            from: fromLocalInput(from),
-            to: fromLocalInput(to),
-            contention: filters.contention,
-            contentionOperation: filters.contentionOperation,
-            contentionFrom: filters.contentionFrom,
-            contentionTo: filters.contentionTo,
-          }),
-        );
+        if (!rangeBackwards) router.push(searchHref(filters, { text, source, from, to }));
       }}
     >
       <label htmlFor="intent-search" className="visually-hidden">

@@ -61,3 +61,8 @@ export function defaultTarget(intents: readonly Selected[]): IntentStatus | null
   const candidates = targetChoices(intents).filter((c) => c.status !== 'FAILED' && c.moving === c.total);
   return candidates.length === 1 ? candidates[0].status : null;
 }
+
+/** "1 intent", "3 intents". */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}

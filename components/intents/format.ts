@@ -1,10 +1,5 @@
 import type { JsonObject } from '@/lib/shared/json';
 
-/** The first block of a uuid: enough to tell intents apart on a page, with the full id in a title. */
-export function shortId(id: string): string {
-  return id.slice(0, 8);
-}
-
 /** One line of the payload's top-level fields, for the list: `kind: payment · amount: 12.5 · …`. */
 export function payloadSummary(payload: JsonObject, max = 140): string {
   const parts = Object.entries(payload).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);

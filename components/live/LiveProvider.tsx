@@ -1,11 +1,10 @@
 'use client';
 
-import { useQueryClient, type QueryKey } from '@tanstack/react-query';
-import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useSyncExternalStore, type ReactNode } from 'react';
+import { useQueryClient, type QueryClient, type QueryKey } from '@tanstack/react-query';
+import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useSyncExternalStore, type ReactNode, type RefObject } from 'react';
 import type { CountsAnswer } from '@/lib/counts/answer';
-import { listAffected } from '@/lib/console/live-refresh';
-import type { IntentList } from '@/lib/intents/queries';
-import { intentKeys, UNFILTERED_COUNTS, type CountFilters, type IntentListFilters } from '@/lib/intents/keys';
+import { openEventStream } from './event-stream';
+import { flushDirty, markDirty, type Dirty, type Pause } from './invalidation';
 
 /**
  * The browser end of the live feed (/api/events, see lib/live): one EventSource per tab, shared by every page.
@@ -25,8 +24,6 @@ export type LiveMessage = { kind: 'changes'; events: LiveEvent[]; counts?: Count
 export type LiveConnection = 'off' | 'connecting' | 'live' | 'reconnecting';
 export type LiveState = { connection: LiveConnection; serverListening: boolean; lastEventAt: number | null };
 
-type Pause = { key: QueryKey; pending: number };
-
 type LiveContextValue = {
   getState: () => LiveState;
   subscribeState: (fn: () => void) => () => void;
@@ -39,10 +36,6 @@ type LiveContextValue = {
 const LiveContext = createContext<LiveContextValue | null>(null);
 
 const FLUSH_GAP_MS = 250;
-const RECONNECT_BASE_MS = 500;
-const RECONNECT_MAX_MS = 15_000;
-
-const keyHasPrefix = (key: QueryKey, prefix: QueryKey) => prefix.every((part, i) => JSON.stringify(part) === JSON.stringify(key[i]));
 
 export function LiveProvider({ enabled, children }: { enabled: boolean; children: ReactNode }) {
   const queryClient = useQueryClient();
@@ -51,75 +44,24 @@ export function LiveProvider({ enabled, children }: { enabled: boolean; children
   const messageListeners = useRef(new Set<(message: LiveMessage) => void>());
   const positionRef = useRef<string | null>(null);
   const pauses = useRef(new Map<string, Pause>());
-  const dirty = useRef<{ all: boolean; keys: Map<string, QueryKey> }>({ all: false, keys: new Map() });
-  const lastFlushAt = useRef(0);
-  const flushTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
 
   const setState = useCallback((patch: Partial<LiveState>) => {
     stateRef.current = { ...stateRef.current, ...patch };
     for (const fn of stateListeners.current) fn();
   }, []);
-
-  const flush = useCallback(() => {
-    flushTimer.current = null;
-    lastFlushAt.current = Date.now();
-    const { all, keys } = dirty.current;
-    dirty.current = { all: false, keys: new Map() };
-    const targets = all ? [intentKeys.all] : [...keys.values()];
-    let pausesChanged = false;
-    for (const key of targets) {
-      const paused = [...pauses.current.values()].filter((p) => keyHasPrefix(key, p.key) || keyHasPrefix(p.key, key));
-      if (paused.length === 0) {
-        void queryClient.invalidateQueries({ queryKey: key });
-        continue;
-      }
-      // Mark everything stale, refetch only what no pause covers.
-      void queryClient.invalidateQueries({
-        queryKey: key,
-        refetchType: 'active',
-        predicate: (q) => !paused.some((p) => keyHasPrefix(q.queryKey, p.key)),
-      });
-      void queryClient.invalidateQueries({ queryKey: key, refetchType: 'none' });
-      for (const p of paused) p.pending++;
-      pausesChanged = true;
-    }
-    if (pausesChanged) for (const fn of stateListeners.current) fn();
-  }, [queryClient]);
-
-  const schedule = useCallback(() => {
-    if (flushTimer.current) return;
-    const wait = Math.max(0, lastFlushAt.current + FLUSH_GAP_MS - Date.now());
-    flushTimer.current = setTimeout(flush, wait);
-  }, [flush]);
+  const notify = useCallback(() => {
+    for (const fn of stateListeners.current) fn();
+  }, []);
+  const schedule = useCoalescedFlush(queryClient, pauses, notify);
 
   const deliver = useCallback(
     (message: LiveMessage) => {
-      const unfilteredKey = intentKeys.count(UNFILTERED_COUNTS);
-      if (message.counts) queryClient.setQueryData(unfilteredKey, message.counts);
-      if (message.kind === 'reset') dirty.current.all = true;
-      else {
-        const d = dirty.current.keys;
-        const cache = queryClient.getQueryCache();
-        for (const query of cache.findAll({ queryKey: intentKeys.lists() })) {
-          const filters = query.queryKey[2] as IntentListFilters | undefined;
-          if (!filters) continue;
-          const data = query.state.data as IntentList | undefined;
-          const shown = data ? new Set(data.items.map((i) => i.id)) : null;
-          if (listAffected(filters, shown, message.events)) d.set(query.queryHash, query.queryKey);
-        }
-        for (const query of cache.findAll({ queryKey: intentKeys.counts() })) {
-          const filters = query.queryKey[2] as CountFilters | undefined;
-          const unfiltered = !filters || (!filters.q && !filters.source && !filters.from && !filters.to && !filters.contention);
-          // Counts under a search cannot be told from the events: they are re-read (capped and bounded in time).
-          if (!unfiltered || !message.counts) d.set(query.queryHash, query.queryKey);
-        }
-        for (const e of message.events) if (e.intentId) d.set(`detail:${e.intentId}`, intentKeys.detail(e.intentId));
-      }
+      schedule.mark(message);
       setState({ lastEventAt: Date.now() });
-      schedule();
+      schedule.flushSoon();
       for (const fn of messageListeners.current) fn(message);
     },
-    [queryClient, schedule, setState],
+    [schedule, setState],
   );
 
   useEffect(() => {
@@ -127,62 +69,7 @@ export function LiveProvider({ enabled, children }: { enabled: boolean; children
       setState({ connection: 'off' });
       return;
     }
-    let source: EventSource | null = null;
-    let retryTimer: ReturnType<typeof setTimeout> | null = null;
-    let attempt = 0;
-    let everOpened = false;
-    let disposed = false;
-
-    const remember = (event: MessageEvent) => {
-      if (event.lastEventId) positionRef.current = event.lastEventId;
-    };
-    const open = () => {
-      const since = positionRef.current;
-      source = new EventSource(since ? `/api/events?since=${encodeURIComponent(since)}` : '/api/events');
-      setState({ connection: everOpened ? 'reconnecting' : 'connecting' });
-      source.addEventListener('ready', (event) => {
-        remember(event as MessageEvent);
-        attempt = 0;
-        everOpened = true;
-        setState({ connection: 'live' });
-      });
-      source.addEventListener('changes', (event) => {
-        const e = event as MessageEvent<string>;
-        remember(e);
-        const data = JSON.parse(e.data) as { events: LiveEvent[]; counts?: CountsAnswer | null };
-        deliver({ kind: 'changes', events: data.events, counts: data.counts });
-      });
-      source.addEventListener('reset', (event) => {
-        const e = event as MessageEvent<string>;
-        remember(e);
-        const data = (e.data ? JSON.parse(e.data) : {}) as { counts?: CountsAnswer | null };
-        deliver({ kind: 'reset', counts: data.counts });
-      });
-      source.addEventListener('status', (event) => {
-        const data = JSON.parse((event as MessageEvent<string>).data) as { listening: boolean };
-        setState({ serverListening: data.listening });
-      });
-      source.onerror = () => {
-        if (disposed || !source) return;
-        if (source.readyState === EventSource.CONNECTING) {
-          // The browser reconnects by itself, sending Last-Event-ID.
-          setState({ connection: 'reconnecting' });
-          return;
-        }
-        // Closed for good (e.g. the server answered with an error): start over from our last position.
-        source.close();
-        source = null;
-        setState({ connection: 'reconnecting' });
-        const delay = Math.min(RECONNECT_MAX_MS, RECONNECT_BASE_MS * 2 ** attempt++) * (0.5 + Math.random() / 2);
-        retryTimer = setTimeout(open, delay);
-      };
-    };
-    open();
-    return () => {
-      disposed = true;
-      if (retryTimer) clearTimeout(retryTimer);
-      source?.close();
-    };
+    return openEventStream({ position: positionRef, deliver, setState });
   }, [enabled, deliver, setState]);
 
   const value = useMemo<LiveContextValue>(
@@ -207,14 +94,41 @@ export function LiveProvider({ enabled, children }: { enabled: boolean; children
           pauses.current.delete(id);
           if (existing.pending > 0) void queryClient.invalidateQueries({ queryKey: existing.key });
         }
-        for (const fn of stateListeners.current) fn();
+        notify();
       },
       pendingFor: (id) => pauses.current.get(id)?.pending ?? 0,
     }),
-    [queryClient],
+    [queryClient, notify],
   );
 
   return <LiveContext.Provider value={value}>{children}</LiveContext.Provider>;
+}
+
+/**
+ * Changes are coalesced: each message marks what it makes stale (`mark`), and the invalidation runs at most once per
+ * FLUSH_GAP_MS (`flushSoon`), so a burst of commits refetches once.
+ */
+function useCoalescedFlush(queryClient: QueryClient, pauses: RefObject<Map<string, Pause>>, onPausesChanged: () => void) {
+  const dirty = useRef<Dirty>({ all: false, keys: new Map() });
+  const lastFlushAt = useRef(0);
+  const flushTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
+  return useMemo(() => {
+    const flush = () => {
+      flushTimer.current = null;
+      lastFlushAt.current = Date.now();
+      const batch = dirty.current;
+      dirty.current = { all: false, keys: new Map() };
+      if (flushDirty(queryClient, batch, pauses.current.values())) onPausesChanged();
+    };
+    return {
+      mark: (message: LiveMessage) => markDirty(queryClient, dirty.current, message),
+      flushSoon: () => {
+        if (flushTimer.current) return;
+        const wait = Math.max(0, lastFlushAt.current + FLUSH_GAP_MS - Date.now());
+        flushTimer.current = setTimeout(flush, wait);
+      },
+    };
+  }, [queryClient, pauses, onPausesChanged]);
 }
 
 function useLiveContext(): LiveContextValue {

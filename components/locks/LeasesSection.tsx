@@ -3,20 +3,11 @@
 import { useQuery } from '@tanstack/react-query';
 import { IntentLinks } from './IntentLinks';
 import { formatUtcTime } from '@/components/ui/time';
-import type { LeaseEvent, LiveLease } from '@/lib/leases/types';
+import { fetchLeases, leaseKeys, type LeasesAnswer } from '@/lib/console/leases-client';
 import styles from './console.module.css';
-
-type LeasesAnswer = { backend: string; leases: LiveLease[]; events: LeaseEvent[] };
 
 const REFRESH_MS = 5_000;
 const EDIT_LEASE = /^intent:([0-9a-f-]{36}):edit$/;
-
-async function fetchLeases(): Promise<LeasesAnswer> {
-  const res = await fetch('/api/leases?limit=50', { headers: { accept: 'application/json' }, cache: 'no-store' });
-  const body = (await res.json().catch(() => null)) as (LeasesAnswer & { error?: { message?: string } }) | null;
-  if (!res.ok || !body) throw new Error(body?.error?.message ?? `The server answered ${res.status}.`);
-  return body;
-}
 
 /** A resource named after an intent's edit lease links to that intent. */
 function Resource({ resource }: { resource: string }) {
@@ -37,7 +28,7 @@ function Resource({ resource }: { resource: string }) {
  * the two are shown apart. Viewers get no tokens from the server: the column is left out for them.
  */
 export function LeasesSection() {
-  const query = useQuery({ queryKey: ['console', 'locks', 'leases'], queryFn: fetchLeases, refetchInterval: REFRESH_MS });
+  const query = useQuery({ queryKey: leaseKeys.all, queryFn: fetchLeases, refetchInterval: REFRESH_MS });
   const data = query.data;
   const tokens = !!data && [...data.leases, ...data.events].some((row) => row.token !== null);
   return (
@@ -51,73 +42,83 @@ export function LeasesSection() {
       {data && (
         <div className={styles.grid2}>
           <div className={styles.scroll}>
-            {data.leases.length === 0 ? (
-              <div className={styles.empty}>No lease is held.</div>
-            ) : (
-              <table className={styles.table} data-testid="leases-table">
-                <caption className={styles.hint}>Held now</caption>
-                <thead>
-                  <tr>
-                    <th>resource</th>
-                    <th>owner</th>
-                    <th>taken by</th>
-                    {tokens && <th>token</th>}
-                    <th>since</th>
-                    <th>until</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.leases.map((l) => (
-                    <tr key={l.resource}>
-                      <td className={styles.wrap}>
-                        <Resource resource={l.resource} />
-                      </td>
-                      <td className={styles.wrap}>{l.owner}</td>
-                      <td className={styles.wrap} data-testid="lease-actor">{l.actor ?? '—'}</td>
-                      {tokens && <td className={styles.mono}>{l.token ?? '—'}</td>}
-                      <td className={styles.nowrap}>{l.acquiredAt ? formatUtcTime(l.acquiredAt) : '—'}</td>
-                      <td className={styles.nowrap}>{formatUtcTime(l.expiresAt)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )}
+            <HeldLeases leases={data.leases} tokens={tokens} />
           </div>
           <div className={styles.scroll}>
-            {data.events.length === 0 ? (
-              <div className={styles.empty}>No lease events yet.</div>
-            ) : (
-              <table className={styles.table} data-testid="lease-events-table">
-                <caption className={styles.hint}>Newest events</caption>
-                <thead>
-                  <tr>
-                    <th>at</th>
-                    <th>event</th>
-                    <th>resource</th>
-                    <th>owner</th>
-                    <th>by</th>
-                    {tokens && <th>token</th>}
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.events.map((e) => (
-                    <tr key={e.id}>
-                      <td className={styles.nowrap}>{formatUtcTime(e.at)}</td>
-                      <td>{e.event}</td>
-                      <td className={styles.wrap}>
-                        <Resource resource={e.resource} />
-                      </td>
-                      <td className={styles.wrap}>{e.event === 'denied' ? `${e.owner} (held by ${e.holder})` : (e.owner ?? '—')}</td>
-                      <td className={styles.wrap}>{e.actor ?? '—'}</td>
-                      {tokens && <td className={styles.mono}>{e.token ?? '—'}</td>}
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )}
+            <LeaseEvents events={data.events} tokens={tokens} />
           </div>
         </div>
       )}
     </section>
+  );
+}
+
+/** The leases held now; `tokens`: whether this viewer may see fencing tokens. */
+function HeldLeases({ leases, tokens }: { leases: LeasesAnswer['leases']; tokens: boolean }) {
+  return leases.length === 0 ? (
+    <div className={styles.empty}>No lease is held.</div>
+  ) : (
+    <table className={styles.table} data-testid="leases-table">
+      <caption className={styles.hint}>Held now</caption>
+      <thead>
+        <tr>
+          <th>resource</th>
+          <th>owner</th>
+          <th>taken by</th>
+          {tokens && <th>token</th>}
+          <th>since</th>
+          <th>until</th>
+        </tr>
+      </thead>
+      <tbody>
+        {leases.map((l) => (
+          <tr key={l.resource}>
+            <td className={styles.wrap}>
+              <Resource resource={l.resource} />
+            </td>
+            <td className={styles.wrap}>{l.owner}</td>
+            <td className={styles.wrap} data-testid="lease-actor">{l.actor ?? '—'}</td>
+            {tokens && <td className={styles.mono}>{l.token ?? '—'}</td>}
+            <td className={styles.nowrap}>{l.acquiredAt ? formatUtcTime(l.acquiredAt) : '—'}</td>
+            <td className={styles.nowrap}>{formatUtcTime(l.expiresAt)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** The newest lease events, each with the user who acted. */
+function LeaseEvents({ events, tokens }: { events: LeasesAnswer['events']; tokens: boolean }) {
+  return events.length === 0 ? (
+    <div className={styles.empty}>No lease events yet.</div>
+  ) : (
+    <table className={styles.table} data-testid="lease-events-table">
+      <caption className={styles.hint}>Newest events</caption>
+      <thead>
+        <tr>
+          <th>at</th>
+          <th>event</th>
+          <th>resource</th>
+          <th>owner</th>
+          <th>by</th>
+          {tokens && <th>token</th>}
+        </tr>
+      </thead>
+      <tbody>
+        {events.map((e) => (
+          <tr key={e.id}>
+            <td className={styles.nowrap}>{formatUtcTime(e.at)}</td>
+            <td>{e.event}</td>
+            <td className={styles.wrap}>
+              <Resource resource={e.resource} />
+            </td>
+            <td className={styles.wrap}>{e.event === 'denied' ? `${e.owner} (held by ${e.holder})` : (e.owner ?? '—')}</td>
+            <td className={styles.wrap}>{e.actor ?? '—'}</td>
+            {tokens && <td className={styles.mono}>{e.token ?? '—'}</td>}
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }

@@ -13,7 +13,8 @@ import { ErrorState } from '@/components/ui/ErrorState';
 import { Skeleton } from '@/components/ui/Skeleton';
 import styles from './console.module.css';
 import { IntentLinks } from './IntentLinks';
-import { fetchJson, type FetchError } from './live';
+import type { ApiError } from '@/lib/console/api-client';
+import { fetchEpisode, fetchEpisodes, lockKeys } from '@/lib/console/locks-client';
 
 /**
  * The Locks page's history: blocking episodes the sampler kept (GET /api/locks/episodes), as a time strip (length =
@@ -35,21 +36,13 @@ const LEVEL_CLASS = [styles.level0, styles.level1, styles.level2, styles.level3]
 type Filters = { windowMs: number; intentId: string; application: string; minDurationMs: number };
 type Fetched = { page: EpisodePage; from: number; to: number };
 
-const episodeKeys = {
-  all: ['console', 'locks', 'episodes'] as const,
-  list: (f: Filters) => [...episodeKeys.all, 'list', f] as const,
-  detail: (id: string) => [...episodeKeys.all, 'detail', id] as const,
-};
-
-function listUrl(f: Filters, from: number, to: number): string {
+function listQuery(f: Filters, from: number, to: number): URLSearchParams {
   const q = new URLSearchParams({ from: new Date(from).toISOString(), to: new Date(to).toISOString(), limit: '200' });
   if (f.intentId.trim()) q.set('intentId', f.intentId.trim());
   if (f.application.trim()) q.set('application', f.application.trim());
   if (f.minDurationMs) q.set('minDurationMs', String(f.minDurationMs));
-  return `/api/locks/episodes?${q}`;
+  return q;
 }
-
-const fetchEpisode = (id: string, signal?: AbortSignal) => fetchJson<EpisodeWithSamples>(`/api/locks/episodes/${id}`, signal);
 
 export function LockHistory({ initialIntentId = '', initialEpisodeId = null }: { initialIntentId?: string; initialEpisodeId?: string | null }) {
   const [filters, setFilters] = useState<Filters>({ windowMs: WINDOWS[1].ms, intentId: initialIntentId, application: '', minDurationMs: 0 });
@@ -58,12 +51,12 @@ export function LockHistory({ initialIntentId = '', initialEpisodeId = null }: {
   /** The scrubbed moment (ms since the epoch: it stays put while the window slides on); null: not scrubbing. */
   const [at, setAt] = useState<number | null>(null);
 
-  const list = useQuery<Fetched, FetchError>({
-    queryKey: episodeKeys.list(filters),
+  const list = useQuery<Fetched, ApiError>({
+    queryKey: lockKeys.episodeList(filters),
     queryFn: async ({ signal }) => {
       const to = Date.now();
       const from = to - filters.windowMs;
-      return { page: await fetchJson<EpisodePage>(listUrl(filters, from, to), signal), from, to };
+      return { page: await fetchEpisodes(listQuery(filters, from, to), signal), from, to };
     },
     refetchInterval: REFRESH_MS,
     placeholderData: (previous) => previous,
@@ -71,7 +64,7 @@ export function LockHistory({ initialIntentId = '', initialEpisodeId = null }: {
   const data = list.data;
   const during = data && at !== null ? data.page.items.filter((e) => coversMoment(e, at)).slice(0, 4) : [];
   const scrubbed = useQueries({
-    queries: during.map((e) => ({ queryKey: episodeKeys.detail(e.id), queryFn: ({ signal }: { signal: AbortSignal }) => fetchEpisode(e.id, signal), refetchInterval: e.endedAt ? false : REFRESH_MS })),
+    queries: during.map((e) => ({ queryKey: lockKeys.episode(e.id), queryFn: ({ signal }: { signal: AbortSignal }) => fetchEpisode(e.id, signal), refetchInterval: e.endedAt ? false : REFRESH_MS })),
   });
 
   return (
@@ -276,7 +269,7 @@ function linkSummary(e: Episode): string {
 }
 
 function EpisodeDetail({ id, onClose }: { id: string; onClose: () => void }) {
-  const q = useQuery<EpisodeWithSamples, FetchError>({ queryKey: episodeKeys.detail(id), queryFn: ({ signal }) => fetchEpisode(id, signal), refetchInterval: (query) => (query.state.data?.endedAt ? false : REFRESH_MS) });
+  const q = useQuery<EpisodeWithSamples, ApiError>({ queryKey: lockKeys.episode(id), queryFn: ({ signal }) => fetchEpisode(id, signal), refetchInterval: (query) => (query.state.data?.endedAt ? false : REFRESH_MS) });
   const [sampleIndex, setSampleIndex] = useState<number | null>(null);
   const e = q.data;
   if (q.isError) return <ErrorState title={`Episode ${id} could not be loaded`} error={q.error} onRetry={() => void q.refetch()} retrying={q.isFetching} />;

@@ -6,6 +6,7 @@ import { LOCKS_BACKOFF, SLOW_SNAPSHOT_MS } from '@/lib/locks/backoff';
 import { ageAt } from '@/lib/locks/format';
 import { isIdleInTransaction } from '@/lib/locks/tree';
 import type { Backend, BlockingNode, LocksSnapshot } from '@/lib/locks/types';
+import { lockKeys, locksSnapshotUrl } from '@/lib/console/locks-client';
 import styles from './console.module.css';
 import { IntentLinks } from './IntentLinks';
 import { PageHeader } from '@/components/ui/PageHeader';
@@ -40,8 +41,8 @@ export function LocksView({
   const [limit, setLimit] = useState(100);
   const [allSessions, setAllSessions] = useState(false);
   const { query, intervalMs, lastOutcome, backingOff } = useBackoffQuery<LocksSnapshot>({
-    queryKey: ['console', 'locks', 'snapshot', limit, allSessions],
-    url: `/api/locks?limit=${limit}${allSessions ? '&all=true' : ''}`,
+    queryKey: lockKeys.snapshot(limit, allSessions),
+    url: locksSnapshotUrl(limit, allSessions),
     policy: LOCKS_BACKOFF,
     isSlow: (s) => s.tookMs > SLOW_SNAPSHOT_MS,
   });
@@ -77,8 +78,8 @@ export function LocksView({
         }
       />
 
-      <PressureBanner intervalMs={intervalMs} lastOutcome={lastOutcome} message={query.error?.kind === 'pressure' ? query.error.message : undefined} staleSince={snap?.takenAt} />
-      {query.isError && snap && query.error.kind !== 'pressure' && (
+      <PressureBanner intervalMs={intervalMs} lastOutcome={lastOutcome} message={query.error?.isPressure ? query.error.message : undefined} staleSince={snap?.takenAt} />
+      {query.isError && snap && !query.error.isPressure && (
         <div className={`${styles.banner} ${styles.bannerError}`} role="alert">
           Refresh failed ({query.error.message}); showing the snapshot from {formatUtcTime(snap.takenAt)}.
         </div>
@@ -92,8 +93,8 @@ export function LocksView({
           <TableSkeleton rows={8} columns={8} label="Loading locks" />
         </section>
       )}
-      {!snap && query.isError && query.error.kind !== 'pressure' && <ErrorState title="The lock snapshot could not be loaded" error={query.error} onRetry={() => void query.refetch()} retrying={query.isFetching} />}
-      {!snap && query.isError && query.error.kind === 'pressure' && (
+      {!snap && query.isError && !query.error.isPressure && <ErrorState title="The lock snapshot could not be loaded" error={query.error} onRetry={() => void query.refetch()} retrying={query.isFetching} />}
+      {!snap && query.isError && query.error.isPressure && (
         <div className={styles.empty}>No snapshot yet: waiting for the database to answer within the page’s own timeouts.</div>
       )}
 

@@ -2,7 +2,7 @@
 
 import { useQuery } from '@tanstack/react-query';
 import Link from 'next/link';
-import { fetchRowHolders } from '@/lib/console/locks-client';
+import { fetchRowHolders, lockKeys } from '@/lib/console/locks-client';
 import { formatDuration } from '@/lib/locks/format';
 import type { RowLockHolder as RowHolder } from '@/lib/locks/holders';
 import styles from './console.module.css';
@@ -14,7 +14,7 @@ const POLL_MS = 3000;
 export function useRowHolders(ids: readonly string[]): Map<string, RowHolder> {
   const key = [...ids].sort();
   const query = useQuery({
-    queryKey: ['console', 'locks', 'holders', key],
+    queryKey: lockKeys.holders(key),
     queryFn: () => fetchRowHolders(key),
     enabled: key.length > 0,
     refetchInterval: POLL_MS,

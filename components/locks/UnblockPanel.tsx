@@ -1,12 +1,12 @@
 'use client';
 
 import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { lockKeys } from '@/lib/console/locks-client';
 import { useActionState, useEffect, useState } from 'react';
 import { cancelBackendAction, terminateBackendAction, unblockImpactAction, type UnblockState } from '@/app/actions/locks';
-import { formatDuration } from '@/lib/locks/format';
 import { blocksOthers } from '@/lib/locks/tree';
 import styles from './console.module.css';
-import { IntentLinks } from './IntentLinks';
+import { UnblockImpact } from './UnblockImpact';
 import { Skeleton } from '@/components/ui/Skeleton';
 
 const idle: UnblockState = { status: 'idle' };
@@ -25,11 +25,11 @@ export function UnblockPanel({ pid, canTerminate, onClose }: { pid: number; canT
   // Once our own action reports the backend gone, its impact is history: stop asking for it (the lookup would
   // only answer "not found", and that is the expected end, not an error).
   const endedByAction = last.status === 'ok' && !!last.result && (!last.result.signalled || last.result.after?.alive === false);
-  const impactQuery = useQuery({ queryKey: ['console', 'locks', 'impact', pid], queryFn: () => unblockImpactAction(pid), refetchInterval: 5000, enabled: !endedByAction });
+  const impactQuery = useQuery({ queryKey: lockKeys.impact(pid), queryFn: () => unblockImpactAction(pid), refetchInterval: 5000, enabled: !endedByAction });
 
   useEffect(() => {
     if (cancelState.status !== 'idle' || terminateState.status !== 'idle') {
-      void queryClient.invalidateQueries({ queryKey: ['console', 'locks'] });
+      void queryClient.invalidateQueries({ queryKey: lockKeys.all });
     }
   }, [cancelState, terminateState, queryClient]);
 
@@ -67,52 +67,7 @@ export function UnblockPanel({ pid, canTerminate, onClose }: { pid: number; canT
           Backend {pid} is no longer running: it finished or was ended elsewhere, so there is nothing left to unblock.
         </div>
       )}
-      {impact && (
-        <>
-          <div className={styles.impact} data-testid="impact">
-            <div className={styles.stat}>
-              <div className={styles.statValue} data-testid="impact-waiting">{impact.waitingBehind}</div>
-              <div className={styles.statLabel}>sessions waiting behind it{impact.directWaiters.length ? ` (directly: ${impact.directWaiters.join(', ')})` : ''}</div>
-            </div>
-            {impact.recentBlocking && (
-              <div className={styles.stat} data-testid="impact-recent">
-                <div className={styles.statValue}>{impact.recentBlocking.waitersSeen}</div>
-                <div className={styles.statLabel}>
-                  sessions kept waiting by this transaction {impact.recentBlocking.inProgress ? 'in the episode going on' : 'in the last minute'}
-                  {impact.recentBlocking.lockTimeouts ? `, ${impact.recentBlocking.lockTimeouts} of them timed out` : ''} ·{' '}
-                  <a href={`/locks?episode=${impact.recentBlocking.episodeId}`}>episode {impact.recentBlocking.episodeId}</a>
-                </div>
-              </div>
-            )}
-            <div className={styles.stat}>
-              <div className={styles.statValue} data-testid="impact-age">{formatDuration(impact.transactionAgeMs)}</div>
-              <div className={styles.statLabel}>
-                transaction age{impact.state ? ` · ${impact.state}` : ''}
-                {impact.stateAgeMs !== null && impact.state !== 'active' ? ` for ${formatDuration(impact.stateAgeMs)}` : ''}
-              </div>
-            </div>
-            <div className={styles.stat}>
-              <div className={styles.statLabel}>intents it is about</div>
-              <IntentLinks refs={impact.intents} empty="none known" />
-              {impact.waiterIntents.length > 0 && (
-                <div className={styles.hint}>
-                  waiters are about: <IntentLinks refs={impact.waiterIntents.map((id) => ({ id, via: null }))} />
-                </div>
-              )}
-            </div>
-          </div>
-          <p className={styles.hint}>
-            {impact.applicationName || '(no application name)'}
-            {impact.actor && <> · acting for console user {impact.actor}</>} · {impact.user ?? '?'} · <span className={styles.mono}>{impact.query?.slice(0, 160) ?? '—'}</span>
-          </p>
-          {impact.isWaiting && (
-            <div className={`${styles.banner} ${styles.bannerWarn}`}>
-              This backend is itself waiting for {impact.rootBlockers.length ? `backend ${impact.rootBlockers.join(', ')}` : 'another backend'}: stopping it
-              frees only the sessions behind it; the root blocker stays.
-            </div>
-          )}
-        </>
-      )}
+      {impact && <UnblockImpact impact={impact} />}
       <form>
         <input type="hidden" name="pid" value={pid} />
         <label className={styles.formField}>
@@ -132,17 +87,7 @@ export function UnblockPanel({ pid, canTerminate, onClose }: { pid: number; canT
             </button>
           ) : null}
           <span className={styles.hint}>
-            {gone
-              ? 'It has ended.'
-              : cancelUseless && stillBlocks
-                ? 'It is idle in its transaction: there is no query to cancel, and it keeps its locks until its session ends. Terminate (pg_terminate_backend) rolls its transaction back.'
-                : cancelUseless
-                ? 'It is idle and nobody has waited for its transaction lately: there is nothing to stop it for.'
-                : !cancelTried
-                ? 'Cancel first (pg_cancel_backend). Terminate becomes available only if it still blocks afterwards.'
-                : stillBlocks
-                  ? 'A cancel was tried and it still blocks: terminate (pg_terminate_backend) ends the whole session.'
-                  : 'It no longer blocks anyone.'}
+            {nextStep({ gone, cancelUseless, stillBlocks, cancelTried })}
           </span>
         </div>
       </form>
@@ -153,4 +98,13 @@ export function UnblockPanel({ pid, canTerminate, onClose }: { pid: number; canT
       )}
     </div>
   );
+}
+
+/** What the operator can do next, in words. */
+function nextStep({ gone, cancelUseless, stillBlocks, cancelTried }: { gone: boolean; cancelUseless: boolean; stillBlocks: boolean; cancelTried: boolean }): string {
+  if (gone) return 'It has ended.';
+  if (cancelUseless && stillBlocks) return 'It is idle in its transaction: there is no query to cancel, and it keeps its locks until its session ends. Terminate (pg_terminate_backend) rolls its transaction back.';
+  if (cancelUseless) return 'It is idle and nobody has waited for its transaction lately: there is nothing to stop it for.';
+  if (!cancelTried) return 'Cancel first (pg_cancel_backend). Terminate becomes available only if it still blocks afterwards.';
+  return stillBlocks ? 'A cancel was tried and it still blocks: terminate (pg_terminate_backend) ends the whole session.' : 'It no longer blocks anyone.';
 }

@@ -4,38 +4,13 @@ import { useQuery, type QueryKey } from '@tanstack/react-query';
 import { useRef, useState } from 'react';
 import { answerOutcome, isBackingOff, nextInterval, type BackoffPolicy, type RefreshOutcome } from '@/lib/locks/backoff';
 import { formatUtcTime } from '@/components/ui/time';
+import { ApiError, getJson } from '@/lib/console/api-client';
 import styles from './console.module.css';
 
 /**
  * Polling plumbing shared by the Locks and Contention pages: a visible backoff and the status line that says it.
  * (Skeletons and error states are the shell's, components/ui.)
  */
-
-export class FetchError extends Error {
-  constructor(
-    message: string,
-    readonly kind: 'pressure' | 'error',
-    readonly status: number,
-    readonly code?: string,
-  ) {
-    super(message);
-  }
-}
-
-export async function fetchJson<T>(url: string, signal?: AbortSignal): Promise<T> {
-  let res: Response;
-  try {
-    res = await fetch(url, { signal, headers: { accept: 'application/json' }, cache: 'no-store' });
-  } catch (err) {
-    if ((err as Error)?.name === 'AbortError') throw err;
-    throw new FetchError('The console server did not answer (network error).', 'error', 0);
-  }
-  if (res.ok) return (await res.json()) as T;
-  const body = (await res.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
-  const code = body?.error?.code;
-  const message = body?.error?.message ?? `The server answered ${res.status}.`;
-  throw new FetchError(message, res.status === 503 || code === 'db_under_pressure' ? 'pressure' : 'error', res.status, code);
-}
 
 /**
  * Polls `url`, lengthening the interval when answers are slow (two in a row), refused as under pressure, or failed, and
@@ -46,21 +21,22 @@ export function useBackoffQuery<T>(options: { queryKey: QueryKey; url: string; p
   const [intervalMs, setIntervalMs] = useState(policy.baseMs);
   const [lastOutcome, setLastOutcome] = useState<RefreshOutcome | null>(null);
   const slowInARow = useRef(0);
-  const query = useQuery<T, FetchError>({
+  const query = useQuery<T, ApiError>({
     queryKey: options.queryKey,
     queryFn: async ({ signal }) => {
       try {
-        const data = await fetchJson<T>(options.url, signal);
+        const data = await getJson<T>(options.url, signal);
         const { outcome, slowInARow: streak } = answerOutcome(options.isSlow(data), slowInARow.current);
         slowInARow.current = streak;
         setLastOutcome(outcome);
         setIntervalMs((ms) => nextInterval(ms, outcome, policy));
         return data;
       } catch (err) {
-        if (err instanceof FetchError) {
+        if (err instanceof ApiError) {
+          const outcome = err.isPressure ? 'pressure' : 'error';
           slowInARow.current = 0;
-          setLastOutcome(err.kind);
-          setIntervalMs((ms) => nextInterval(ms, err.kind, policy));
+          setLastOutcome(outcome);
+          setIntervalMs((ms) => nextInterval(ms, outcome, policy));
         }
         throw err;
       }

@@ -1,7 +1,7 @@
 'use client';
 
-import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, useTransition } from 'react';
+import { useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
 import { retryPipelineAction, runPipelineAction } from '@/app/actions/pipeline';
 import styles from '@/components/locks/console.module.css';
 import { ErrorState } from '@/components/ui/ErrorState';
@@ -9,11 +9,12 @@ import { Panel } from '@/components/ui/PageHeader';
 import { Skeleton } from '@/components/ui/Skeleton';
 import { formatUtc } from '@/components/ui/time';
 import { fetchIntent } from '@/lib/console/intents-client';
-import { fetchPipelineRuns, pipelineRunsKey } from '@/lib/console/workers-client';
+import { useActionMutation } from '@/lib/console/use-action-mutation';
+import { fetchPipelineRuns, pipelineKeys } from '@/lib/console/workers-client';
 import { intentKeys } from '@/lib/intents/keys';
 import type { PipelineMode, PipelineRun } from '@/lib/pipeline/types';
-import { LockHolderLink } from '@/components/locks/LockHolderLink';
 import type { ActionError } from '@/lib/console/action-result';
+import { LockHolderLink } from '@/components/locks/LockHolderLink';
 
 const RUN_TONE: Record<PipelineRun['status'], string> = {
   running: styles.badgeWait,
@@ -31,20 +32,20 @@ const STEP_TONE: Record<string, string> = { completed: styles.badgeOk, replayed:
  * intent's detail key, so the live feed refreshes them as bridges start and finish.
  */
 export function PipelineRunsPanel({ id, canRun }: { id: string; canRun: boolean }) {
-  const queryClient = useQueryClient();
   const intent = useQuery({ queryKey: intentKeys.detail(id), queryFn: () => fetchIntent(id) });
-  const runs = useQuery({ queryKey: pipelineRunsKey(id), queryFn: () => fetchPipelineRuns(id) });
+  const runs = useQuery({ queryKey: pipelineKeys.runs(id), queryFn: () => fetchPipelineRuns(id) });
   const [mode, setMode] = useState<PipelineMode>('FAILFAST');
   const [message, setMessage] = useState<{ tone: 'ok' | 'error'; text: string; error?: ActionError } | null>(null);
-  const [busy, startTransition] = useTransition();
   const status = intent.data?.status;
 
-  const act = (retry: boolean) =>
-    startTransition(async () => {
-      const result = retry ? await retryPipelineAction({ id, mode, expectedVersion: intent.data?.version }) : await runPipelineAction({ id, mode });
-      setMessage(result.ok ? { tone: 'ok', text: `Run ${result.data.run.status.replace(/_/g, ' ')}: the intent is ${result.data.intent.status}.` } : { tone: 'error', text: result.error.message, error: result.error });
-      await queryClient.invalidateQueries({ queryKey: intentKeys.detail(id) });
-    });
+  const pipeline = useActionMutation({
+    action: (retry: boolean) => (retry ? retryPipelineAction({ id, mode, expectedVersion: intent.data?.version }) : runPipelineAction({ id, mode })),
+    onOk: (data) => setMessage({ tone: 'ok', text: `Run ${data.run.status.replace(/_/g, ' ')}: the intent is ${data.intent.status}.` }),
+    onFailure: (error) => setMessage({ tone: 'error', text: error.message, error }),
+    invalidate: () => [intentKeys.detail(id)],
+  });
+  const busy = pipeline.isPending;
+  const act = (retry: boolean) => pipeline.mutate(retry);
 
   const noRights = canRun ? undefined : 'Needs the operator role';
   return (

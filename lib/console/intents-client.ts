@@ -1,37 +1,11 @@
+import { getJson } from './api-client';
 import type { IntentList } from '@/lib/intents/queries';
 import { FILTER_PARAMS, type CountFilters, type IntentListFilters } from '@/lib/intents/keys';
 import type { CountsAnswer } from '@/lib/counts/answer';
 import type { ConflictEvent, IntentWithCorrections } from '@/lib/shared/intent-types';
 import type { TimelinePage } from '@/lib/timeline/types';
 
-/** Browser-side reads for TanStack Query: the JSON API (and /api/console for what only the console needs). */
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly details?: unknown,
-  ) {
-    super(message);
-  }
-}
-
-/** Retry once after a failure, but not after a refusal (4xx: a search too short or too slow stays so). */
-export function retryUnlessRefused(failures: number, error: unknown): boolean {
-  if (error instanceof ApiError && error.status >= 400 && error.status < 500) return false;
-  return failures < 1;
-}
-
-async function getJson<T>(url: string): Promise<T> {
-  const res = await fetch(url, { headers: { accept: 'application/json' }, cache: 'no-store' });
-  if (!res.ok) {
-    const body = (await res.json().catch(() => null)) as { error?: { code?: string; message?: string; details?: unknown } } | null;
-    const e = body?.error;
-    if (res.status === 401) throw new ApiError(401, 'unauthenticated', 'Your session has ended. Sign in again to continue.');
-    throw new ApiError(res.status, e?.code ?? 'http_error', e?.message ?? `The server answered ${res.status} ${res.statusText}.`, e?.details);
-  }
-  return (await res.json()) as T;
-}
+/** Browser-side reads of intents for TanStack Query (keys: lib/intents/keys.ts). */
 
 function filterParams(filters: CountFilters, params = new URLSearchParams()): URLSearchParams {
   for (const k of FILTER_PARAMS) {

@@ -1,3 +1,5 @@
+import { intentKeys } from '@/lib/intents/keys';
+import { getJson } from './api-client';
 import type { PipelineRun } from '@/lib/pipeline/types';
 import type { WorkersOverview } from '@/lib/workers/queries';
 
@@ -8,16 +10,9 @@ export const workerKeys = {
 };
 
 /** Under the intent's detail key, so the live feed's invalidation of an intent refreshes its runs too. */
-export const pipelineRunsKey = (intentId: string) => ['intents', 'detail', intentId, 'pipeline'] as const;
-
-async function getJson<T>(url: string): Promise<T> {
-  const res = await fetch(url, { headers: { accept: 'application/json' }, cache: 'no-store' });
-  if (!res.ok) {
-    const body = (await res.json().catch(() => null)) as { error?: { message?: string } } | null;
-    throw new Error(res.status === 401 ? 'Your session has ended. Sign in again to continue.' : (body?.error?.message ?? `The server answered ${res.status} ${res.statusText}.`));
-  }
-  return (await res.json()) as T;
-}
+export const pipelineKeys = {
+  runs: (intentId: string) => [...intentKeys.detail(intentId), 'pipeline'] as const,
+};
 
 export const fetchWorkersOverview = () => getJson<WorkersOverview>('/api/workers');
 export const fetchPipelineRuns = (intentId: string) => getJson<{ runs: PipelineRun[] }>(`/api/intents/${encodeURIComponent(intentId)}/pipeline`);

@@ -54,13 +54,20 @@ async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<
   return false;
 }
 
-export function standardFaults(ctx: FaultContext): Fault[] {
-  const admin = (work: (c: pg.Client) => Promise<string | null>) => withClient(ctx.directUrl, 'bridge-chaos:faults', work);
+const admin = (ctx: FaultContext, work: (c: pg.Client) => Promise<string | null>) => withClient(ctx.directUrl, 'bridge-chaos:faults', work);
 
-  const terminate: Fault = {
+export function standardFaults(ctx: FaultContext): Fault[] {
+  const worker = workerFault(ctx);
+  const natsOutage = natsFault(ctx);
+  // The instance restart last: it takes longest, and every other kind should have had its turn by then.
+  return [terminateFault(ctx), deadlockFault(ctx), ...(worker ? [worker] : []), ...(natsOutage ? [natsOutage] : []), holdFault(ctx), pauseFault(ctx), restartFault(ctx)];
+}
+
+function terminateFault(ctx: FaultContext): Fault {
+  return {
     kind: 'backend terminated mid-transaction',
     inject: () =>
-      admin(async (c) => {
+      admin(ctx, async (c) => {
         // Wait briefly for a console backend that is doing something, so the kill lands mid-work.
         let victim: { pid: number; application_name: string; state: string } | undefined;
         await until(async () => {
@@ -78,10 +85,12 @@ export function standardFaults(ctx: FaultContext): Fault[] {
         return `pid ${victim.pid} (${victim.application_name}, ${victim.state})`;
       }),
   };
+}
 
+function restartFault(ctx: FaultContext): Fault {
   // The watcher of the live probe (the second instance) first: its restart is the one the stream must resume from.
   let nextRestart = ctx.instances.length > 1 ? 1 : 0;
-  const restart: Fault = {
+  return {
     kind: 'instance killed and restarted',
     inject: async () => {
       const index = nextRestart++ % ctx.instances.length;
@@ -95,8 +104,10 @@ export function standardFaults(ctx: FaultContext): Fault[] {
       return `${ctx.instances[index].name} SIGKILLed, back in ${Date.now() - started} ms${revived}`;
     },
   };
+}
 
-  const hold: Fault = {
+function holdFault(ctx: FaultContext): Fault {
+  return {
     kind: 'row lock held past the lock timeout',
     inject: () =>
       withClient(ctx.directUrl, 'bridge-chaos:holder', async (c) => {
@@ -109,8 +120,10 @@ export function standardFaults(ctx: FaultContext): Fault[] {
         return `intent ${id} locked for ${ctx.lockTimeoutMs * 2} ms`;
       }),
   };
+}
 
-  const deadlock: Fault = {
+function deadlockFault(ctx: FaultContext): Fault {
+  return {
     kind: 'crossing lock order (deadlock)',
     inject: () =>
       withClient(ctx.directUrl, 'bridge-chaos:crossing', async (c) => {
@@ -151,8 +164,10 @@ export function standardFaults(ctx: FaultContext): Fault[] {
         return `${first.slice(0, 8)} / ${second.slice(0, 8)}: ${outcome}; the bulk update answered ${await bulk}`;
       }),
   };
+}
 
-  const pause: Fault = {
+function pauseFault(ctx: FaultContext): Fault {
+  return {
     kind: 'client paused mid-request',
     inject: async () => {
       const instance = pick(ctx.instances.filter((x) => x.up));
@@ -183,9 +198,11 @@ export function standardFaults(ctx: FaultContext): Fault[] {
       return `half a status change to ${instance.name}, 1.5 s pause, then the rest: ${status}`;
     },
   };
+}
 
+function workerFault(ctx: FaultContext): Fault | null {
   let nextWorker = 0;
-  const worker: Fault | null = ctx.restartWorker
+  return ctx.restartWorker
     ? {
         kind: 'worker killed and restarted',
         inject: async () => {
@@ -196,16 +213,18 @@ export function standardFaults(ctx: FaultContext): Fault[] {
         },
       }
     : null;
+}
 
+function natsFault(ctx: FaultContext): Fault | null {
   const nats = ctx.nats;
-  const natsOutage: Fault | null = nats
+  return nats
     ? {
         kind: 'NATS stopped and started',
         inject: async () => {
           await nats.stop();
           // Long enough for the relays to fail publishes and back off while new events pile up in the outbox.
           await new Promise((r) => setTimeout(r, 2_000));
-          const backlog = await admin(async (c) => {
+          const backlog = await admin(ctx, async (c) => {
             const { rows } = await c.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox_events WHERE published_at IS NULL');
             return String(rows[0].n);
           });
@@ -214,7 +233,4 @@ export function standardFaults(ctx: FaultContext): Fault[] {
         },
       }
     : null;
-
-  // The instance restart last: it takes longest, and every other kind should have had its turn by then.
-  return [terminate, deadlock, ...(worker ? [worker] : []), ...(natsOutage ? [natsOutage] : []), hold, pause, restart];
 }
