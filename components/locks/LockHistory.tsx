@@ -1,17 +1,15 @@
 'use client';
 
-import Link from 'next/link';
 import { useQueries, useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
-import type { EpisodeBackend, EpisodeTree } from '@/lib/locks/history/fold';
-import type { Episode, EpisodePage, EpisodeWithSamples } from '@/lib/locks/history/episodes';
+import { useState, type Dispatch, type SetStateAction } from 'react';
+import type { Episode, EpisodePage } from '@/lib/locks/history/episodes';
 import { coversMoment, layoutStrip, treeAt, waiterLevel } from '@/lib/locks/history/strip';
 import { formatDuration } from '@/lib/locks/format';
-import type { BlockingNode } from '@/lib/locks/types';
 import { formatUtcTime } from '@/components/ui/time';
 import { ErrorState } from '@/components/ui/ErrorState';
 import { Skeleton } from '@/components/ui/Skeleton';
 import styles from './console.module.css';
+import { EpisodeDetail, HISTORY_REFRESH_MS, HistoryTree } from './EpisodeDetail';
 import { IntentLinks } from './IntentLinks';
 import type { ApiError } from '@/lib/console/api-client';
 import { fetchEpisode, fetchEpisodes, lockKeys } from '@/lib/console/locks-client';
@@ -30,7 +28,6 @@ const WINDOWS = [
   { label: 'last 7 days', ms: 7 * 24 * 3_600_000 },
 ] as const;
 const MIN_DURATIONS = [0, 1000, 5000, 30_000, 300_000];
-const REFRESH_MS = 5000;
 const LEVEL_CLASS = [styles.level0, styles.level1, styles.level2, styles.level3];
 
 type Filters = { windowMs: number; intentId: string; application: string; minDurationMs: number };
@@ -58,14 +55,11 @@ export function LockHistory({ initialIntentId = '', initialEpisodeId = null }: {
       const from = to - filters.windowMs;
       return { page: await fetchEpisodes(listQuery(filters, from, to), signal), from, to };
     },
-    refetchInterval: REFRESH_MS,
+    refetchInterval: HISTORY_REFRESH_MS,
     placeholderData: (previous) => previous,
   });
   const data = list.data;
   const during = data && at !== null ? data.page.items.filter((e) => coversMoment(e, at)).slice(0, 4) : [];
-  const scrubbed = useQueries({
-    queries: during.map((e) => ({ queryKey: lockKeys.episode(e.id), queryFn: ({ signal }: { signal: AbortSignal }) => fetchEpisode(e.id, signal), refetchInterval: e.endedAt ? false : REFRESH_MS })),
-  });
 
   return (
     <section className={styles.section} data-testid="lock-history">
@@ -74,37 +68,7 @@ export function LockHistory({ initialIntentId = '', initialEpisodeId = null }: {
         Blocking episodes kept by the sampler (about once a second while anything waits for a lock; a blocking shorter than that may be missed). Each bar is one root blocker’s
         transaction: its length the duration, its colour the most sessions that waited behind it.
       </p>
-      <form
-        className={styles.toolbar}
-        style={{ marginBottom: 10 }}
-        onSubmit={(e) => {
-          e.preventDefault();
-          setFilters((f) => ({ ...f, intentId: draft.intentId, application: draft.application }));
-        }}
-      >
-        <select className="field" aria-label="History window" value={filters.windowMs} onChange={(e) => (setFilters((f) => ({ ...f, windowMs: Number(e.target.value) })), setAt(null))}>
-          {WINDOWS.map((w) => (
-            <option key={w.ms} value={w.ms}>
-              {w.label}
-            </option>
-          ))}
-        </select>
-        <input className="field" aria-label="Intent id" placeholder="intent id" value={draft.intentId} onChange={(e) => setDraft((d) => ({ ...d, intentId: e.target.value }))} />
-        <input className="field" aria-label="Application" placeholder="application (prefix)" value={draft.application} onChange={(e) => setDraft((d) => ({ ...d, application: e.target.value }))} />
-        <label className={styles.hint}>
-          at least{' '}
-          <select className="field" aria-label="Minimum duration" value={filters.minDurationMs} onChange={(e) => setFilters((f) => ({ ...f, minDurationMs: Number(e.target.value) }))}>
-            {MIN_DURATIONS.map((ms) => (
-              <option key={ms} value={ms}>
-                {ms ? formatDuration(ms) : 'any length'}
-              </option>
-            ))}
-          </select>
-        </label>
-        <button type="submit" className="btn btn-sm">
-          Filter
-        </button>
-      </form>
+      <HistoryFilters filters={filters} setFilters={setFilters} draft={draft} setDraft={setDraft} onWindow={() => setAt(null)} />
 
       {!data && list.isPending && <Skeleton lines={3} label="Loading the lock history" />}
       {list.isError && <ErrorState title="The lock history could not be loaded" error={list.error} onRetry={() => void list.refetch()} retrying={list.isFetching} />}
@@ -120,42 +84,7 @@ export function LockHistory({ initialIntentId = '', initialEpisodeId = null }: {
               setAt(new Date(e.peakAt).getTime());
             }}
           />
-          <label className={styles.scrubber}>
-            <span className={styles.hint}>{at === null ? 'Scrub to any moment of the window' : `Trees at ${formatUtcTime(new Date(at).toISOString())}`}</span>
-            <input
-              type="range"
-              min={0}
-              max={1000}
-              value={at === null ? 1000 : Math.min(1000, Math.max(0, Math.round(((at - data.from) / (data.to - data.from)) * 1000)))}
-              aria-label="Moment to show"
-              data-testid="history-scrubber"
-              onChange={(e) => setAt(data.from + (Number(e.target.value) / 1000) * (data.to - data.from))}
-            />
-            {at !== null && (
-              <button type="button" className="btn btn-sm" onClick={() => setAt(null)}>
-                Stop scrubbing
-              </button>
-            )}
-          </label>
-          {at !== null && (
-            <div data-testid="scrubbed-trees">
-              {during.length === 0 && <div className={styles.empty}>Nobody was kept waiting at that moment (as far as the samples saw).</div>}
-              {scrubbed.map((q, i) => {
-                const sample = q.data ? treeAt(q.data.sampleTrees, at) : null;
-                return (
-                  <div key={during[i].id} className={styles.node}>
-                    <div className={styles.nodeHead}>
-                      <button type="button" className="btn btn-sm" onClick={() => setSelected(during[i].id)}>
-                        Episode {during[i].id}
-                      </button>
-                      {sample && <span className={styles.hint}>tree as sampled at {formatUtcTime(sample.at)}</span>}
-                    </div>
-                    {sample ? <HistoryTree tree={sample.tree} /> : <Skeleton lines={2} label="Loading the tree" />}
-                  </div>
-                );
-              })}
-            </div>
-          )}
+          <HistoryScrubber data={data} at={at} setAt={setAt} during={during} onOpen={setSelected} />
           {data.page.storms.length > 0 && (
             <p className={styles.hint} data-testid="storm-note">
               Storms: {data.page.storms.map((s) => `${formatUtcTime(s.minute)} (${s.episodes} more root blockers, up to ${s.peakWaiters} waiting)`).join('; ')} — counted, not listed one by one.
@@ -166,6 +95,104 @@ export function LockHistory({ initialIntentId = '', initialEpisodeId = null }: {
       )}
       {selected && <EpisodeDetail id={selected} onClose={() => setSelected(null)} />}
     </section>
+  );
+}
+
+type Draft = { intentId: string; application: string };
+
+/** The history's filters: the window, an intent, an application (prefix) and a minimum duration. */
+function HistoryFilters({
+  filters,
+  setFilters,
+  draft,
+  setDraft,
+  onWindow,
+}: {
+  filters: Filters;
+  setFilters: Dispatch<SetStateAction<Filters>>;
+  draft: Draft;
+  setDraft: Dispatch<SetStateAction<Draft>>;
+  onWindow: () => void;
+}) {
+  return (
+    <form
+      className={styles.toolbar}
+      style={{ marginBottom: 10 }}
+      onSubmit={(e) => {
+        e.preventDefault();
+        setFilters((f) => ({ ...f, intentId: draft.intentId, application: draft.application }));
+      }}
+    >
+      <select className="field" aria-label="History window" value={filters.windowMs} onChange={(e) => (setFilters((f) => ({ ...f, windowMs: Number(e.target.value) })), onWindow())}>
+        {WINDOWS.map((w) => (
+          <option key={w.ms} value={w.ms}>
+            {w.label}
+          </option>
+        ))}
+      </select>
+      <input className="field" aria-label="Intent id" placeholder="intent id" value={draft.intentId} onChange={(e) => setDraft((d) => ({ ...d, intentId: e.target.value }))} />
+      <input className="field" aria-label="Application" placeholder="application (prefix)" value={draft.application} onChange={(e) => setDraft((d) => ({ ...d, application: e.target.value }))} />
+      <label className={styles.hint}>
+        at least{' '}
+        <select className="field" aria-label="Minimum duration" value={filters.minDurationMs} onChange={(e) => setFilters((f) => ({ ...f, minDurationMs: Number(e.target.value) }))}>
+          {MIN_DURATIONS.map((ms) => (
+            <option key={ms} value={ms}>
+              {ms ? formatDuration(ms) : 'any length'}
+            </option>
+          ))}
+        </select>
+      </label>
+      <button type="submit" className="btn btn-sm">
+        Filter
+      </button>
+    </form>
+  );
+}
+
+/** The scrubber over the window, and the blocking trees as the samples saw them at the chosen moment. */
+function HistoryScrubber({ data, at, setAt, during, onOpen }: { data: Fetched; at: number | null; setAt: (at: number | null) => void; during: Episode[]; onOpen: (id: string) => void }) {
+  const scrubbed = useQueries({
+    queries: during.map((e) => ({ queryKey: lockKeys.episode(e.id), queryFn: ({ signal }: { signal: AbortSignal }) => fetchEpisode(e.id, signal), refetchInterval: e.endedAt ? false : HISTORY_REFRESH_MS })),
+  });
+  return (
+    <>
+      <label className={styles.scrubber}>
+        <span className={styles.hint}>{at === null ? 'Scrub to any moment of the window' : `Trees at ${formatUtcTime(new Date(at).toISOString())}`}</span>
+        <input
+          type="range"
+          min={0}
+          max={1000}
+          value={at === null ? 1000 : Math.min(1000, Math.max(0, Math.round(((at - data.from) / (data.to - data.from)) * 1000)))}
+          aria-label="Moment to show"
+          data-testid="history-scrubber"
+          onChange={(e) => setAt(data.from + (Number(e.target.value) / 1000) * (data.to - data.from))}
+        />
+        {at !== null && (
+          <button type="button" className="btn btn-sm" onClick={() => setAt(null)}>
+            Stop scrubbing
+          </button>
+        )}
+      </label>
+      {at !== null && (
+        <div data-testid="scrubbed-trees">
+          {during.length === 0 && <div className={styles.empty}>Nobody was kept waiting at that moment (as far as the samples saw).</div>}
+          {scrubbed.map((q, i) => {
+            const sample = q.data ? treeAt(q.data.sampleTrees, at) : null;
+            return (
+              <div key={during[i].id} className={styles.node}>
+                <div className={styles.nodeHead}>
+                  <button type="button" className="btn btn-sm" onClick={() => onOpen(during[i].id)}>
+                    Episode {during[i].id}
+                  </button>
+                  {sample && <span className={styles.hint}>tree as sampled at {formatUtcTime(sample.at)}</span>}
+                </div>
+                {sample ? <HistoryTree tree={sample.tree} /> : <Skeleton lines={2} label="Loading the tree" />}
+              </div>
+            );
+          })}
+        </div>
+      )}
+    </>
   );
 }
 
@@ -266,152 +293,4 @@ function linkSummary(e: Episode): string {
     e.links.unblocks.length && `${e.links.unblocks.length} unblocks`,
   ].filter(Boolean);
   return parts.length ? parts.join(', ') : '—';
-}
-
-function EpisodeDetail({ id, onClose }: { id: string; onClose: () => void }) {
-  const q = useQuery<EpisodeWithSamples, ApiError>({ queryKey: lockKeys.episode(id), queryFn: ({ signal }) => fetchEpisode(id, signal), refetchInterval: (query) => (query.state.data?.endedAt ? false : REFRESH_MS) });
-  const [sampleIndex, setSampleIndex] = useState<number | null>(null);
-  const e = q.data;
-  if (q.isError) return <ErrorState title={`Episode ${id} could not be loaded`} error={q.error} onRetry={() => void q.refetch()} retrying={q.isFetching} />;
-  if (!e) return <Skeleton lines={4} label="Loading the episode" />;
-  const index = sampleIndex ?? e.sampleTrees.length - 1;
-  const sample = e.sampleTrees[index];
-  return (
-    <div className={styles.panel} data-testid="episode-detail" data-episode-id={e.id}>
-      <div className={styles.nodeHead}>
-        <h3 style={{ margin: 0 }}>
-          Episode {e.id}: pid {e.root.pid} kept {e.peakWaiters} waiting at most, for {formatDuration(e.durationMs)}
-        </h3>
-        <button type="button" className="btn btn-sm" onClick={onClose}>
-          Close
-        </button>
-      </div>
-      <p className={styles.hint}>
-        {formatUtcTime(e.startedAt)} → {e.endedAt ? formatUtcTime(e.endedAt) : 'going on'} · {e.samples === 1 ? '1 sample' : `${e.samples} samples`} · peak at {formatUtcTime(e.peakAt)}
-      </p>
-      <h4>Root blocker</h4>
-      <BackendSummary b={e.root} />
-      <h4>Tree {sample ? `at ${formatUtcTime(sample.at)}` : ''}</h4>
-      {e.sampleTrees.length > 1 && (
-        <input type="range" min={0} max={e.sampleTrees.length - 1} value={index} onChange={(ev) => setSampleIndex(Number(ev.target.value))} aria-label="Sample of this episode" data-testid="episode-scrubber" />
-      )}
-      {sample && <HistoryTree tree={sample.tree} />}
-      <h4>Waiters seen ({e.waiters.length})</h4>
-      <div className={styles.scroll}>
-        <table className={styles.table}>
-          <thead>
-            <tr>
-              <th>pid</th>
-              <th>application</th>
-              <th>acting for</th>
-              <th>operation</th>
-              <th>intents</th>
-              <th>waited</th>
-              <th>query</th>
-            </tr>
-          </thead>
-          <tbody>
-            {e.waiters.map((w) => (
-              <tr key={`${w.pid}-${w.waitingSince}`} data-testid="episode-waiter" data-pid={w.pid}>
-                <td className={styles.mono}>{w.pid}</td>
-                <td>{w.applicationName ?? '—'}</td>
-                <td>{w.actor ?? '—'}</td>
-                <td>{w.operation ?? '—'}</td>
-                <td>
-                  <IntentLinks refs={w.intents.map((i) => ({ id: i, via: null }))} />
-                </td>
-                <td className="nowrap">{formatDuration(w.waitedMs)}+</td>
-                <td className={styles.queryCell}>
-                  <span className={styles.query} title={w.query ?? ''}>
-                    {w.query ?? '—'}
-                  </span>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
-      <h4>Locks</h4>
-      {/* What was waited for first: that is what the waiters needed; then what the root held. */}
-      <p className={styles.hint}>
-        {[...e.locks.filter((l) => !l.granted), ...e.locks.filter((l) => l.granted)]
-          .map((l) => `${l.lockType} ${l.mode}${l.relation ? ` on ${l.relation}` : ''}${l.granted ? ' (held)' : ' (waited for)'}`)
-          .join(' · ') || '—'}
-      </p>
-      <h4>Inside this episode</h4>
-      <ul className={styles.hint} data-testid="episode-links">
-        {e.links.unblocks.map((u) => (
-          <li key={`u${u.id}`}>
-            {formatUtcTime(u.at)} {u.action === 'backend_terminate' ? 'terminate' : 'cancel'} of pid {u.pid} by {u.actor} ·{' '}
-            <Link href={`/audit?action=${u.action}&from=${encodeURIComponent(u.at.slice(0, 16))}`}>audit</Link>
-          </li>
-        ))}
-        {e.links.deadlocks.map((d) => (
-          <li key={`d${d.id}`}>
-            {formatUtcTime(d.at)} deadlock in {d.operation} · <Link href="/contention">Contention</Link>
-          </li>
-        ))}
-        {e.links.lockTimeouts.map((l) => (
-          <li key={`t${l.intentId}${l.minute}${l.operation}`}>
-            {formatUtcTime(l.minute)} minute: {l.count} lock timeout{l.count === 1 ? '' : 's'} of {l.operation} on <IntentLinks refs={[{ id: l.intentId, via: null }]} />
-          </li>
-        ))}
-        {!e.links.unblocks.length && !e.links.deadlocks.length && !e.links.lockTimeouts.length && <li>No lock timeout, deadlock or unblock recorded during it.</li>}
-      </ul>
-    </div>
-  );
-}
-
-function BackendSummary({ b }: { b: EpisodeBackend }) {
-  return (
-    <div className={styles.node} data-testid="episode-root" data-pid={b.pid}>
-      <div className={styles.nodeHead}>
-        <strong className={styles.mono}>pid {b.pid}</strong>
-        <span className={styles.nodeMeta}>
-          {b.applicationName || '(no application name)'}
-          {b.actor && <> · for console user {b.actor}</>} · {b.user ?? '?'}
-          {b.clientAddr && <> @ {b.clientAddr}</>} · {b.state ?? '—'}
-          {b.xactStart && <> · transaction from {formatUtcTime(b.xactStart)}</>}
-        </span>
-        <IntentLinks refs={b.intents.map((id) => ({ id, via: null }))} empty="no intent known" />
-      </div>
-      {b.query && (
-        <span className={`${styles.query} ${styles.nodeQuery}`} title={b.query}>
-          {b.query}
-        </span>
-      )}
-    </div>
-  );
-}
-
-/** A sampled blocking tree, drawn like the live one (without actions: this is the past). */
-function HistoryTree({ tree }: { tree: EpisodeTree }) {
-  const byPid = new Map(tree.backends.map((b) => [b.pid, b]));
-  const node = (n: BlockingNode, depth: number) => {
-    const b = byPid.get(n.pid);
-    return (
-      <li key={n.pid} data-testid={`history-node-${n.pid}`}>
-        <div className={`${styles.node} ${depth === 0 ? styles.nodeRoot : ''}`}>
-          <div className={styles.nodeHead}>
-            <strong className={styles.mono}>pid {n.pid}</strong>
-            {depth === 0 ? <span className={`${styles.badge} ${styles.badgeRoot}`}>root blocker</span> : <span className={`${styles.badge} ${styles.badgeWait}`}>waiting</span>}
-            {n.waitingBehind > 0 && <span className={styles.badge}>{n.waitingBehind} waiting behind</span>}
-            {b && (
-              <span className={styles.nodeMeta}>
-                {b.applicationName || '(no application name)'} · {b.state ?? '—'}
-              </span>
-            )}
-            {b && <IntentLinks refs={b.intents.map((id) => ({ id, via: null }))} empty="no intent known" />}
-          </div>
-          {b?.query && (
-            <span className={`${styles.query} ${styles.nodeQuery}`} title={b.query}>
-              {b.query}
-            </span>
-          )}
-        </div>
-        {n.children.length > 0 && <ul>{n.children.map((c) => node(c, depth + 1))}</ul>}
-      </li>
-    );
-  };
-  return <ul className={styles.tree}>{tree.tree.map((n) => node(n, 0))}</ul>;
 }

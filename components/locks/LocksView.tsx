@@ -6,6 +6,7 @@ import { LOCKS_BACKOFF, SLOW_SNAPSHOT_MS } from '@/lib/locks/backoff';
 import { ageAt } from '@/lib/locks/format';
 import { isIdleInTransaction } from '@/lib/locks/tree';
 import type { Backend, BlockingNode, LocksSnapshot } from '@/lib/locks/types';
+import type { ApiError } from '@/lib/console/api-client';
 import { lockKeys, locksSnapshotUrl } from '@/lib/console/locks-client';
 import styles from './console.module.css';
 import { IntentLinks } from './IntentLinks';
@@ -55,26 +56,15 @@ export function LocksView({
         title="Locks"
         description="Who holds and who waits, from pg_locks and pg_blocking_pids, and which intents they are about."
         actions={
-          <div className={styles.toolbar}>
-            <LiveStatus intervalMs={intervalMs} lastOutcome={lastOutcome} backingOff={backingOff} fetching={query.isFetching} updatedAt={query.dataUpdatedAt} />
-            <label className={styles.hint}>
-              show{' '}
-              <select className="field" value={limit} onChange={(e) => setLimit(Number(e.target.value))} aria-label="Locks shown at most">
-                {[50, 100, 250, 500].map((n) => (
-                  <option key={n} value={n}>
-                    {n}
-                  </option>
-                ))}
-              </select>{' '}
-              locks
-            </label>
-            <label className={styles.hint}>
-              <input type="checkbox" checked={allSessions} onChange={(e) => setAllSessions(e.target.checked)} /> every session of the database
-            </label>
-            <button type="button" className="btn btn-sm" onClick={() => void query.refetch()} disabled={query.isFetching}>
-              Refresh now
-            </button>
-          </div>
+          <SnapshotControls
+            status={<LiveStatus intervalMs={intervalMs} lastOutcome={lastOutcome} backingOff={backingOff} fetching={query.isFetching} updatedAt={query.dataUpdatedAt} />}
+            limit={limit}
+            onLimit={setLimit}
+            allSessions={allSessions}
+            onAllSessions={setAllSessions}
+            refreshing={query.isFetching}
+            onRefresh={() => void query.refetch()}
+          />
         }
       />
 
@@ -85,18 +75,7 @@ export function LocksView({
         </div>
       )}
 
-      {!snap && query.isPending && (
-        <section className={styles.section}>
-          <h2>Blocking tree</h2>
-          <Skeleton lines={4} label="Loading the blocking tree" />
-          <h2 style={{ marginTop: 18 }}>Locks</h2>
-          <TableSkeleton rows={8} columns={8} label="Loading locks" />
-        </section>
-      )}
-      {!snap && query.isError && !query.error.isPressure && <ErrorState title="The lock snapshot could not be loaded" error={query.error} onRetry={() => void query.refetch()} retrying={query.isFetching} />}
-      {!snap && query.isError && query.error.isPressure && (
-        <div className={styles.empty}>No snapshot yet: waiting for the database to answer within the page’s own timeouts.</div>
-      )}
+      {!snap && <SnapshotPending pending={query.isPending} error={query.isError ? query.error : null} retrying={query.isFetching} onRetry={() => void query.refetch()} />}
 
       {snap && (
         <>
@@ -112,6 +91,68 @@ export function LocksView({
       <LockHistory initialEpisodeId={initialEpisodeId} initialIntentId={initialIntentId} />
       <LeasesSection />
     </div>
+  );
+}
+
+/** The page's own controls: how many locks, whose sessions, and a refresh now. */
+function SnapshotControls({
+  status,
+  limit,
+  onLimit,
+  allSessions,
+  onAllSessions,
+  refreshing,
+  onRefresh,
+}: {
+  status: ReactNode;
+  limit: number;
+  onLimit: (n: number) => void;
+  allSessions: boolean;
+  onAllSessions: (all: boolean) => void;
+  refreshing: boolean;
+  onRefresh: () => void;
+}) {
+  return (
+    <div className={styles.toolbar}>
+      {status}
+      <label className={styles.hint}>
+        show{' '}
+        <select className="field" value={limit} onChange={(e) => onLimit(Number(e.target.value))} aria-label="Locks shown at most">
+          {[50, 100, 250, 500].map((n) => (
+            <option key={n} value={n}>
+              {n}
+            </option>
+          ))}
+        </select>{' '}
+        locks
+      </label>
+      <label className={styles.hint}>
+        <input type="checkbox" checked={allSessions} onChange={(e) => onAllSessions(e.target.checked)} /> every session of the database
+      </label>
+      <button type="button" className="btn btn-sm" onClick={onRefresh} disabled={refreshing}>
+        Refresh now
+      </button>
+    </div>
+  );
+}
+
+/** Before the first snapshot: loading, failed, or waiting for a database under pressure to answer in time. */
+function SnapshotPending({ pending, error, retrying, onRetry }: { pending: boolean; error: ApiError | null; retrying: boolean; onRetry: () => void }) {
+  return (
+    <>
+      {pending && (
+        <section className={styles.section}>
+          <h2>Blocking tree</h2>
+          <Skeleton lines={4} label="Loading the blocking tree" />
+          <h2 style={{ marginTop: 18 }}>Locks</h2>
+          <TableSkeleton rows={8} columns={8} label="Loading locks" />
+        </section>
+      )}
+      {error && !error.isPressure && <ErrorState title="The lock snapshot could not be loaded" error={error} onRetry={onRetry} retrying={retrying} />}
+      {error?.isPressure && (
+        <div className={styles.empty}>No snapshot yet: waiting for the database to answer within the page’s own timeouts.</div>
+      )}
+    </>
   );
 }
 
@@ -254,48 +295,7 @@ function SessionsSection({ snap, named }: { snap: LocksSnapshot; named: number |
             </thead>
             <tbody>
               {snap.backends.map((b) => (
-                <tr
-                  key={b.pid}
-                  id={`session-${b.pid}`}
-                  className={`${b.blockedBy.length ? styles.waitingRow : ''} ${b.pid === named ? styles.namedRow : ''}`}
-                  data-testid={`session-${b.pid}`}
-                  data-named={b.pid === named ? 'true' : undefined}
-                >
-                  <td className={`${styles.mono} ${styles.nowrap}`}>{b.pid}</td>
-                  <td className={styles.wrap}>{b.applicationName || '—'}</td>
-                  <td className={styles.wrap} data-testid="session-actor">
-                    {b.actor ? (
-                      <>
-                        <strong>{b.actor}</strong>
-                        {b.operation && <span className={styles.hint}> · {operationLabel(b.operation).toLowerCase()}</span>}
-                      </>
-                    ) : (
-                      '—'
-                    )}
-                  </td>
-                  <td className={styles.wrap} data-testid="session-user">
-                    {b.user ?? '?'}
-                    {b.clientAddr ? <span className={styles.hint}> @ {b.clientAddr}</span> : <span className={styles.hint}> (local socket)</span>}
-                  </td>
-                  <td>
-                    <IntentLinks refs={b.intents} />
-                  </td>
-                  <td data-testid="session-state">
-                    {b.state ?? '—'}
-                    {b.stateChange && <span className={styles.hint}> · {ageAt(b.stateChange, snap.takenAt)}</span>}
-                  </td>
-                  <td className={styles.wrap} data-testid="session-wait">
-                    {b.waitEventType ? `${b.waitEventType}: ${b.waitEvent ?? '?'}` : '—'}
-                    {b.waitingSince && <span className={styles.hint}> · {ageAt(b.waitingSince, snap.takenAt)}</span>}
-                  </td>
-                  <td className={styles.mono}>{b.blockedBy.join(', ') || '—'}</td>
-                  <td className={styles.nowrap}>{ageAt(b.xactStart, snap.takenAt)}</td>
-                  <td className={styles.queryCell}>
-                    <span className={styles.query} title={b.query ?? undefined}>
-                      {b.query ?? '—'}
-                    </span>
-                  </td>
-                </tr>
+                <SessionRow key={b.pid} b={b} named={named} takenAt={snap.takenAt} />
               ))}
               {snap.backendsHidden > 0 && (
                 <tr className={styles.summaryRow}>
@@ -307,6 +307,53 @@ function SessionsSection({ snap, named }: { snap: LocksSnapshot; named: number |
         </div>
       )}
     </section>
+  );
+}
+
+/** One session: who it is, what it is about, what it waits on, who blocks it, and its query. */
+function SessionRow({ b, named, takenAt }: { b: Backend; named: number | null; takenAt: string }) {
+  return (
+    <tr
+      id={`session-${b.pid}`}
+      className={`${b.blockedBy.length ? styles.waitingRow : ''} ${b.pid === named ? styles.namedRow : ''}`}
+      data-testid={`session-${b.pid}`}
+      data-named={b.pid === named ? 'true' : undefined}
+    >
+      <td className={`${styles.mono} ${styles.nowrap}`}>{b.pid}</td>
+      <td className={styles.wrap}>{b.applicationName || '—'}</td>
+      <td className={styles.wrap} data-testid="session-actor">
+        {b.actor ? (
+          <>
+            <strong>{b.actor}</strong>
+            {b.operation && <span className={styles.hint}> · {operationLabel(b.operation).toLowerCase()}</span>}
+          </>
+        ) : (
+          '—'
+        )}
+      </td>
+      <td className={styles.wrap} data-testid="session-user">
+        {b.user ?? '?'}
+        {b.clientAddr ? <span className={styles.hint}> @ {b.clientAddr}</span> : <span className={styles.hint}> (local socket)</span>}
+      </td>
+      <td>
+        <IntentLinks refs={b.intents} />
+      </td>
+      <td data-testid="session-state">
+        {b.state ?? '—'}
+        {b.stateChange && <span className={styles.hint}> · {ageAt(b.stateChange, takenAt)}</span>}
+      </td>
+      <td className={styles.wrap} data-testid="session-wait">
+        {b.waitEventType ? `${b.waitEventType}: ${b.waitEvent ?? '?'}` : '—'}
+        {b.waitingSince && <span className={styles.hint}> · {ageAt(b.waitingSince, takenAt)}</span>}
+      </td>
+      <td className={styles.mono}>{b.blockedBy.join(', ') || '—'}</td>
+      <td className={styles.nowrap}>{ageAt(b.xactStart, takenAt)}</td>
+      <td className={styles.queryCell}>
+        <span className={styles.query} title={b.query ?? undefined}>
+          {b.query ?? '—'}
+        </span>
+      </td>
+    </tr>
   );
 }
 
