@@ -143,7 +143,7 @@ export type BulkArgs = {
   actor: string;
   reason: string | null;
   details?: JsonObject | null;
-  lock?: 'try' | 'wait';
+  lock: 'try' | 'wait';
 };
 export type BulkRow = Outcome<BulkOutcome> & { intentId: string };
 
@@ -151,7 +151,7 @@ export async function bulkUpdateStatusCall(a: BulkArgs): Promise<BulkRow[]> {
   const rows = await queryOnPool<Flat & { intentId: string }>(Prisma.sql`
     SELECT r.outcome, r.intent_id::text AS "intentId", r.prior_status AS "priorStatus", true AS "tookLock", r.lock_wait_ms AS "lockWaitMs", ${INTENT_OF_R}
     FROM bridge_bulk_update_status(${a.ids}::uuid[], ${a.to}, ${[...a.allowedFrom]}::text[], ${a.lockTimeoutMs}::int, ${a.actor}, ${a.reason}::text,
-      ${a.details ? JSON.stringify(a.details) : null}::jsonb, ${a.lock ?? 'wait'}::text) r`);
+      ${a.details ? JSON.stringify(a.details) : null}::jsonb, ${a.lock}::text) r`);
   return rows.map(({ intentId, ...flat }) => ({ ...split<BulkOutcome>(flat), intentId }));
 }
 

@@ -50,25 +50,26 @@ export function correctInTurn(args: CorrectArgs): Promise<CorrectionRow> {
       queue.push(entry);
       return;
     }
-    waiting.set(args.id, []);
-    void drain(args.id, [entry]);
+    const waitingHere: Waiting[] = [];
+    waiting.set(args.id, waitingHere);
+    void drain(args.id, waitingHere, [entry]);
   });
 }
 
-async function drain(intentId: string, first: Waiting[]): Promise<void> {
+/** Sends batches for the intent until nothing waits; `queue` is the intent's entry in `waiting` while it runs. */
+async function drain(intentId: string, queue: Waiting[], first: Waiting[]): Promise<void> {
   let batch = first;
   while (batch.length) {
-    const again = await send(batch);
-    const queue = waiting.get(intentId) ?? [];
+    const again = await send(batch, queue);
     batch = [...again, ...queue.splice(0, MAX_TOGETHER - again.length)];
   }
   waiting.delete(intentId);
 }
 
 /** The batch's row is held by someone else: refuse what waits here for it, and wait for it with the batch. */
-async function waitForHeldRow(intentId: string, list: CorrectArgs[]): Promise<CorrectionRow[]> {
+async function waitForHeldRow(intentId: string, queue: Waiting[], list: CorrectArgs[]): Promise<CorrectionRow[]> {
   held.add(intentId);
-  for (const w of waiting.get(intentId)?.splice(0) ?? []) w.reject(new RowHeldRefusal([intentId]));
+  for (const w of queue.splice(0)) w.reject(new RowHeldRefusal([intentId]));
   try {
     return await waitOnRow(() => correctTogether(list.map((args) => ({ ...args, lock: 'wait' as const }))));
   } finally {
@@ -77,7 +78,7 @@ async function waitForHeldRow(intentId: string, list: CorrectArgs[]): Promise<Co
 }
 
 /** One call for the batch; answers the corrections that must go again (their lock wait ran out, their time did not). */
-async function send(batch: Waiting[]): Promise<Waiting[]> {
+async function send(batch: Waiting[], queue: Waiting[]): Promise<Waiting[]> {
   const now = Date.now();
   const together = batch.length > 1;
   const list = batch.map(({ args, deadline }) => ({
@@ -88,7 +89,7 @@ async function send(batch: Waiting[]): Promise<Waiting[]> {
     lockTimeoutMs: Math.max(1, deadline - now),
   }));
   try {
-    const rows = await correctTogether(list).catch((err: unknown) => (sqlState(err) === SQLSTATE.rowBusy ? waitForHeldRow(batch[0].args.id, list) : Promise.reject(err)));
+    const rows = await correctTogether(list).catch((err: unknown) => (sqlState(err) === SQLSTATE.rowBusy ? waitForHeldRow(batch[0].args.id, queue, list) : Promise.reject(err)));
     // The time a correction waited here was a wait for the row lock too.
     batch.forEach((w, i) => w.resolve({ ...rows[i], lockWaitMs: rows[i].lockWaitMs + (now - w.since) }));
     return [];

@@ -1,8 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Prisma } from '@/generated/prisma/client';
+import pg from 'pg';
 import { db, transactionOnPool } from '@/lib/db/client';
 import { pgErrorOf } from '@/lib/db/pg-capture';
-import { SQLSTATE, sqlState } from '@/lib/db/sqlstate';
+import { isConnectionLoss, pressureReason, SQLSTATE, sqlState } from '@/lib/db/sqlstate';
 import { gate, holdRowLocks, resetEngine, session, settle, started, waitForWaiters, type RowLockHolder } from '../barriers';
 import { makeIntent } from '../helpers';
 
@@ -57,6 +58,18 @@ describe('SQLSTATE from real Prisma errors', () => {
       }),
     );
     expect(sqlState(err)).toBe(SQLSTATE.queryCanceled);
+    // Said to the caller as the statement timeout, not as a lock wait or a busy pool.
+    expect(pressureReason(err)).toBe('statement_timeout');
+  });
+
+  it('a server that refuses the connection is a connection loss (the socket’s own code), not the request’s fault', async () => {
+    // Port 1 on the loopback: nothing listens there, so the kernel refuses at once.
+    const client = new pg.Client({ host: '127.0.0.1', port: 1, user: 'nobody', database: 'none' });
+    const err = await failure(client.connect());
+    expect(sqlState(err)).toBeUndefined();
+    expect(isConnectionLoss(err)).toBe(true);
+    expect(isConnectionLoss({ cause: err })).toBe(true);
+    expect(pressureReason(err)).toBeNull();
   });
 
   it('22P02 from text that is not a uuid', async () => {

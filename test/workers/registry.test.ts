@@ -101,4 +101,20 @@ describe('throughput series', () => {
     expect(series.at(-1)).toMatchObject({ minute: '2026-11-24T10:00:00.000Z', completed: 0 });
     expect(series.at(-2)).toMatchObject({ minute: '2026-11-24T09:59:00.000Z', completed: 5, claimed: 0 });
   });
+
+  it('rows outside the hour, or of an event the chart does not draw, are left out', () => {
+    const now = new Date('2026-11-24T10:00:00Z');
+    const series = throughputSeries(
+      [
+        { minute: new Date('2026-11-24T08:00:00Z'), event: 'completed', n: 9 },
+        { minute: new Date('2026-11-24T09:58:00Z'), event: 'minute', n: 9 },
+        { minute: new Date('2026-11-24T09:58:00Z'), event: 'lost', n: 9 },
+        { minute: new Date('2026-11-24T09:58:00Z'), event: 'claimed', n: 2n },
+      ],
+      now,
+    );
+    expect(series).toHaveLength(60);
+    expect(series.at(-3)).toEqual({ minute: '2026-11-24T09:58:00.000Z', claimed: 2, completed: 0, failed: 0, retried: 0, rescued: 0 });
+    expect(series.reduce((sum, p) => sum + p.claimed + p.completed + p.failed + p.retried + p.rescued, 0)).toBe(2);
+  });
 });
