@@ -1,8 +1,19 @@
 'use client';
 
 import { useEffect, useRef, useState } from 'react';
+import './swagger-theme.css';
 
-type SwaggerUiBundle = (options: { url: string; domNode: HTMLElement; deepLinking?: boolean; tryItOutEnabled?: boolean }) => unknown;
+type ReactLike = { createElement: (type: unknown, props: Record<string, unknown>) => unknown };
+type SwaggerSystem = { React: ReactLike };
+type SwaggerPlugin = (system: SwaggerSystem) => { wrapComponents?: Record<string, (Original: unknown, system: SwaggerSystem) => (props: Record<string, unknown>) => unknown> };
+type SwaggerUiBundle = (options: {
+  url: string;
+  domNode: HTMLElement;
+  deepLinking?: boolean;
+  syntaxHighlight?: boolean;
+  plugins?: SwaggerPlugin[];
+  onComplete?: () => void;
+}) => unknown;
 
 const ASSETS = '/api-docs/assets';
 
@@ -14,7 +25,8 @@ function loadSwaggerUi(): Promise<SwaggerUiBundle> {
     const css = document.createElement('link');
     css.rel = 'stylesheet';
     css.href = `${ASSETS}/swagger-ui.css`;
-    document.head.appendChild(css);
+    // First in <head>: the console's theme for Swagger UI (swagger-theme.css) comes after it and wins.
+    document.head.prepend(css);
     const script = document.createElement('script');
     script.src = `${ASSETS}/swagger-ui-bundle.js`;
     script.onload = () => (w.SwaggerUIBundle ? resolve(w.SwaggerUIBundle) : reject(new Error('Swagger UI did not load')));
@@ -24,6 +36,24 @@ function loadSwaggerUi(): Promise<SwaggerUiBundle> {
   return w.bridgeSwaggerLoad;
 }
 
+/**
+ * Swagger UI's markup, made accessible through its plugin API. With deep linking on, it renders each operation's
+ * path as a link inside the button that opens the operation (a control inside a control: screen readers announce
+ * one and keyboards reach both) and each tag's name as a link inside its heading. Rendering the text without the
+ * link keeps deep linking itself (the address still follows the open operation, and opening such an address
+ * still scrolls to it).
+ */
+const accessibleMarkup: SwaggerPlugin = () => ({
+  wrapComponents: {
+    DeepLink: (Original, system) => (props) => system.React.createElement(Original, { ...props, enabled: false }),
+  },
+});
+
+/** The server picker is a bare <select> inside an empty <label>: give it the name its heading shows. */
+function nameServerPicker(root: HTMLElement) {
+  for (const select of root.querySelectorAll<HTMLSelectElement>('.servers select')) select.setAttribute('aria-label', 'Server');
+}
+
 export function SwaggerUi({ url }: { url: string }) {
   const container = useRef<HTMLDivElement>(null);
   const [error, setError] = useState<string | null>(null);
@@ -31,7 +61,18 @@ export function SwaggerUi({ url }: { url: string }) {
     let cancelled = false;
     loadSwaggerUi()
       .then((bundle) => {
-        if (!cancelled && container.current) bundle({ url, domNode: container.current, deepLinking: true });
+        const domNode = container.current;
+        if (cancelled || !domNode) return;
+        bundle({
+          url,
+          domNode,
+          deepLinking: true,
+          // Plain text for examples and responses: the highlighter's colours are fixed for a dark ground and
+          // some fall below AA contrast; the theme gives code blocks the console's own code colours instead.
+          syntaxHighlight: false,
+          plugins: [accessibleMarkup],
+          onComplete: () => nameServerPicker(domNode),
+        });
       })
       .catch((err: Error) => setError(`${err.message}. The document itself is at ${url}.`));
     return () => {
@@ -41,8 +82,7 @@ export function SwaggerUi({ url }: { url: string }) {
   return (
     <>
       {error && <p role="alert">{error}</p>}
-      {/* Swagger UI brings its own light styles: give it a light ground in either console theme. */}
-      <div ref={container} data-testid="swagger-ui" style={{ background: '#fff', color: '#222', borderRadius: 6, padding: '0.5rem 0' }} />
+      <div ref={container} className="api-docs" data-testid="swagger-ui" />
     </>
   );
 }

@@ -99,6 +99,7 @@ export function ContentionView({ window }: { window: WindowKey }) {
                   <div className={styles.statLabel}>
                     {SERIES[k].label} · last {label}
                   </div>
+                  {report.totals[k] > 0 && <span className="visually-hidden">: show the intents</span>}
                 </>
               );
               // A figure with something behind it opens the intents it happened to.
@@ -108,7 +109,6 @@ export function ContentionView({ window }: { window: WindowKey }) {
                   href={intentsBehind(k, span!)}
                   className={`${styles.stat} ${styles.statLink}`}
                   data-testid={`total-${k}`}
-                  aria-label={`${report.totals[k]} ${SERIES[k].label.toLowerCase()} in the last ${label}: show the intents`}
                 >
                   {body}
                 </Link>
@@ -215,10 +215,11 @@ export function ContentionView({ window }: { window: WindowKey }) {
                     <div className={styles.statLabel}>
                       recorded by the application in the last {label} ({report.deadlocks.app.retriedInWindow} retried) · {report.deadlocks.app.allTime} all time
                     </div>
+                    {report.deadlocks.app.inWindow > 0 && <span className="visually-hidden">: show the intents</span>}
                   </>
                 );
                 return report.deadlocks.app.inWindow > 0 ? (
-                  <Link href={intentsBehind('deadlocks', span!)} className={`${styles.stat} ${styles.statLink}`} data-testid="deadlocks-app" aria-label={`${report.deadlocks.app.inWindow} deadlocks in the last ${label}: show the intents`}>
+                  <Link href={intentsBehind('deadlocks', span!)} className={`${styles.stat} ${styles.statLink}`} data-testid="deadlocks-app">
                     {body}
                   </Link>
                 ) : (
