@@ -139,7 +139,7 @@ const PAGES: PageCase[] = [
     path: () => `/intents/${seeded.toConflict}`,
     ready: async (p) => {
       const form = p.getByRole('form', { name: 'Correction' });
-      await form.getByLabel(/^Diff \(JSON\)/).fill('{ "amount": 7 }');
+      await form.getByLabel(/^Diff \(JSON\)/).fill('{ "amount": 999 }');
       await form.getByLabel('Reason').fill('a11y: mine');
       const headers = { authorization: seeded.authorization };
       const current = await (await p.request.get(`/api/intents/${seeded.toConflict}`, { headers })).json();
@@ -170,6 +170,25 @@ const PAGES: PageCase[] = [
     path: () => '/api-docs',
     ready: async (p) => {
       await expect(p.getByTestId('swagger-ui').getByText('/api/intents/{id}/status').first()).toBeVisible({ timeout: 20_000 });
+    },
+  },
+  {
+    // An operation opened (parameters, body, responses, "Try it out") and the Authorize dialog over the page.
+    name: 'api-docs-operation',
+    path: () => '/api-docs#/intents/reevaluateIntent',
+    ready: async (p) => {
+      const operation = p.locator('#operations-intents-reevaluateIntent');
+      await expect(operation.getByRole('button', { name: 'Try it out' })).toBeVisible({ timeout: 20_000 });
+      await operation.getByRole('button', { name: 'Try it out' }).click();
+      await expect(operation.getByRole('button', { name: 'Execute' })).toBeVisible();
+    },
+  },
+  {
+    name: 'api-docs-authorize',
+    path: () => '/api-docs',
+    ready: async (p) => {
+      await p.getByTestId('swagger-ui').getByRole('button', { name: /Authorize/ }).first().click({ timeout: 20_000 });
+      await expect(p.getByRole('dialog').or(p.locator('.dialog-ux')).first()).toBeVisible();
     },
   },
 ];

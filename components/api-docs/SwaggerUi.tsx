@@ -12,7 +12,6 @@ type SwaggerUiBundle = (options: {
   deepLinking?: boolean;
   syntaxHighlight?: boolean;
   plugins?: SwaggerPlugin[];
-  onComplete?: () => void;
 }) => unknown;
 
 const ASSETS = '/api-docs/assets';
@@ -49,9 +48,21 @@ const accessibleMarkup: SwaggerPlugin = () => ({
   },
 });
 
-/** The server picker is a bare <select> inside an empty <label>: give it the name its heading shows. */
-function nameServerPicker(root: HTMLElement) {
-  for (const select of root.querySelectorAll<HTMLSelectElement>('.servers select')) select.setAttribute('aria-label', 'Server');
+/**
+ * Controls Swagger UI renders without a name a screen reader could read: the server picker (a <select> inside an
+ * empty <label>), the request body editor of "Try it out" and the dialog's close button (an icon only). They
+ * appear as the reader opens things, so the names are given whenever Swagger UI changes its markup.
+ */
+const UNNAMED: [selector: string, name: string][] = [
+  ['.servers select', 'Server'],
+  ['textarea.body-param__text', 'Request body'],
+  ['.dialog-ux button.close-modal', 'Close'],
+];
+
+function nameUnnamedControls(root: HTMLElement) {
+  for (const [selector, name] of UNNAMED) {
+    for (const element of root.querySelectorAll(selector)) if (!element.hasAttribute('aria-label')) element.setAttribute('aria-label', name);
+  }
 }
 
 export function SwaggerUi({ url }: { url: string }) {
@@ -59,6 +70,8 @@ export function SwaggerUi({ url }: { url: string }) {
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     let cancelled = false;
+    const naming = new MutationObserver(() => container.current && nameUnnamedControls(container.current));
+    if (container.current) naming.observe(container.current, { childList: true, subtree: true });
     loadSwaggerUi()
       .then((bundle) => {
         const domNode = container.current;
@@ -71,12 +84,12 @@ export function SwaggerUi({ url }: { url: string }) {
           // some fall below AA contrast; the theme gives code blocks the console's own code colours instead.
           syntaxHighlight: false,
           plugins: [accessibleMarkup],
-          onComplete: () => nameServerPicker(domNode),
         });
       })
       .catch((err: Error) => setError(`${err.message}. The document itself is at ${url}.`));
     return () => {
       cancelled = true;
+      naming.disconnect();
     };
   }, [url]);
   return (
