@@ -1,8 +1,18 @@
 'use client';
 
 import { useEffect, useRef, useState } from 'react';
+import './swagger-theme.css';
 
-type SwaggerUiBundle = (options: { url: string; domNode: HTMLElement; deepLinking?: boolean; tryItOutEnabled?: boolean }) => unknown;
+type ReactLike = { createElement: (type: unknown, props: Record<string, unknown>) => unknown };
+type SwaggerSystem = { React: ReactLike };
+type SwaggerPlugin = (system: SwaggerSystem) => { wrapComponents?: Record<string, (Original: unknown, system: SwaggerSystem) => (props: Record<string, unknown>) => unknown> };
+type SwaggerUiBundle = (options: {
+  url: string;
+  domNode: HTMLElement;
+  deepLinking?: boolean;
+  syntaxHighlight?: boolean;
+  plugins?: SwaggerPlugin[];
+}) => unknown;
 
 const ASSETS = '/api-docs/assets';
 
@@ -14,7 +24,8 @@ function loadSwaggerUi(): Promise<SwaggerUiBundle> {
     const css = document.createElement('link');
     css.rel = 'stylesheet';
     css.href = `${ASSETS}/swagger-ui.css`;
-    document.head.appendChild(css);
+    // First in <head>: the console's theme for Swagger UI (swagger-theme.css) comes after it and wins.
+    document.head.prepend(css);
     const script = document.createElement('script');
     script.src = `${ASSETS}/swagger-ui-bundle.js`;
     script.onload = () => (w.SwaggerUIBundle ? resolve(w.SwaggerUIBundle) : reject(new Error('Swagger UI did not load')));
@@ -24,25 +35,67 @@ function loadSwaggerUi(): Promise<SwaggerUiBundle> {
   return w.bridgeSwaggerLoad;
 }
 
+/**
+ * Swagger UI's markup, made accessible through its plugin API. With deep linking on, it renders each operation's
+ * path as a link inside the button that opens the operation (a control inside a control: screen readers announce
+ * one and keyboards reach both) and each tag's name as a link inside its heading. Rendering the text without the
+ * link keeps deep linking itself (the address still follows the open operation, and opening such an address
+ * still scrolls to it).
+ */
+const accessibleMarkup: SwaggerPlugin = () => ({
+  wrapComponents: {
+    DeepLink: (Original, system) => (props) => system.React.createElement(Original, { ...props, enabled: false }),
+  },
+});
+
+/**
+ * Controls Swagger UI renders without a name a screen reader could read: the server picker (a <select> inside an
+ * empty <label>), the request body editor of "Try it out" and the dialog's close button (an icon only). They
+ * appear as the reader opens things, so the names are given whenever Swagger UI changes its markup.
+ */
+const UNNAMED: [selector: string, name: string][] = [
+  ['.servers select', 'Server'],
+  ['textarea.body-param__text', 'Request body'],
+  ['.dialog-ux button.close-modal', 'Close'],
+];
+
+function nameUnnamedControls(root: HTMLElement) {
+  for (const [selector, name] of UNNAMED) {
+    for (const element of root.querySelectorAll(selector)) if (!element.hasAttribute('aria-label')) element.setAttribute('aria-label', name);
+  }
+}
+
 export function SwaggerUi({ url }: { url: string }) {
   const container = useRef<HTMLDivElement>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     let cancelled = false;
+    const naming = new MutationObserver(() => container.current && nameUnnamedControls(container.current));
+    if (container.current) naming.observe(container.current, { childList: true, subtree: true });
     loadSwaggerUi()
       .then((bundle) => {
-        if (!cancelled && container.current) bundle({ url, domNode: container.current, deepLinking: true });
+        const domNode = container.current;
+        if (cancelled || !domNode) return;
+        bundle({
+          url,
+          domNode,
+          deepLinking: true,
+          // Plain text for examples and responses: the highlighter's colours are fixed for a dark ground and
+          // some fall below AA contrast; the theme gives code blocks the console's own code colours instead.
+          syntaxHighlight: false,
+          plugins: [accessibleMarkup],
+        });
       })
       .catch((err: Error) => setError(`${err.message}. The document itself is at ${url}.`));
     return () => {
       cancelled = true;
+      naming.disconnect();
     };
   }, [url]);
   return (
     <>
       {error && <p role="alert">{error}</p>}
-      {/* Swagger UI brings its own light styles: give it a light ground in either console theme. */}
-      <div ref={container} data-testid="swagger-ui" style={{ background: '#fff', color: '#222', borderRadius: 6, padding: '0.5rem 0' }} />
+      <div ref={container} className="api-docs" data-testid="swagger-ui" />
     </>
   );
 }

@@ -20,6 +20,7 @@ export function ContentionTotals({ report, label, span }: { report: ContentionRe
             <div className={styles.statLabel}>
               {SERIES[k].label} · last {label}
             </div>
+            {report.totals[k] > 0 && <span className="visually-hidden">: show the intents</span>}
           </>
         );
         // A figure with something behind it opens the intents it happened to.
@@ -29,7 +30,6 @@ export function ContentionTotals({ report, label, span }: { report: ContentionRe
             href={intentsBehind(k, span)}
             className={`${styles.stat} ${styles.statLink}`}
             data-testid={`total-${k}`}
-            aria-label={`${report.totals[k]} ${SERIES[k].label.toLowerCase()} in the last ${label}: show the intents`}
           >
             {body}
           </Link>

@@ -24,9 +24,9 @@ export function ConsoleShell({ env, theme, children }: { env: BridgeEnv; theme: 
         Skip to content
       </a>
       {env === 'production' && (
-        <div className={styles.prodBand} role="note">
+        <section className={styles.prodBand} aria-label="Environment">
           Production — every action here changes live intents
-        </div>
+        </section>
       )}
       <div className={styles.frame}>
         <aside className={styles.sidebar}>
