@@ -51,7 +51,7 @@ export async function claimDueIntents(client: Runner, args: { workerName: string
       ORDER BY w.run_after, w.intent_id
       LIMIT ${args.limit}
       FOR UPDATE SKIP LOCKED
-    ), due_status AS (
+    ), due_status AS MATERIALIZED (
       SELECT d.*, i.status::text AS intent_status FROM due d JOIN intents i ON i.id = d.intent_id
     ), claimed AS MATERIALIZED (
       UPDATE intent_work w SET
@@ -65,7 +65,10 @@ export async function claimDueIntents(client: Runner, args: { workerName: string
         lease_until = now() + ${ms(args.leaseMs)} * interval '1 millisecond'
       FROM due_status d
       WHERE w.intent_id = d.intent_id AND d.intent_status NOT IN ('COMPLETED', 'FAILED')
-        AND pg_try_advisory_xact_lock(${PIPELINE_LOCK_NAMESPACE}::int, hashtext(w.intent_id::text))
+        -- Tried on the due rows only (d, the materialised CTE): written on w, the planner may test it while scanning
+        -- the whole queue, and this claim would hold the execution locks of intents it never claimed until it commits,
+        -- keeping them from every other worker and from operators' runs.
+        AND pg_try_advisory_xact_lock(${PIPELINE_LOCK_NAMESPACE}::int, hashtext(d.intent_id::text))
       RETURNING w.intent_id, w.claim_token, w.attempt, w.max_attempts, w.round, w.last_error, (d.prior_attempt >= d.prior_max) AS exhausted
     ), granted AS MATERIALIZED (
       SELECT c.*, ${fenceGrant(claimFenceResource(Prisma.sql`c.intent_id`), Prisma.sql`c.claim_token`)} AS granted FROM claimed c

@@ -100,6 +100,22 @@ describe('the claim statement under every interleaving of two sessions', () => {
     expect(new Set([...claimed[0], ...claimed[1]].map((c) => c.claimToken)).size).toBe(6);
   });
 
+  it('a claim holds the execution locks of the intents it claimed and of no others, whatever plan the database picks', async () => {
+    await newIntents(6);
+    const [s1, s2] = sessions;
+    await s1.query('BEGIN');
+    // The plan a large or freshly analysed queue gets: the whole queue scanned and joined by hashing, not row by row.
+    await s1.query('SET LOCAL enable_indexscan = off; SET LOCAL enable_bitmapscan = off; SET LOCAL enable_nestloop = off; SET LOCAL enable_mergejoin = off');
+    const mine = await claimDueIntents(onSession(s1), claimArgs('w1', 2));
+    expect(mine).toHaveLength(2);
+    const { rows } = await s2.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND pid = $1`, [s1.pid]);
+    expect(rows[0].n).toBe(2);
+    await s2.query('BEGIN');
+    expect(await claimDueIntents(onSession(s2), claimArgs('w2'))).toHaveLength(4);
+    await s2.query('COMMIT');
+    await s1.query('COMMIT');
+  });
+
   it('claim1 rollback1 claim2: a claim that rolls back leaves its rows to the next', async () => {
     const ids = await newIntents(3);
     const [s1, s2] = sessions;
