@@ -159,7 +159,7 @@ const PAGES: PageCase[] = [
   { name: 'contention', path: () => '/contention?window=15m', ready: (p) => expect(p.getByTestId('total-conflicts')).toContainText('Version conflicts') },
   { name: 'replay', path: () => '/replay', ready: (p) => expect(p.getByTestId('replay-runs')).toBeVisible() },
   { name: 'replay-run', path: () => `/replay?run=${seeded.runId}`, ready: (p) => expect(p.getByTestId('run-detail')).toHaveAttribute('data-run-id', seeded.runId) },
-  { name: 'audit', path: () => '/audit', ready: (p) => expect(p.getByRole('row').filter({ hasText: 'e2e-a11y' }).first()).toBeVisible() },
+  { name: 'audit', path: () => '/audit?actor=e2e-a11y', ready: (p) => expect(p.getByRole('row').filter({ hasText: 'e2e-a11y' }).first()).toBeVisible() },
   { name: 'workers', path: () => '/workers', ready: (p) => expect(p.getByRole('heading', { name: 'The BridgeSet' })).toBeVisible() },
   { name: 'events', path: () => '/events', ready: (p) => expect(p.getByRole('heading', { name: 'Relays', level: 2 })).toBeVisible() },
   { name: 'account-tokens', path: () => '/account/tokens', ready: (p) => h1(p, /token/i) },

@@ -63,6 +63,9 @@ function nameUnnamedControls(root: HTMLElement) {
   for (const [selector, name] of UNNAMED) {
     for (const element of root.querySelectorAll(selector)) if (!element.hasAttribute('aria-label')) element.setAttribute('aria-label', name);
   }
+  // A long example or response scrolls inside its box: a keyboard user reaches it (and scrolls it) only if it can
+  // take the focus.
+  for (const block of root.querySelectorAll('.highlight-code .microlight')) if (!block.hasAttribute('tabindex')) block.setAttribute('tabindex', '0');
 }
 
 export function SwaggerUi({ url }: { url: string }) {
