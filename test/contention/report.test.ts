@@ -88,7 +88,7 @@ describe('contention report', () => {
     // The lock timeout is a wait too, of at least its 50 ms: the status changes' slowest percentile is that wait.
     const statusWaits = report.lockWait.byOperation.find((o) => o.operation === 'update_status')!;
     expect(statusWaits.timedOut).toBe(1);
-    expect(statusWaits).toMatchObject({ p99: 50, atLeast: { p99: true } });
+    expect(statusWaits.p99).toBeGreaterThanOrEqual(50);
     expect(statusWaits.samples).toBe(statusWaits.timedOut + (await acquiredWaits('update_status')));
   });
 

@@ -177,13 +177,12 @@ describe('the execution lock (NOWAIT)', () => {
     const intent = await makeIntent('RECEIVED');
     const first = started(runPipeline({ id: intent.id }, tester, { bridges: ['input', 'test-holding', 'normalize'] }));
     await entered.wait; // the first run holds the lock and sits inside a bridge
-    const t0 = performance.now();
+    // Refused while the first run still holds the lock: had it waited for the lock, it would wait for ever (the
+    // first run is let go only below), so an answer at all is the proof it did not wait.
     const second = await runPipeline({ id: intent.id }, tester).catch((e) => e);
-    const elapsed = performance.now() - t0;
     expect(second).toBeInstanceOf(LockTimeoutError);
     expect(second.httpStatus).toBe(423);
     expect(second.code).toBe('lock_timeout');
-    expect(elapsed).toBeLessThan(100);
     expect(second.details.holders[0].applicationName).toBe(`bridge:pipeline_execute:${intent.id}`);
     held.open();
     const { run, intent: after } = await first;
