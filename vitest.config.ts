@@ -13,6 +13,8 @@ export default defineConfig({
     setupFiles: ['test/setup.ts'],
     maxWorkers: testWorkers(),
     testTimeout: 60_000,
+    // As the browser suite does in CI: a test that fails once and passes on its retry is reported, not hidden.
+    retry: process.env.CI ? 1 : 0,
     hookTimeout: 120_000,
     env: { BRIDGE_ENV: 'development' },
     coverage: {
