@@ -20,6 +20,7 @@ import { DiffView } from './DiffView';
 import { JsonView } from './JsonView';
 import { StatusActions } from './StatusActions';
 import { RowLockNotice } from '@/components/locks/RowLockNotice';
+import { HistoryHead } from './HistoryHead';
 import styles from './intents.module.css';
 
 export type DetailPermissions = { status: boolean; correct: boolean };
@@ -174,11 +175,7 @@ export function CorrectionHistory({ corrections }: { corrections: Correction[] }
     <ol className={styles.history} aria-label="Corrections, newest first">
       {entries.map(({ correction: c, lines }) => (
         <li key={c.id} id={`correction-${c.correctionId}`} className={styles.historyItem} data-testid="correction">
-          <div className={styles.historyHead}>
-            <strong>{c.actor}</strong>
-            <span className="muted">
-              <RelativeTime iso={c.createdAt} />
-            </span>
+          <HistoryHead actor={c.actor} at={c.createdAt}>
             <span className="muted">
               v{c.versionBefore} → v{c.versionAfter}
             </span>
@@ -188,7 +185,7 @@ export function CorrectionHistory({ corrections }: { corrections: Correction[] }
               </span>
             )}
             <span className="muted">via {c.source}</span>
-          </div>
+          </HistoryHead>
           <p className={styles.reason}>
             <span className="muted">Why: </span>
             {c.reason}

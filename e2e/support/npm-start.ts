@@ -1,3 +1,4 @@
+import { expect } from '@playwright/test';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync } from 'node:fs';
@@ -79,14 +80,15 @@ export async function npmStart(dataDir: string, options: { token?: string; env?:
 }
 
 async function waitForGroupToEnd(pgid: number): Promise<void> {
-  for (;;) {
+  const alive = () => {
     try {
       process.kill(-pgid, 0);
+      return true;
     } catch {
-      return;
+      return false;
     }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  };
+  await expect.poll(alive, { message: `process group ${pgid} to end`, timeout: 60_000 }).toBe(false);
 }
 
 /** Runs a shell script with bash (`set -euo pipefail`), resolving with its output and exit code. */

@@ -3,6 +3,7 @@ import { maintainedStatusCounts } from '@/lib/counts/status-counts';
 import { createIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { LiveHub, liveHub, type LiveBatch } from '@/lib/live/hub';
 import { resetDatabase, tester } from '../helpers';
+import { eventually } from '../wait';
 
 /**
  * The live feed carries the status counts: the hub reads them once per round, for all of its subscribers, so open
@@ -16,24 +17,11 @@ afterAll(async () => {
 
 function collector() {
   const batches: LiveBatch[] = [];
-  let wake: (() => void) | null = null;
   return {
     fn: (b: LiveBatch) => {
       batches.push(b);
-      wake?.();
     },
-    async next(match: (b: LiveBatch) => boolean, timeoutMs = 3_000): Promise<LiveBatch> {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const found = batches.find(match);
-        if (found) return found;
-        if (Date.now() > deadline) throw new Error(`no matching batch within ${timeoutMs} ms`);
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-          setTimeout(resolve, 50);
-        });
-      }
-    },
+    next: (match: (b: LiveBatch) => boolean): Promise<LiveBatch> => eventually('a matching batch', () => batches.find(match)),
   };
 }
 

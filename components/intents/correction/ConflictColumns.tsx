@@ -1,8 +1,8 @@
-import { RelativeTime } from '@/components/ui/RelativeTime';
 import { diffLines, type DiffLine, type JsonRecord } from '@/lib/console/json-diff';
 import type { ChangesSince } from '@/lib/intents/changes-since';
 import { DiffView } from '../DiffView';
 import { JsonView } from '../JsonView';
+import { HistoryHead } from '../HistoryHead';
 import styles from '../intents.module.css';
 import type { Submission } from './types';
 
@@ -43,15 +43,11 @@ function ChangesSinceList({ changes, theirLines }: { changes: ChangesSince; thei
     <ul className={styles.history}>
       {changes.corrections.map((c, i) => (
         <li key={c.id} className={styles.historyItem} data-testid="change-since">
-          <div className={styles.historyHead}>
-            <strong>{c.actor}</strong>
-            <span className="muted">
-              <RelativeTime iso={c.createdAt} />
-            </span>
+          <HistoryHead actor={c.actor} at={c.createdAt}>
             <span className="muted">
               v{c.versionBefore} → v{c.versionAfter}
             </span>
-          </div>
+          </HistoryHead>
           <p className={styles.reason}>
             <span className="muted">Why: </span>
             {c.reason}
@@ -61,15 +57,11 @@ function ChangesSinceList({ changes, theirLines }: { changes: ChangesSince; thei
       ))}
       {statusEvents.map((e) => (
         <li key={e.id} className={styles.historyItem} data-testid="change-since">
-          <div className={styles.historyHead}>
-            <strong>{e.actor}</strong>
-            <span className="muted">
-              <RelativeTime iso={e.at} />
-            </span>
+          <HistoryHead actor={e.actor} at={e.at}>
             <span className="muted">
               {e.fromStatus} → {e.toStatus} (v{e.versionBefore} → v{e.versionAfter})
             </span>
-          </div>
+          </HistoryHead>
         </li>
       ))}
     </ul>
