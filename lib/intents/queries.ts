@@ -3,7 +3,7 @@ import { Prisma } from '@/generated/prisma/client';
 import { db, planWithValues } from '@/lib/db/client';
 import { baseConditions, checkContention, checkRange, countsUnder, LIST_TIMEOUT_MS, resolveSearch, SearchTooSlowError, TIMED_OUT, whereClause, withTimeout, type ResolvedSearch } from '@/lib/search/intents';
 import { NotFoundError, ValidationError } from '@/lib/shared/errors';
-import { INTENT_COLUMNS, selectAuditEvents, selectConflictEvents, selectCorrections, selectIntent, toIntent, type IntentRow } from './repository';
+import { INTENT_COLUMNS, selectAuditEvents, selectConflictEvents, selectIntent, selectIntentWithCorrections, toIntent, type IntentRow } from './repository';
 import { listIntentsSchema } from './schemas';
 import { intentIdSchema } from '@/lib/shared/fields';
 import { parseInput } from '@/lib/shared/validation';
@@ -79,15 +79,9 @@ function idOrThrow(id: unknown): string {
 
 export async function getIntent(idInput: string): Promise<IntentWithCorrections> {
   const id = idOrThrow(idInput);
-  // One snapshot for the intent and its history, so the version always matches the corrections shown.
-  return db().$transaction(
-    async (tx) => {
-      const row = await selectIntent(tx, id);
-      if (!row) throw new NotFoundError(`Intent ${id}`, { id });
-      return { ...toIntent(row), corrections: await selectCorrections(tx, id) };
-    },
-    { isolationLevel: 'RepeatableRead' },
-  );
+  const intent = await selectIntentWithCorrections(id);
+  if (!intent) throw new NotFoundError(`Intent ${id}`, { id });
+  return intent;
 }
 
 export async function getIntentAudit(idInput: string): Promise<AuditEvent[]> {
