@@ -159,7 +159,7 @@ test('a field-editor draft that meets a conflict: the three-way view shows it, a
 
 for (const theme of ['light', 'dark'] as const) {
   test(`the field editor with its fields has no serious accessibility violation (${theme})`, async ({ browser, baseURL }) => {
-    const intent = await seedIntent('PROCESSED', { marker: uniqueMarker('e2e-fields-a11y'), amount: 10, currency: 'EUR', paid: false, note: null, customer: { name: 'Ada', city: 'Leeds' }, tags: ['vip'] });
+    const intent = await seedIntent('PROCESSED', { marker: uniqueMarker('e2e-fields-a11y'), amount: 10, currency: 'EUR', paid: false, note: 'call back', customer: { name: 'Ada', city: 'Leeds' }, tags: ['vip'] });
     const context = await browser.newContext({ baseURL, viewport: { width: 1440, height: 900 }, colorScheme: theme, reducedMotion: 'reduce' });
     try {
       await context.addCookies([{ name: THEME_COOKIE, value: theme, url: baseURL! }]);
@@ -180,7 +180,8 @@ for (const theme of ['light', 'dark'] as const) {
       await form(page).getByLabel('Reason').fill('Partner file, ticket OPS-9');
       await form(page).getByText('The diff this correction sends (JSON)').click();
       await page.mouse.move(0, 0);
-      await form(page).screenshot({ path: `test-results/screenshots/correction-field-editor-${theme}.png` });
+      // The form's card, with its heading and padding, as a reviewer sees it.
+      await form(page).locator('xpath=..').screenshot({ path: `test-results/screenshots/correction-field-editor-${theme}.png` });
 
       const results = await new AxeBuilder({ page }).include('form[aria-label="Correction"]').withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice']).analyze();
       const serious = results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);

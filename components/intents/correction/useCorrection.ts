@@ -57,7 +57,10 @@ export function useCorrection(intent: IntentWithCorrections) {
   const submit = (submission: Submission) => {
     if (inFlight.current) return;
     inFlight.current = true;
-    mutation.mutate(submission);
+    // Sent as plain JSON, each value once: a diff built field by field shares objects with the payload its
+    // before-values come from, and React encodes a repeated object as a reference to its first place, which the
+    // server's screening of action bodies refuses.
+    mutation.mutate(JSON.parse(JSON.stringify(submission)) as Submission);
   };
 
   const submitDraft = () => {
