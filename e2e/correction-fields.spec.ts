@@ -107,6 +107,9 @@ test('Fields | JSON edit one draft: switching carries it over both ways, and is 
   await modeButton(page, 'JSON').click();
   await expect(form(page).getByTestId('mode-note')).toHaveText(/^Fix the fields first: amount: "2x" is not a number/);
   await expect(modeButton(page, 'Fields')).toHaveAttribute('aria-pressed', 'true');
+  // Nor is it applied, and the form says which field stops it.
+  await form(page).getByRole('button', { name: 'Apply correction' }).click();
+  await expect(form(page).getByTestId('field-editor')).toContainText('Not applied: amount: "2x" is not a number');
   await form(page).getByLabel('New value of amount').fill('22');
   // Removing a field from the correction gives the focus back to the picker.
   await form(page).getByRole('button', { name: 'Remove currency from this correction' }).click();

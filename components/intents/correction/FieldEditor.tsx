@@ -55,6 +55,12 @@ export function FieldEditor({ payload, edits, onEdits, touched, serverError }: {
       )}
       <div aria-live="polite">
         {touched && edits.length === 0 && <span className={styles.fieldError}>Add a field to change: pick it above.</span>}
+        {touched && errors.length > 0 && (
+          <span className={styles.fieldError}>
+            Not applied: {errors[0].field}: {errors[0].message}
+            {errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}
+          </span>
+        )}
         {serverError && <span className={styles.fieldError}>{serverError}</span>}
       </div>
       {edits.length > 0 && errors.length === 0 && (
