@@ -139,6 +139,11 @@ const PAGES: PageCase[] = [
     path: () => `/intents/${seeded.toConflict}`,
     ready: async (p) => {
       const form = p.getByRole('form', { name: 'Correction' });
+      const json = form.getByRole('button', { name: 'JSON' });
+      await expect(async () => {
+        if ((await json.getAttribute('aria-pressed')) !== 'true') await json.click();
+        await expect(json).toHaveAttribute('aria-pressed', 'true', { timeout: 1_000 });
+      }).toPass();
       await form.getByLabel(/^Diff \(JSON\)/).fill('{ "amount": 999 }');
       await form.getByLabel('Reason').fill('a11y: mine');
       const headers = { authorization: seeded.authorization };
