@@ -2,6 +2,7 @@ import { pruneExpiredSessions } from '@/lib/auth/sessions';
 import { pruneSignInAttempts } from '@/lib/auth/rate-limit';
 import { startStatusFolding } from '@/lib/counts/status-counts';
 import { db } from '@/lib/db/client';
+import { maintainAllPartitions } from '@/lib/db/partitions';
 import { engineEventsWritten, pruneEngineEvents } from '@/lib/intents/engine-events';
 import { pruneIdempotencyRecords } from '@/lib/intents/idempotency';
 import { flushOutcomes, pruneIntentOutcomes } from '@/lib/intents/outcomes';
@@ -30,6 +31,18 @@ export function startHousekeeping(): void {
   const purgeLeaseData = () =>
     Promise.all([dedupStore().purge(), pruneLeaseEvents()]).catch((err: unknown) => console.error('[housekeeping] purging dedup keys or lease events failed:', err));
   setInterval(purgeLeaseData, 10 * 60_000).unref();
+
+  // Partitioned history: the months ahead are created and expired months retired, by one instance at a time (the
+  // database function takes an advisory lock the others skip on). At start too: a console that was down past the
+  // months ahead finds rows in the default partition, and moves them to their months.
+  const partitions = () =>
+    maintainAllPartitions()
+      .then((reports) => {
+        for (const r of reports) if (r.created.length || r.retired.length) console.warn(`[housekeeping] ${r.table}: created ${r.created.join(', ') || 'no partition'}; retired ${r.retired.join(', ') || 'none'}`);
+      })
+      .catch((err: unknown) => console.error('[housekeeping] maintaining history partitions failed:', err));
+  void partitions();
+  setInterval(partitions, 10 * 60_000).unref();
 
   // The lock history: every instance stands by, one (per database) samples; see docs/LOCKING.md.
   startLockSampler();
