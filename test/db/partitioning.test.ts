@@ -280,6 +280,30 @@ describe('audit_events partitioned by month', () => {
     expect((await partitions()).map((p) => p.name)).toEqual(expect.arrayContaining(kept.filter((k) => k !== fourth.name)));
   });
 
+  it("prunes the Audit page's reads to the months they need", async () => {
+    const parts = months(await partitions());
+    const oldest = parts[0];
+    const scanned = async (query: Promise<{ 'QUERY PLAN': string }[]>) => {
+      const text = (await query).map((r) => r['QUERY PLAN']).join('\n');
+      return { text, partitions: [...new Set([...text.matchAll(/on (audit_events_\w+)/g)].map((m) => m[1]))] };
+    };
+    // A later page: the cursor's (at, id) bound, with the plain `at <=` the planner prunes on.
+    const cursorAt = new Date(oldest.toAt!.getTime() - 1);
+    const later = await scanned(db().$queryRaw`
+      EXPLAIN SELECT id FROM audit_events WHERE at <= ${cursorAt}::timestamptz AND (at, id) < (${cursorAt}::timestamptz, 1::bigint)
+      ORDER BY at DESC, id DESC LIMIT 51`);
+    expect(later.partitions).toEqual([oldest.name]);
+    // A time filter: its months only.
+    const window = await scanned(db().$queryRaw`
+      EXPLAIN SELECT id FROM audit_events WHERE actor = 'test-runner' AND at >= ${parts[1].fromAt}::timestamptz AND at < ${parts[2].toAt}::timestamptz
+      ORDER BY at DESC, id DESC LIMIT 51`);
+    expect(window.partitions.sort()).toEqual([parts[1].name, parts[2].name].sort());
+    // The first page has no bound: the partitions are read newest first, one after another (an Append in their
+    // order, not a merge of all of them), and the read stops once the page is full.
+    const first = await scanned(db().$queryRaw`EXPLAIN SELECT id FROM audit_events ORDER BY at DESC, id DESC LIMIT 51`);
+    expect(first.text).not.toMatch(/Merge Append|Sort/);
+  });
+
   it('lets one instance at a time maintain a table: the others skip', async () => {
     const holder = new pg.Client({ connectionString: oldUrl });
     await holder.connect();
