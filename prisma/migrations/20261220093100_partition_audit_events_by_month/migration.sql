@@ -2,7 +2,8 @@
 -- then be detached and dropped (or archived) whole instead of deleted row by row, and every read bounded in time
 -- touches only its months. The table is rebuilt in place, in this migration's one transaction: renamed, a
 -- partitioned table with the same columns, defaults, triggers and indexes created under its name, every row copied,
--- the old table dropped. Writers wait on the rename's lock for as long as it takes (docs/bench/2026-11-27-partitioning.md).
+-- the old table dropped. Writers wait on the rename's lock for as long as that takes, which grows with the table
+-- (docs/bench/2026-11-27-partitioning.md).
 --
 -- A partitioned table's primary key must contain the partition key: it is (id, at). Nothing references
 -- audit_events.id by foreign key, and ids stay unique as they were: every row draws its id from the same sequence,
