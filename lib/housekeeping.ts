@@ -33,12 +33,14 @@ export function startHousekeeping(): void {
   setInterval(purgeLeaseData, 10 * 60_000).unref();
 
   // Partitioned history: the months ahead are created and expired months retired, by one instance at a time (the
-  // database function takes an advisory lock the others skip on). At start too: a console that was down past the
-  // months ahead finds rows in the default partition, and moves them to their months.
+  // database function takes an advisory lock the others skip on). At start too: after consoles were down past the
+  // months ahead, the rows the catch-all partition took move to their months.
   const partitions = () =>
     maintainAllPartitions()
       .then((reports) => {
-        for (const r of reports) if (r.created.length || r.retired.length) console.warn(`[housekeeping] ${r.table}: created ${r.created.join(', ') || 'no partition'}; retired ${r.retired.join(', ') || 'none'}`);
+        for (const r of reports.filter((x) => x.created.length || x.retired.length)) {
+          console.warn(`[housekeeping] ${r.table}: partitions created ${r.created.join(', ') || 'none'}; retired ${r.retired.join(', ') || 'none'}`);
+        }
       })
       .catch((err: unknown) => console.error('[housekeeping] maintaining history partitions failed:', err));
   void partitions();
