@@ -115,6 +115,13 @@ export const envSchema = z.object({
   NATS_URL: z.string().trim().min(1).optional(),
   /** Published outbox rows are deleted after this many hours. */
   OUTBOX_RETENTION_HOURS: intFrom(72, 1, 24 * 365),
+  // ── Partitioned history (lib/db/partitions.ts, docs/SCALE.md "Partitioned history") ──
+  /** How many months past the current one housekeeping keeps partitions ready for. */
+  PARTITION_MONTHS_AHEAD: intFrom(3, 1, 120),
+  /** audit_events: a month's partition is retired once its newest possible row is this many days old; 0 keeps everything. */
+  AUDIT_EVENTS_RETENTION_DAYS: intFrom(0, 0, 36_500),
+  /** What retiring an expired audit_events partition does: `drop` it, or only `detach` it (kept as a table of its own, for archiving). */
+  AUDIT_EVENTS_RETENTION_ACTION: z.enum(['drop', 'detach']).default('drop'),
   // ── The intent timeline (lib/timeline) ──
   /** Lock waits, lock timeouts, idempotent repeats and refused fenced writes the engine recorded are kept this many days. */
   INTENT_ENGINE_EVENTS_RETENTION_DAYS: intFrom(14, 1, 3650),

@@ -84,12 +84,14 @@ function decodeCursor(cursor: string): Cursor {
  * Rows strictly after the cursor in (at desc, source rank desc, id desc) order, written as one row comparison
  * `(at, id) < (cursor.at, bound)` so the (…, at, id) indexes serve it: for the cursor's own table the bound is
  * its id; a table ranked after it still has every row at that instant to come (bound: the largest id); a table
- * ranked before it has none left at that instant (bound 0, ids start at 1).
+ * ranked before it has none left at that instant (bound 0, ids start at 1). The plain `at <=` beside it says the
+ * same for the planner's partition pruning, which does not look inside a row comparison: audit_events' months
+ * newer than the cursor are skipped without being opened.
  */
 function afterCursor(source: AuditSource, cursor: Cursor | null): Prisma.Sql | null {
   if (!cursor) return null;
   const bound = cursor.source === source ? cursor.id : SOURCE_RANK[source] < SOURCE_RANK[cursor.source] ? MAX_ID : 0n;
-  return Prisma.sql`(at, id) < (${cursor.at}::timestamptz, ${bound}::bigint)`;
+  return Prisma.sql`at <= ${cursor.at}::timestamptz AND (at, id) < (${cursor.at}::timestamptz, ${bound}::bigint)`;
 }
 
 function where(parts: (Prisma.Sql | null)[]): Prisma.Sql {
