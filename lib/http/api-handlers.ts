@@ -5,6 +5,7 @@ import { authenticateRequest, requireMetricsAccess } from '@/lib/auth/request';
 import type { AuthActor } from '@/lib/auth/types';
 import { contentionReport } from '@/lib/contention/queries';
 import { db } from '@/lib/db/client';
+import { listRecentEvents } from '@/lib/events/recent';
 import { outboxStatus } from '@/lib/events/status';
 import { createIntent, reevaluateIntent, bulkUpdateStatus, updateIntentStatus } from '@/lib/intents/commands';
 import { NotFoundError } from '@/lib/shared/errors';
@@ -135,6 +136,7 @@ const consoleHandlers = {
   countIntents: (async (request) => json(await countsUnder(parseInput(countIntentsQuerySchema, query(request), 'query')))) satisfies ApiHandler,
   getIntentConflicts: (async (_request, { id }) => json(await getIntentConflicts(id))) satisfies ApiHandler,
   getOutboxStatus: (async () => json(await outboxStatus(), { headers: NO_STORE })) satisfies ApiHandler,
+  listOutboxEvents: (async (request) => json(await listRecentEvents(query(request)), { headers: NO_STORE })) satisfies ApiHandler,
   getRowLockHolders: (async (request, _params, actor) => json(queriesFor(actor, { holders: await rowLockHolders(query(request)) }), { headers: NO_STORE })) satisfies ApiHandler,
   listReplayRuns: (async () => json({ runs: (await listRuns(30)).map(summarizeRun) }, { headers: NO_STORE })) satisfies ApiHandler,
   getReplayRun: (async (_request, { id }) => {
