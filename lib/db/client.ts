@@ -96,9 +96,14 @@ export function db(): PrismaClient {
  * Nothing that must join an interactive transaction belongs here: that runs on its `tx`.
  */
 export async function queryOnPool<T>(query: Prisma.Sql): Promise<T[]> {
+  return queryOn<T>(connected().pool, query);
+}
+
+/** queryOnPool on a given pool (a read replica's, lib/db/read.ts). */
+export async function queryOn<T>(pool: pg.Pool, query: Prisma.Sql): Promise<T[]> {
   const prepared = env().DB_PREPARED_STATEMENTS;
   const name = prepared ? preparedStatementName({ sql: query.text, args: query.values }) : '';
-  const result = await connected().pool.query({ name: name || undefined, text: query.text, values: query.values as unknown[] });
+  const result = await pool.query({ name: name || undefined, text: query.text, values: query.values as unknown[] });
   return result.rows as T[];
 }
 

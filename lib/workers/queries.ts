@@ -1,4 +1,5 @@
-import { db, type Tx } from '@/lib/db/client';
+import type { Tx } from '@/lib/db/client';
+import { readDb } from '@/lib/db/read';
 import { env } from '@/lib/env';
 
 /** What the Workers page and GET /api/workers show: the registry, the queue by state, claims, retries, throughput. */
@@ -63,7 +64,7 @@ export async function selectWorkerTotals(tx: Tx): Promise<WorkersOverview['total
 
 export async function getWorkersOverview(): Promise<WorkersOverview> {
   const lostAfterMs = Math.max(3 * env().WORKER_HEARTBEAT_MS, 15_000);
-  return db().$transaction(
+  return (await readDb()).$transaction(
     async (tx) => {
       await tx.$executeRaw`SELECT set_config('statement_timeout', '3000ms', true)`;
       const workers = await tx.$queryRaw<(Omit<WorkerView, 'startedAt' | 'heartbeatAt' | 'stoppedAt' | 'claims'> & { startedAt: Date; heartbeatAt: Date; stoppedAt: Date | null; claims: bigint })[]>`
