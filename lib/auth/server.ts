@@ -88,6 +88,11 @@ registerRequestReadScope(pageReadScope);
  * browser's read-after cookie, so the page re-rendered after the action, and every read after it, see the change.
  */
 export async function rememberCommitInSession(): Promise<void> {
-  const lsn = await commitPosition();
-  if (lsn) (await cookies()).set(readAfterCookieName(), lsn, readAfterCookieOptions());
+  try {
+    const lsn = await commitPosition();
+    if (lsn) (await cookies()).set(readAfterCookieName(), lsn, readAfterCookieOptions());
+  } catch (err) {
+    // The command stands; at worst the author's next read waits for nothing and may show the state before it.
+    console.warn('[reads] could not note the commit position after a command:', err);
+  }
 }

@@ -17,7 +17,7 @@ export async function runAction<T>(what: string, fn: () => Promise<T>, unexpecte
   try {
     // A command reads the present (the primary); its author's next reads wait for a replica to replay it.
     const data = await onPrimary(fn);
-    await rememberCommitInSession().catch((err: unknown) => console.warn(`[${tag}] could not note the commit position after ${what}:`, err));
+    await rememberCommitInSession();
     return { ok: true, data };
   } catch (err) {
     const known = asDomainError(err);

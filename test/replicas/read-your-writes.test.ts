@@ -25,6 +25,7 @@ const { POST: create } = apiRoute('/api/intents');
 const { GET: getOne } = apiRoute('/api/intents/{id}');
 const { POST: changeStatus } = apiRoute('/api/intents/{id}/status');
 const { GET: ready } = apiRoute('/api/ready');
+const { GET: workers } = apiRoute('/api/workers');
 
 type Caller = { token?: string; cookie?: string; headers?: Record<string, string> };
 type Answer = { status: number; body: any; headers: Headers }; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -155,6 +156,10 @@ describe('reads from a replica', () => {
     });
     expect(out.lagMs).toBeGreaterThan(200);
     expect(out.problem).toContain('READ_REPLICA_MAX_LAG_MS');
+    // The Workers page shows the same, from the same answer it polls anyway.
+    const overview = await call(workers, '/api/workers', other);
+    expect(overview.body.replicas).toEqual([expect.objectContaining({ name: replica, inRotation: false })]);
+    expect(overview.headers.get('bridge-read-source')).toBe('primary');
     const theirs = await read(id, other);
     expect(theirs.headers.get('bridge-read-source')).toBe('primary');
     expect(theirs.body.status).toBe('NORMALIZED');
@@ -174,5 +179,6 @@ describe('reads from a replica', () => {
     expect(seen.headers.get('bridge-read-source')).toBeNull();
     const readiness = await call(ready, '/api/ready', {});
     expect(readiness.body).not.toHaveProperty('replicas');
+    expect((await call(workers, '/api/workers', other)).body.replicas).toEqual([]);
   });
 });
