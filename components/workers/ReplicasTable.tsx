@@ -32,7 +32,9 @@ export function ReplicasTable({ data }: { data: WorkersOverview }) {
           <tbody>
             {data.replicas.map((r) => (
               <tr key={r.name}>
-                <td className={styles.mono}>{r.name}</td>
+                <td className={styles.mono}>
+                  {r.name} <span className="muted">{r.host}</span>
+                </td>
                 <td title={r.problem ?? undefined}>
                   <span className={`${styles.badge} ${r.inRotation ? styles.badgeOk : styles.badgeRoot}`}>{r.inRotation ? 'in rotation' : 'out'}</span>
                   {r.problem && <div className={styles.sectionNote}>{r.problem}</div>}

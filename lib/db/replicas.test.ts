@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ReadReplicas, replicaName, replicaUrls } from './replicas';
+import { ReadReplicas, replicaHost, replicaUrls } from './replicas';
 
 /**
  * The monitor's arithmetic, with the primary's position and the replica's replay position given by the test and the
@@ -23,9 +23,9 @@ function monitor(maxLagMs = 1000) {
 afterEach(() => vi.useRealTimers());
 
 describe('the replica monitor', () => {
-  it('names a replica by host, port and database, never its password', () => {
-    expect(replicaName('postgresql://u:secret@replica-1:5433/bridge')).toBe('replica-1:5433/bridge');
-    expect(replicaName('postgresql://u@replica-2/bridge')).toBe('replica-2:5432/bridge');
+  it('names a replica by its place in the list, and shows its host, port and database, never its password', () => {
+    expect(monitor().set.status()[0]).toMatchObject({ name: 'replica-1', host: 'replica-1:5433/bridge' });
+    expect(replicaHost('postgresql://u:secret@db-2/bridge')).toBe('db-2:5432/bridge');
     expect(replicaUrls(' postgresql://a/x , ,postgresql://b/y')).toEqual(['postgresql://a/x', 'postgresql://b/y']);
   });
 

@@ -12,7 +12,10 @@ import { formatLsn, parseLsn } from './lsn';
  * is out of rotation until it catches up. Which replica serves a given read is decided in ./read.ts.
  */
 export type ReplicaStatus = {
+  /** `replica-N`: its place in DATABASE_READ_URL (what /api/ready and the read headers say: no host names there). */
   name: string;
+  /** host:port/database, for the signed-in operators' Workers page. */
+  host: string;
   inRotation: boolean;
   /** How far it has replayed, as PostgreSQL writes it; null before the first look or while unreachable. */
   replayLsn: string | null;
@@ -40,6 +43,7 @@ export class Replica {
 
   constructor(
     readonly name: string,
+    readonly host: string,
     url: string,
   ) {
     this.pool = createPool(url);
@@ -62,6 +66,7 @@ export class Replica {
   status(): ReplicaStatus {
     return {
       name: this.name,
+      host: this.host,
       inRotation: this.inRotation,
       replayLsn: this.replay === null ? null : formatLsn(this.replay),
       lagBytes: this.lagBytes,
@@ -72,8 +77,8 @@ export class Replica {
   }
 }
 
-/** host:port/database of a URL: how a replica is named on /api/ready and in the console (never its password). */
-export function replicaName(url: string): string {
+/** host:port/database of a URL, as the Workers page shows a replica (never its user or password). */
+export function replicaHost(url: string): string {
   const u = new URL(url);
   return `${u.hostname}:${u.port || '5432'}${u.pathname}`;
 }
@@ -91,7 +96,7 @@ export class ReadReplicas {
     readonly options: ReplicaOptions,
     private readonly primaryPosition: () => Promise<bigint | null>,
   ) {
-    this.replicas = urls.map((url) => new Replica(replicaName(url), url));
+    this.replicas = urls.map((url, i) => new Replica(`replica-${i + 1}`, replicaHost(url), url));
   }
 
   /** Starts the monitor (once); resolves after its first look, so the first reads already know the replicas. */

@@ -129,7 +129,7 @@ export const readinessSchema = z
     replicas: z
       .array(
         z.object({
-          name: z.string().meta({ description: 'host:port/database of the replica (DATABASE_READ_URL)' }),
+          name: z.string().meta({ description: '`replica-N`: the replica\'s place in DATABASE_READ_URL' }),
           inRotation: z.boolean().meta({ description: 'false: its reads go to the primary until it catches up' }),
           replayLsn: z.string().nullable(),
           lagBytes: z.number().int().nullable().meta({ description: 'WAL the primary has written that the replica has not replayed' }),

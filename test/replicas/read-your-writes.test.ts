@@ -2,7 +2,6 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { readAfterCookieName } from '@/lib/auth/cookies';
 import { disconnectDb } from '@/lib/db/client';
 import { closeReadReplicas, commitPosition, useReadReplicas } from '@/lib/db/read';
-import { replicaName } from '@/lib/db/replicas';
 import { apiRoute } from '@/lib/http/api-router';
 import { liveHub } from '@/lib/live/hub';
 import { flushOutcomes } from '@/lib/intents/outcomes';
@@ -65,7 +64,7 @@ beforeAll(async () => {
   await disconnectDb();
   workerUrl = process.env.DATABASE_URL;
   process.env.DATABASE_URL = pair.primaryUrl;
-  replica = replicaName(pair.replicaUrl);
+  replica = 'replica-1';
   await resetAuth();
   author = await userWithToken(['operator']);
   other = await userWithToken(['operator']);
@@ -158,7 +157,7 @@ describe('reads from a replica', () => {
     expect(out.problem).toContain('READ_REPLICA_MAX_LAG_MS');
     // The Workers page shows the same, from the same answer it polls anyway.
     const overview = await call(workers, '/api/workers', other);
-    expect(overview.body.replicas).toEqual([expect.objectContaining({ name: replica, inRotation: false })]);
+    expect(overview.body.replicas).toEqual([expect.objectContaining({ name: replica, host: pair.replicaUrl.replace(/^.*@/, ''), inRotation: false })]);
     expect(overview.headers.get('bridge-read-source')).toBe('primary');
     const theirs = await read(id, other);
     expect(theirs.headers.get('bridge-read-source')).toBe('primary');
