@@ -32,6 +32,21 @@ export type ReplicaOptions = { maxLagMs: number; pollMs: number };
 
 type Sample = { at: number; lsn: bigint };
 
+/** The longest a look at a replica (connecting, or asking its position) may take before it counts as not answering. */
+const LOOK_TIMEOUT_MS = 2_000;
+
+async function withinLookTimeout<T>(work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${LOOK_TIMEOUT_MS} ms`)), LOOK_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export class Replica {
   readonly pool: pg.Pool;
   readonly prisma: PrismaClient;
@@ -46,7 +61,8 @@ export class Replica {
     readonly host: string,
     url: string,
   ) {
-    this.pool = createPool(url);
+    // A replica that does not answer must not hold up a read: it leaves the rotation and the read goes to the primary.
+    this.pool = createPool(url, undefined, { connectionTimeoutMillis: LOOK_TIMEOUT_MS });
     this.prisma = createPrisma(this.pool);
   }
 
@@ -56,7 +72,7 @@ export class Replica {
 
   /** Asks the standby how far it has replayed (once per monitor tick, and on demand when a read needs more). */
   async lookReplayed(): Promise<bigint | null> {
-    const { rows } = await this.pool.query<{ lsn: string | null }>('SELECT pg_last_wal_replay_lsn()::text AS lsn');
+    const { rows } = await withinLookTimeout(this.pool.query<{ lsn: string | null }>('SELECT pg_last_wal_replay_lsn()::text AS lsn'));
     if (rows[0].lsn === null) throw new Error('not a standby (pg_last_wal_replay_lsn() is null): only hot standbys serve reads');
     const lsn = parseLsn(rows[0].lsn);
     if (lsn !== null && (this.replay === null || lsn > this.replay)) this.replay = lsn;
