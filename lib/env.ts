@@ -13,6 +13,18 @@ export const envSchema = z.object({
   DATABASE_URL: z.string().url().optional(),
   /** The database itself, not a pooler: LISTEN (the live feed) needs it behind PgBouncer in transaction mode (docs/DEPLOY.md). */
   DATABASE_DIRECT_URL: z.string().url().optional(),
+  /**
+   * Hot standbys (streaming replicas) that serve the console's reads, comma-separated; unset, every read runs on the
+   * primary (lib/db/replicas.ts, docs/DEPLOY.md "Reads from replicas").
+   */
+  DATABASE_READ_URL: z
+    .string()
+    .optional()
+    .refine((v) => !v || v.split(',').every((u) => URL.canParse(u.trim())), 'a URL, or several separated by commas'),
+  /** A replica further behind the primary than this is out of rotation until it catches up. */
+  READ_REPLICA_MAX_LAG_MS: intFrom(5000, 1, 3_600_000),
+  /** How often each instance looks how far each replica has replayed. */
+  READ_REPLICA_POLL_MS: intFrom(1000, 50, 60_000),
   PORT: intFrom(3000, 1, 65535),
   /**
    * Which environment this console serves; shown as a badge, and production disables the replay. Unset, it is

@@ -11,6 +11,7 @@ import type { WorkersOverview } from '@/lib/workers/queries';
 import { BridgeSetTable, type BridgeInfo } from './BridgeSetTable';
 import { ClaimsTable, FailuresTable, ScheduledTable } from './QueueTables';
 import { QueueTiles } from './QueueTiles';
+import { ReplicasTable } from './ReplicasTable';
 import { ThroughputChart } from './ThroughputChart';
 import { useWorkerControls, type Pending } from './useWorkerControls';
 import { WorkerControlDialog } from './WorkerControlDialog';
@@ -84,6 +85,7 @@ function WorkersSections({ data, bridges, controlsOff, noRights, onAsk }: { data
         <FailuresTable data={data} />
         <BridgeSetTable bridges={bridges} />
       </div>
+      <ReplicasTable data={data} />
     </>
   );
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Prisma } from '@/generated/prisma/client';
-import { db } from '@/lib/db/client';
+import { readDb } from '@/lib/db/read';
 import { ValidationError } from '@/lib/shared/errors';
 import { parseInput } from '@/lib/shared/validation';
 import { ALL_SUBJECTS } from './subjects';
@@ -110,9 +110,11 @@ export async function listRecentEvents(input: unknown): Promise<RecentEventsPage
     before === null ? null : Prisma.sql`id < ${before}::bigint`,
   ].filter((c): c is Prisma.Sql => c !== null);
   const where = conditions.length ? Prisma.sql`WHERE ${Prisma.join(conditions, ' AND ')}` : Prisma.empty;
-  const [, rows] = await db().$transaction([
-    db().$executeRaw`SELECT set_config('statement_timeout', ${`${BROWSE_TIMEOUT_MS}ms`}, true)`,
-    db().$queryRaw<Row[]>`
+  // An overview: served by a read replica when there is one (lib/db/read.ts), like the page's counts.
+  const client = await readDb();
+  const [, rows] = await client.$transaction([
+    client.$executeRaw`SELECT set_config('statement_timeout', ${`${BROWSE_TIMEOUT_MS}ms`}, true)`,
+    client.$queryRaw<Row[]>`
       SELECT id, event_id::text AS "eventId", subject AS type, ordering_key AS "orderingKey",
              payload->>'intentId' AS "intentId",
              created_at AS "createdAt", published_at AS "publishedAt", stream_seq AS "streamSeq",

@@ -5,6 +5,7 @@ import { authenticateRequest, requireMetricsAccess } from '@/lib/auth/request';
 import type { AuthActor } from '@/lib/auth/types';
 import { contentionReport } from '@/lib/contention/queries';
 import { db } from '@/lib/db/client';
+import { replicaStatus } from '@/lib/db/read';
 import { listRecentEvents } from '@/lib/events/recent';
 import { outboxStatus } from '@/lib/events/status';
 import { createIntent, reevaluateIntent, bulkUpdateStatus, updateIntentStatus } from '@/lib/intents/commands';
@@ -198,7 +199,8 @@ async function pendingMigrations(): Promise<string[]> {
 /**
  * Readiness, for a load balancer deciding whether to send traffic here (liveness is /api/health): the database
  * answers, it has every migration this build expects (an instance of a newer release waits until the upgrade's
- * migrations are applied), and the live feed is listening. Says which check failed.
+ * migrations are applied), and the live feed is listening. Says which check failed. With read replicas, each one's
+ * lag (ms and bytes of WAL) and whether it is in rotation.
  */
 async function getReadiness(): Promise<JsonAnswer> {
   const checks: Record<string, Check> = {};
@@ -216,7 +218,10 @@ async function getReadiness(): Promise<JsonAnswer> {
     checks.live = { ok: false, detail: 'could not start' };
   }
   const ready = Object.values(checks).every((c) => c.ok);
-  return json({ ready, checks }, { status: ready ? 200 : 503, headers: NO_STORE });
+  // Read replicas never make an instance unready: a replica out of rotation sends its reads to the primary.
+  // Named by their place in DATABASE_READ_URL: this answer is open, and host names are nobody's business outside.
+  const replicas = (await replicaStatus().catch(() => [])).map(({ host: _host, ...shown }) => shown);
+  return json({ ready, checks, ...(replicas.length ? { replicas } : {}) }, { status: ready ? 200 : 503, headers: NO_STORE });
 }
 
 export const API_HANDLERS: Record<string, ApiHandler> = { ...intentHandlers, ...operationsHandlers, ...consoleHandlers, ...metaHandlers };

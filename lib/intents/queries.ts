@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Prisma } from '@/generated/prisma/client';
-import { db, planWithValues } from '@/lib/db/client';
+import { planWithValues } from '@/lib/db/client';
+import { readDb } from '@/lib/db/read';
 import { baseConditions, checkContention, checkRange, countsUnder, LIST_TIMEOUT_MS, resolveSearch, SearchTooSlowError, TIMED_OUT, whereClause, withTimeout, type ResolvedSearch } from '@/lib/search/intents';
 import { NotFoundError, ValidationError } from '@/lib/shared/errors';
 import { INTENT_COLUMNS, selectAuditEvents, selectConflictEvents, selectIntent, selectIntentWithCorrections, toIntent, type IntentRow } from './repository';
@@ -56,9 +57,10 @@ export async function listIntents(input: ListQueryInput, resolved?: { search: Re
   }
   // The same indexes read backwards: the longest unchanged first.
   const orderBy = oldest ? Prisma.sql`ORDER BY updated_at ASC, id ASC` : Prisma.sql`ORDER BY updated_at DESC, id DESC`;
-  const query = db().$queryRaw<IntentRow[]>`${planWithValues}
+  const client = await readDb();
+  const query = client.$queryRaw<IntentRow[]>`${planWithValues}
     SELECT ${INTENT_COLUMNS} FROM intents ${whereClause(where)} ${orderBy} LIMIT ${limit + 1}`;
-  const rows = search.scansPayload ? await withTimeout(LIST_TIMEOUT_MS, query) : await query;
+  const rows = search.scansPayload ? await withTimeout(LIST_TIMEOUT_MS, query, client) : await query;
   if (rows === TIMED_OUT) throw new SearchTooSlowError('list');
   const items = rows.slice(0, limit).map(toIntent);
   return { items, nextCursor: rows.length > limit ? encodeCursor(items[items.length - 1]) : null };
@@ -86,7 +88,7 @@ export async function getIntent(idInput: string): Promise<IntentWithCorrections>
 
 export async function getIntentAudit(idInput: string): Promise<AuditEvent[]> {
   const id = idOrThrow(idInput);
-  return db().$transaction(
+  return (await readDb()).$transaction(
     async (tx) => {
       if (!(await selectIntent(tx, id))) throw new NotFoundError(`Intent ${id}`, { id });
       return selectAuditEvents(tx, id);
@@ -97,7 +99,7 @@ export async function getIntentAudit(idInput: string): Promise<AuditEvent[]> {
 
 export async function getIntentConflicts(idInput: string): Promise<ConflictEvent[]> {
   const id = idOrThrow(idInput);
-  return db().$transaction(async (tx) => {
+  return (await readDb()).$transaction(async (tx) => {
     if (!(await selectIntent(tx, id))) throw new NotFoundError(`Intent ${id}`, { id });
     return selectConflictEvents(tx, id);
   });

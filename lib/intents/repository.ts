@@ -1,5 +1,6 @@
 import { Prisma } from '@/generated/prisma/client';
-import { queryOnPool, type PoolQuery, type Tx } from '@/lib/db/client';
+import type { PoolQuery, Tx } from '@/lib/db/client';
+import { queryOnReadPool } from '@/lib/db/read';
 import type { IntentStatus } from '@/lib/shared/intent-states';
 import type { JsonObject } from '@/lib/shared/json';
 import type { KeyRef } from './statements';
@@ -95,10 +96,10 @@ type IntentWithCorrectionsRow = IntentRow & { corrections: (Omit<Correction, 'cr
 /**
  * An intent and its corrections in one statement, so one snapshot (the version always matches the corrections
  * listed) without a transaction around two reads. It runs on the pool like the engine's commands: a read of one
- * intent is as common as a command and should cost no more.
+ * intent is as common as a command and should cost no more. A console read: on a replica where the read scope allows.
  */
 export async function selectIntentWithCorrections(id: string): Promise<IntentWithCorrections | undefined> {
-  const rows = await queryOnPool<IntentWithCorrectionsRow>(Prisma.sql`
+  const rows = await queryOnReadPool<IntentWithCorrectionsRow>(Prisma.sql`
     SELECT ${INTENT_COLUMNS},
            COALESCE((
              SELECT json_agg(json_build_object(

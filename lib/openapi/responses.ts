@@ -128,6 +128,20 @@ export const readinessSchema = z
   .object({
     ready: z.boolean(),
     checks: z.record(z.string(), z.object({ ok: z.boolean(), detail: z.string() })).meta({ description: 'database, migrations, live: each with what was found.' }),
+    replicas: z
+      .array(
+        z.object({
+          name: z.string().meta({ description: '`replica-N`: the replica\'s place in DATABASE_READ_URL' }),
+          inRotation: z.boolean().meta({ description: 'false: its reads go to the primary until it catches up' }),
+          replayLsn: z.string().nullable(),
+          lagBytes: z.number().int().nullable().meta({ description: 'WAL the primary has written that the replica has not replayed' }),
+          lagMs: z.number().int().nullable().meta({ description: 'how long ago the primary was at the first position the replica has not replayed' }),
+          problem: z.string().nullable(),
+          checkedAt: z.string().nullable(),
+        }),
+      )
+      .optional()
+      .meta({ description: 'Only with read replicas configured. A replica out of rotation does not make the instance unready.' }),
   })
   .meta({ id: 'Readiness' });
 
