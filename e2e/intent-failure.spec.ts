@@ -61,6 +61,7 @@ test('a FAILED intent shows why it failed: the FAILED mark and every attempt wit
   await expect(why).toBeVisible();
   await expectContained(why);
   await expectContained(pipelineCard(page));
+  await why.screenshot({ path: 'test-results/screenshots/intent-failed-reason-phone.png' });
 });
 
 test('one label, one meaning: "Move back to RECEIVED" only moves it; "Run pipeline again" also runs the pipeline', async ({ page, context, baseURL }) => {
@@ -119,4 +120,5 @@ test('a step’s long result stays inside the pipeline card, on a laptop and on 
   await expect(result).toBeVisible();
   await expectContained(pipelineCard(page));
   await expect.poll(() => page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  await pipelineCard(page).screenshot({ path: 'test-results/screenshots/intent-pipeline-long-result-phone.png' });
 });

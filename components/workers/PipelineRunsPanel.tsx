@@ -133,13 +133,13 @@ function RunCard({ run }: { run: PipelineRunRecord }) {
   );
 }
 
-/** A step's error, or its result as JSON: wrapped inside the cell, and scrolled there when long. */
+/** A step's error, or its result as compact JSON: wrapped inside the cell, and scrolled there when long. */
 function StepOutcome({ step }: { step: PipelineStep }) {
   if (step.error) return <pre className={`${own.result} ${own.error}`}>{step.error}</pre>;
   if (step.result === undefined) return null;
   return (
     <pre className={own.result} data-testid="step-result">
-      {JSON.stringify(step.result, null, 1)}
+      {JSON.stringify(step.result)}
     </pre>
   );
 }
