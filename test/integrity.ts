@@ -27,7 +27,7 @@ export async function correctionsOf(id: string): Promise<CorrectionRow[]> {
 
 /**
  * Asserts the intent's history is whole: one 'created' event at version 0, then exactly one audit event per
- * version 1..version, each from the previous version and status; one correction row per 'correction' event with
+ * version 1..version (refusals, audited as status_change_refused, aside), each from the previous version and status; one correction row per 'correction' event with
  * the same versions and id; no duplicate correction ids. Returns the counts for further assertions.
  */
 export async function expectCompleteHistory(id: string): Promise<{ version: number; changes: number; corrections: number }> {
@@ -35,7 +35,8 @@ export async function expectCompleteHistory(id: string): Promise<{ version: numb
   expect(intent, `intent ${id} exists`).toBeDefined();
   const audit = await auditOf(id);
   expect(audit[0]).toMatchObject({ action: 'created', versionAfter: 0 });
-  const changes = audit.slice(1);
+  // A refused status change is audited but moved nothing: it is no version of the history.
+  const changes = audit.slice(1).filter((e) => e.action !== 'status_change_refused');
   expect(changes.map((e) => e.versionAfter)).toEqual(Array.from({ length: intent.version }, (_, i) => i + 1));
   let status = audit[0].toStatus;
   for (const e of changes) {

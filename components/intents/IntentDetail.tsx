@@ -17,6 +17,7 @@ import { intentKeys } from '@/lib/intents/keys';
 import type { Correction, IntentWithCorrections } from '@/lib/shared/intent-types';
 import { CorrectionForm } from './CorrectionForm';
 import { DiffView } from './DiffView';
+import { FailureReasons } from './FailureReasons';
 import { JsonView } from './JsonView';
 import { StatusActions } from './StatusActions';
 import { RowLockNotice } from '@/components/locks/RowLockNotice';
@@ -60,6 +61,7 @@ export function IntentDetail({ id, permissions, aside, lockTimeoutMs, nav }: { i
             <RowLockNotice intentId={intent.id} />
             <StatusActions intent={intent} allowed={permissions.status} lockTimeoutMs={lockTimeoutMs} />
           </Panel>
+          {intent.status === 'FAILED' && <FailureReasons id={intent.id} />}
           <Panel title="Payload" id="payload">
             <JsonView value={intent.payload} label="Payload" />
           </Panel>
@@ -144,7 +146,7 @@ function CorrectionPanel({ intent, lockTimeoutMs }: { intent: IntentWithCorrecti
   if (intent.status === 'COMPLETED' || intent.status === 'FAILED') {
     return (
       <Panel title="Apply a correction" id="correct">
-        <p className="muted">A {intent.status} intent takes no corrections{intent.status === 'FAILED' ? ': retry it (back to RECEIVED) first' : ''}.</p>
+        <p className="muted">A {intent.status} intent takes no corrections{intent.status === 'FAILED' ? ': move it back to RECEIVED first' : ''}.</p>
       </Panel>
     );
   }

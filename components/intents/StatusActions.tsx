@@ -7,6 +7,7 @@ import { ConfirmDialog } from '@/components/ui/ConfirmDialog';
 import type { ActionError } from '@/lib/console/action-result';
 import { newIdempotencyKey, shortId } from '@/lib/console/ids';
 import { REASON_MAX, reasonProblem, reasonRequired } from '@/lib/console/reasons';
+import { refusalVersion, useActionNotice } from '@/lib/console/action-notice';
 import { useActionMutation } from '@/lib/console/use-action-mutation';
 import { intentKeys } from '@/lib/intents/keys';
 import { allowedNextStatuses, type IntentStatus } from '@/lib/shared/intent-states';
@@ -16,7 +17,7 @@ import { LockWaitNotice } from './LockWaitNotice';
 import styles from './intents.module.css';
 
 const STATUS_ACTION: Partial<Record<IntentStatus, { label: string; confirm?: string; tone?: 'danger' | 'primary' }>> = {
-  FAILED: { label: 'Mark as FAILED', confirm: 'It leaves processing until an operator retries it (FAILED → RECEIVED).', tone: 'danger' },
+  FAILED: { label: 'Mark as FAILED', confirm: 'It leaves processing until an operator moves it back to RECEIVED or runs the pipeline again.', tone: 'danger' },
   COMPLETED: { label: 'Move to COMPLETED', confirm: 'COMPLETED is final: the intent cannot change status or take corrections afterwards.', tone: 'danger' },
 };
 
@@ -39,24 +40,26 @@ export function StatusActions({ intent, allowed, lockTimeoutMs }: Props) {
       <StatusButtons intent={intent} next={next} disabled={s.mutation.isPending} onGo={go} />
       {/* While the confirm dialog is open (it stays open until the change answers) the notice is in it. */}
       {!s.confirming && <LockWaitNotice pending={s.mutation.isPending} lockTimeoutMs={lockTimeoutMs} />}
-      {s.done && (
-        <p className={styles.notice} role="status" style={{ marginTop: '0.6rem' }}>
-          {s.done}
+      {s.notice?.done && (
+        <p className={styles.notice} role="status" style={{ marginTop: '0.6rem' }} data-testid="status-notice">
+          {s.notice.done}
         </p>
       )}
-      {s.error && <ActionErrorAlert error={s.error} signInNext={`/intents/${intent.id}`} style={{ marginTop: '0.6rem' }} />}
+      {s.notice?.error && <ActionErrorAlert error={s.notice.error} signInNext={`/intents/${intent.id}`} style={{ marginTop: '0.6rem' }} />}
       <StatusConfirm intent={intent} s={s} lockTimeoutMs={lockTimeoutMs} />
     </div>
   );
 }
 
-/** The change itself: one idempotency key per form, what came back, and the detail updated in place on success. */
+/**
+ * The change itself: one idempotency key per form, what came back, and the detail updated in place on success. What
+ * came back is shown only while the intent is still at the version it speaks of (lib/console/action-notice.ts).
+ */
 function useStatusChange(intent: IntentWithCorrections) {
   const queryClient = useQueryClient();
   const [formKey] = useState(() => newIdempotencyKey('status'));
   const [confirming, setConfirming] = useState<IntentStatus | null>(null);
-  const [error, setError] = useState<ActionError | null>(null);
-  const [done, setDone] = useState<string | null>(null);
+  const { notice, show } = useActionNotice<{ done?: string; error?: ActionError }>(intent.version);
   const [reason, setReason] = useState('');
   const mutation = useActionMutation({
     action: (to: IntentStatus) =>
@@ -64,19 +67,17 @@ function useStatusChange(intent: IntentWithCorrections) {
       changeIntentStatusAction({ id: intent.id, status: to, expectedVersion: intent.version, idempotencyKey: `${formKey}:${intent.version}:${to}`, reason }),
     onOk: (data, to) => {
       setConfirming(null);
-      setError(null);
       setReason('');
-      setDone(data.alreadyApplied ? `Already ${to}: nothing changed.` : `Moved to ${to} (version ${data.intent.version}).`);
+      show({ done: data.alreadyApplied ? `Already ${to}: nothing changed.` : `Moved to ${to} (version ${data.intent.version}).` }, data.intent.version);
       queryClient.setQueryData(intentKeys.detail(intent.id), (old: IntentWithCorrections | undefined) => (old ? { ...old, ...data.intent } : old));
     },
     onFailure: (failure) => {
       setConfirming(null);
-      setDone(null);
-      setError(failure);
+      show({ error: failure }, refusalVersion(failure, intent.version));
     },
     invalidate: () => [intentKeys.all],
   });
-  return { confirming, setConfirming, error, done, reason, setReason, mutation };
+  return { confirming, setConfirming, notice, reason, setReason, mutation };
 }
 
 function StatusButtons({ intent, next, disabled, onGo }: { intent: IntentWithCorrections; next: readonly IntentStatus[]; disabled: boolean; onGo: (to: IntentStatus) => void }) {
@@ -89,7 +90,9 @@ function StatusButtons({ intent, next, disabled, onGo }: { intent: IntentWithCor
           <span className={styles.actionsLabel}>Next steps:</span>
           {next.map((to) => {
             const meta = STATUS_ACTION[to];
-            const label = meta?.label ?? (intent.status === 'FAILED' && to === 'RECEIVED' ? 'Retry (back to RECEIVED)' : `Move to ${to}`);
+            // FAILED → RECEIVED only moves it back (the workers' queue takes it from there); the pipeline panel's
+            // "Run pipeline again" is the one that also runs it at once.
+            const label = meta?.label ?? (intent.status === 'FAILED' && to === 'RECEIVED' ? 'Move back to RECEIVED' : `Move to ${to}`);
             return (
               <button key={to} type="button" className={`btn ${meta?.tone === 'danger' ? '' : 'btn-primary'}`} disabled={disabled} onClick={() => onGo(to)}>
                 {label}

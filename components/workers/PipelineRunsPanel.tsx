@@ -8,13 +8,15 @@ import { ErrorState } from '@/components/ui/ErrorState';
 import { Panel } from '@/components/ui/PageHeader';
 import { Skeleton } from '@/components/ui/Skeleton';
 import { formatUtc } from '@/components/ui/time';
+import { refusalVersion, useActionNotice } from '@/lib/console/action-notice';
 import { fetchIntent } from '@/lib/console/intents-client';
 import { useActionMutation } from '@/lib/console/use-action-mutation';
 import { fetchPipelineRuns, pipelineKeys } from '@/lib/console/workers-client';
 import { intentKeys } from '@/lib/intents/keys';
-import type { PipelineMode, PipelineRun } from '@/lib/pipeline/types';
+import type { PipelineMode, PipelineRun, PipelineRunRecord, PipelineStep } from '@/lib/pipeline/types';
 import type { ActionError } from '@/lib/console/action-result';
 import { LockHolderLink } from '@/components/locks/LockHolderLink';
+import own from './pipeline.module.css';
 
 const RUN_TONE: Record<PipelineRun['status'], string> = {
   running: styles.badgeWait,
@@ -26,89 +28,118 @@ const RUN_TONE: Record<PipelineRun['status'], string> = {
 };
 const STEP_TONE: Record<string, string> = { completed: styles.badgeOk, replayed: styles.badgeOk, failed: styles.badgeRoot, abandoned: styles.badgeRoot, running: styles.badgeWait };
 
+type Notice = { tone: 'ok' | 'error'; text: string; error?: ActionError };
+
 /**
  * The intent's pipeline runs with their step results, and the operator's "Run pipeline" (any status that can enter
- * it) and "Retry" (FAILED: back to RECEIVED at the version shown, then the pipeline). The runs live under the
- * intent's detail key, so the live feed refreshes them as bridges start and finish.
+ * it) or, on a FAILED intent, "Run pipeline again" (back to RECEIVED at the version shown, then the pipeline at
+ * once — the status card's "Move back to RECEIVED" only moves it). The runs live under the intent's detail key, so
+ * the live feed refreshes them as bridges start and finish; the run's banner goes once the intent moves past it.
  */
 export function PipelineRunsPanel({ id, canRun }: { id: string; canRun: boolean }) {
   const intent = useQuery({ queryKey: intentKeys.detail(id), queryFn: () => fetchIntent(id) });
   const runs = useQuery({ queryKey: pipelineKeys.runs(id), queryFn: () => fetchPipelineRuns(id) });
   const [mode, setMode] = useState<PipelineMode>('FAILFAST');
-  const [message, setMessage] = useState<{ tone: 'ok' | 'error'; text: string; error?: ActionError } | null>(null);
-  const status = intent.data?.status;
+  const version = intent.data?.version;
+  const { notice, show } = useActionNotice<Notice>(version);
 
   const pipeline = useActionMutation({
-    action: (retry: boolean) => (retry ? retryPipelineAction({ id, mode, expectedVersion: intent.data?.version }) : runPipelineAction({ id, mode })),
-    onOk: (data) => setMessage({ tone: 'ok', text: `Run ${data.run.status.replace(/_/g, ' ')}: the intent is ${data.intent.status}.` }),
-    onFailure: (error) => setMessage({ tone: 'error', text: error.message, error }),
+    action: (again: boolean) => (again ? retryPipelineAction({ id, mode, expectedVersion: version }) : runPipelineAction({ id, mode })),
+    onOk: (data) => show({ tone: 'ok', text: `Run ${data.run.status.replace(/_/g, ' ')}: the intent is ${data.intent.status}.` }, data.intent.version),
+    onFailure: (error) => show({ tone: 'error', text: error.message, error }, refusalVersion(error, version ?? 0)),
     invalidate: () => [intentKeys.detail(id)],
   });
-  const busy = pipeline.isPending;
-  const act = (retry: boolean) => pipeline.mutate(retry);
-
-  const noRights = canRun ? undefined : 'Needs the operator role';
+  const status = intent.data?.status;
   return (
     <Panel
       title="Pipeline runs"
       id="pipeline-runs"
       actions={
         status && status !== 'COMPLETED' ? (
-          <div className={styles.actions}>
-            <label className="visually-hidden" htmlFor="pipeline-mode">
-              Mode
-            </label>
-            <select id="pipeline-mode" value={mode} onChange={(e) => setMode(e.target.value as PipelineMode)} disabled={!canRun || busy}>
-              <option value="FAILFAST">FAILFAST</option>
-              <option value="CONTINUE">CONTINUE</option>
-            </select>
-            {status === 'FAILED' ? (
-              <button type="button" className="btn btn-sm btn-primary" disabled={!canRun || busy} title={noRights} onClick={() => act(true)}>
-                {busy ? 'Retrying…' : 'Retry'}
-              </button>
-            ) : (
-              <button type="button" className="btn btn-sm btn-primary" disabled={!canRun || busy} title={noRights} onClick={() => act(false)}>
-                {busy ? 'Running…' : 'Run pipeline'}
-              </button>
-            )}
-          </div>
+          <PipelineActions mode={mode} setMode={setMode} again={status === 'FAILED'} canRun={canRun} busy={pipeline.isPending} onRun={(again) => pipeline.mutate(again)} />
         ) : undefined
       }
     >
-      {message && (
-        <div role="status" className={`${styles.banner} ${message.tone === 'ok' ? styles.bannerOk : styles.bannerError}`}>
-          {message.text}
-          {message.error && <LockHolderLink error={message.error} />}
+      {notice && (
+        <div role="status" className={`${styles.banner} ${notice.tone === 'ok' ? styles.bannerOk : styles.bannerError}`}>
+          {notice.text}
+          {notice.error && <LockHolderLink error={notice.error} />}
         </div>
       )}
       {runs.error && !runs.data && <ErrorState error={runs.error} onRetry={() => void runs.refetch()} />}
       {!runs.data && !runs.error && <Skeleton label="Loading pipeline runs" lines={3} />}
       {runs.data && runs.data.runs.length === 0 && <div className={styles.empty}>The pipeline has not run on this intent.</div>}
-      {runs.data?.runs.map((run) => (
-        <div key={run.id} style={{ marginBottom: 12 }}>
-          <div className={styles.actions}>
-            <span className={`${styles.badge} ${RUN_TONE[run.status]}`}>{run.status.replace(/_/g, ' ')}</span>
-            <span>
-              {run.mode}, round {run.round}, {run.door} by {run.actor}
-            </span>
-            <span className={styles.hint}>{formatUtc(run.startedAt)}</span>
-          </div>
-          <table className={styles.table}>
-            <tbody>
-              {run.steps.map((s, i) => (
-                <tr key={i}>
-                  <td className={styles.mono}>{s.bridge}</td>
-                  <td>
-                    <span className={`${styles.badge} ${STEP_TONE[s.status] ?? ''}`}>{s.status}</span>
-                  </td>
-                  <td className="wrap">{s.error ?? (s.result !== undefined ? JSON.stringify(s.result) : '')}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          {run.error && <p className={styles.fieldError}>{run.error}</p>}
-        </div>
-      ))}
+      {runs.data?.runs.map((run) => <RunCard key={run.id} run={run} />)}
     </Panel>
+  );
+}
+
+function PipelineActions(p: { mode: PipelineMode; setMode: (m: PipelineMode) => void; again: boolean; canRun: boolean; busy: boolean; onRun: (again: boolean) => void }) {
+  const noRights = p.canRun ? undefined : 'Needs the operator role';
+  return (
+    <div className={styles.actions}>
+      <label className="visually-hidden" htmlFor="pipeline-mode">
+        Mode
+      </label>
+      <select id="pipeline-mode" value={p.mode} onChange={(e) => p.setMode(e.target.value as PipelineMode)} disabled={!p.canRun || p.busy}>
+        <option value="FAILFAST">FAILFAST</option>
+        <option value="CONTINUE">CONTINUE</option>
+      </select>
+      <button
+        type="button"
+        className="btn btn-sm btn-primary"
+        disabled={!p.canRun || p.busy}
+        title={noRights ?? (p.again ? 'Moves the intent back to RECEIVED and runs the pipeline on it now' : undefined)}
+        onClick={() => p.onRun(p.again)}
+      >
+        {p.busy ? 'Running…' : p.again ? 'Run pipeline again' : 'Run pipeline'}
+      </button>
+    </div>
+  );
+}
+
+function RunCard({ run }: { run: PipelineRunRecord }) {
+  return (
+    <div className={own.run} data-testid="pipeline-run">
+      <div className={own.runHead}>
+        <span className={`${styles.badge} ${RUN_TONE[run.status]}`}>{run.status.replace(/_/g, ' ')}</span>
+        <span>
+          Attempt {run.attempt} of round {run.round}, {run.mode}, {run.door} by {run.actor}
+        </span>
+        <span className={styles.hint}>{formatUtc(run.startedAt)}</span>
+      </div>
+      <table className={`${styles.table} ${own.steps}`}>
+        <colgroup>
+          <col className={own.bridge} />
+          <col className={own.status} />
+          <col />
+        </colgroup>
+        <tbody>
+          {run.steps.map((s, i) => (
+            <tr key={i}>
+              <td className={styles.mono}>{s.bridge}</td>
+              <td>
+                <span className={`${styles.badge} ${STEP_TONE[s.status] ?? ''}`}>{s.status}</span>
+              </td>
+              <td>
+                <StepOutcome step={s} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {run.error && <p className={`${styles.fieldError} ${own.runError}`}>{run.error}</p>}
+    </div>
+  );
+}
+
+/** A step's error, or its result as compact JSON: wrapped inside the cell, and scrolled there when long. */
+function StepOutcome({ step }: { step: PipelineStep }) {
+  if (step.error) return <pre className={`${own.result} ${own.error}`}>{step.error}</pre>;
+  if (step.result === undefined) return null;
+  return (
+    <pre className={own.result} data-testid="step-result">
+      {JSON.stringify(step.result)}
+    </pre>
   );
 }

@@ -9,6 +9,7 @@ export type AuditSource = 'intent' | 'auth';
 export const AUDIT_ACTIONS = {
   created: { source: 'intent', label: 'Intent created' },
   status_change: { source: 'intent', label: 'Status change' },
+  status_change_refused: { source: 'intent', label: 'Status change refused' },
   bulk_status_change: { source: 'intent', label: 'Status change in a bulk batch' },
   bulk_batch: { source: 'intent', label: 'Bulk batch' },
   correction: { source: 'intent', label: 'Correction' },

@@ -23,6 +23,8 @@ export function describeAudit(e: AuditEntry): AuditLine {
       return { label, what: join(e.toStatus && `as ${e.toStatus}`, text(d.source) && `from ${d.source as string}`), reason };
     case 'status_change':
       return { label, what: join(move, versions), reason };
+    case 'status_change_refused':
+      return { label, what: join(text(d.from) && text(d.to) && `${d.from as string} → ${d.to as string} refused`, num(d.version) !== null && `at v${d.version as number}`, text(d.why)), reason };
     case 'bulk_status_change':
       return { label, what: join(move, versions, text(d.batchId) && `batch ${(d.batchId as string).slice(0, 8)}`), reason };
     case 'bulk_batch': {

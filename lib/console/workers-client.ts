@@ -1,6 +1,6 @@
 import { intentKeys } from '@/lib/intents/keys';
 import { getJson } from './api-client';
-import type { PipelineRun } from '@/lib/pipeline/types';
+import type { PipelineHistory } from '@/lib/pipeline/types';
 import type { WorkersOverview } from '@/lib/workers/queries';
 
 /** Browser-side reads for the Workers page and the intent page's pipeline panel (TanStack Query), with typed keys. */
@@ -15,4 +15,4 @@ export const pipelineKeys = {
 };
 
 export const fetchWorkersOverview = () => getJson<WorkersOverview>('/api/workers');
-export const fetchPipelineRuns = (intentId: string) => getJson<{ runs: PipelineRun[] }>(`/api/intents/${encodeURIComponent(intentId)}/pipeline`);
+export const fetchPipelineRuns = (intentId: string) => getJson<PipelineHistory>(`/api/intents/${encodeURIComponent(intentId)}/pipeline`);

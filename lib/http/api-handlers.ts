@@ -24,7 +24,8 @@ import { queriesFor } from '@/lib/locks/mask';
 import { takeLocksSnapshot } from '@/lib/locks/queries';
 import { metricsText } from '@/lib/metrics/registry';
 import { openApiDocument } from '@/lib/openapi/document';
-import { listPipelineRuns, runPipeline, runPipelineInputSchema } from '@/lib/pipeline/run';
+import { pipelineHistory } from '@/lib/pipeline/history';
+import { runPipeline, runPipelineInputSchema } from '@/lib/pipeline/run';
 import { cancelReplayForUser, runWithComparison, startReplayForUser } from '@/lib/replay/runner';
 import { listRuns } from '@/lib/replay/runs';
 import { summarizeRun } from '@/lib/replay/summary';
@@ -92,7 +93,7 @@ const intentHandlers = {
   getIntentTimeline: (async (request, { id }) => json(await getIntentTimeline(id, query(request)))) satisfies ApiHandler,
   /** Runs the BridgeSet on the intent: 200 `{ intent, run }`, 423 `lock_timeout` while another execution holds it. */
   runPipeline: (async (request, { id }, actor) => json(await runPipeline(await readInput(request, runPipelineInputSchema, { id }), actor, { door: 'api' }))) satisfies ApiHandler,
-  listPipelineRuns: (async (_request, { id }) => json({ runs: await listPipelineRuns(await resolveIntentId(id)) })) satisfies ApiHandler,
+  listPipelineRuns: (async (_request, { id }) => json(await pipelineHistory(await resolveIntentId(id)))) satisfies ApiHandler,
 };
 
 const operationsHandlers = {

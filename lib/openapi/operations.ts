@@ -40,6 +40,7 @@ import {
   replayRunSchema,
   replayRunsSchema,
   updateStatusResultSchema,
+  pipelineHistorySchema,
 } from './responses';
 
 /**
@@ -171,12 +172,14 @@ const CONSOLE_AND_WORKER_OPERATIONS: ApiOperation[] = [
     operationId: 'listPipelineRuns',
     method: 'get',
     path: '/api/intents/{id}/pipeline',
-    summary: 'The latest pipeline runs of an intent, with their steps',
+    summary: 'The latest pipeline runs of an intent, with their steps, and why a FAILED intent failed',
+    description:
+      'Each run is one attempt (numbered within its round) with every step’s result or error. While the intent is FAILED, `failure` is the status change that failed it: who, when, from which status and the reason recorded with it.',
     tag: 'intents',
     auth: 'bearer',
     permission: 'intents.read',
     pathParams: intentRefParams,
-    success: { status: 200, description: 'Runs, newest first.', schema: z.object({ runs: z.array(z.looseObject({ id: z.string(), status: z.string() })) }).meta({ id: 'PipelineRuns' }) },
+    success: { status: 200, description: 'Runs, newest first, and the failure.', schema: pipelineHistorySchema },
     errors: { 400: ['invalid_request', 'ambiguous_id'], 404: ['not_found'] },
   },
   {

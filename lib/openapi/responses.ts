@@ -8,6 +8,7 @@ import { INTENT_STATUSES } from '@/lib/shared/intent-states';
 import type { AuditEvent, BulkStatusResult, ConflictEvent, Correction, Intent, IntentWithCorrections, ReevaluateResult, UpdateStatusResult } from '@/lib/shared/intent-types';
 import type { LockTimeoutDetails } from '@/lib/intents/errors';
 import type { RunLockEpisodes } from '@/lib/replay/episodes';
+import type { PipelineHistory } from '@/lib/pipeline/types';
 
 /**
  * What the JSON API answers, as Zod schemas: the OpenAPI document's response bodies are generated from these, and
@@ -361,6 +362,48 @@ export function errorSchema(codes: readonly [string, ...string[]], details?: z.Z
   });
 }
 
+const pipelineStepSchema = z.object({
+  bridge: z.string(),
+  status: z.enum(['running', 'completed', 'failed', 'skipped', 'replayed', 'abandoned']),
+  startedAt: isoTime.nullable(),
+  finishedAt: isoTime.nullable(),
+  result: z.unknown().optional().meta({ description: 'What the bridge returned (completed and replayed steps).' }),
+  error: z.string().optional().meta({ description: 'Why the step failed: the error the bridge raised, with its code.' }),
+});
+
+export const pipelineHistorySchema = z
+  .object({
+    runs: z
+      .array(
+        z.object({
+          id: uuid,
+          intentId: uuid,
+          round: z.int().min(1).meta({ description: 'A move back to RECEIVED (an operator’s retry) starts the next round.' }),
+          attempt: z.int().min(1).meta({ description: 'The run’s place among the runs of its round: 1 for the first.' }),
+          mode: z.enum(['FAILFAST', 'CONTINUE']),
+          status: z.enum(['running', 'succeeded', 'failed', 'finished_with_errors', 'interrupted', 'abandoned']),
+          door: z.enum(['api', 'console', 'worker']),
+          actor: z.string(),
+          startedAt: isoTime,
+          finishedAt: isoTime.nullable(),
+          error: z.string().optional().meta({ description: 'The run’s failures, one per failed bridge (`bridge: error`), or why it was abandoned.' }),
+          steps: z.array(pipelineStepSchema),
+        }),
+      )
+      .meta({ description: 'Newest first.' }),
+    failure: z
+      .object({
+        at: isoTime,
+        actor: z.string(),
+        from: statusEnum.nullable(),
+        version: z.int().nullable(),
+        reason: z.string().nullable().meta({ description: 'The reason recorded with the change (a pipeline’s names the failing bridge and its error).' }),
+      })
+      .nullable()
+      .meta({ description: 'While the intent is FAILED: the status change that failed it. Null otherwise.' }),
+  })
+  .meta({ id: 'PipelineHistory' });
+
 // ── The engine's types and these schemas must agree: same fields, and every value the type allows is valid. ──
 type SameKeys<A, B> = [Exclude<keyof A, keyof B>, Exclude<keyof B, keyof A>] extends [never, never] ? true : { onlyInType: Exclude<keyof A, keyof B>; onlyInSchema: Exclude<keyof B, keyof A> };
 type Fits<T, S extends z.ZodType> = T extends z.input<S> ? SameKeys<T, z.input<S>> : 'the type allows values the schema refuses';
@@ -380,6 +423,7 @@ agree<Fits<OutboxStatus, typeof outboxStatusSchema>>();
 agree<SameKeys<RecentEventsPage['items'][number], z.input<typeof outboxEventSchema>>>();
 agree<Fits<LockTimeoutDetails, typeof lockTimeoutDetailsSchema>>();
 agree<Fits<RunLockEpisodes, typeof replayRunLockEpisodesSchema>>();
+agree<Fits<PipelineHistory, typeof pipelineHistorySchema>>();
 
 /** Fencing tokens are bigint in the database and in Redis; on the wire they are JSON integers, exact up to 2^53 - 1. */
 const fencingToken = z.int().min(1).max(Number.MAX_SAFE_INTEGER);

@@ -5,7 +5,7 @@ import { fenceCondition } from '@/lib/leases/fencing';
 import type { Fencing } from '@/lib/leases/schemas';
 import type { IntentStatus } from '@/lib/shared/intent-states';
 import type { Intent } from '@/lib/shared/intent-types';
-import type { PipelineDoor, PipelineMode, PipelineRun, RunStatus, StepStatus } from './types';
+import type { PipelineDoor, PipelineMode, PipelineRunRecord, RunStatus, StepStatus } from './types';
 
 /**
  * The pipeline's statements: one per operation, named for what it does, each written for many runs at once (arrays
@@ -237,17 +237,20 @@ export async function finishRuns(exec: Exec, items: readonly RunEnd[]): Promise<
   );
 }
 
-type RunRow = Omit<PipelineRun, 'startedAt' | 'finishedAt' | 'steps' | 'error'> & {
+type RunRow = Omit<PipelineRunRecord, 'startedAt' | 'finishedAt' | 'steps' | 'error'> & {
   startedAt: Date;
   finishedAt: Date | null;
   error: string | null;
   steps: { bridge: string; status: StepStatus; startedAt: string | null; finishedAt: string | null; result: JsonValue | null; error: string | null }[];
 };
 
-/** An intent's latest runs, newest first, each with its steps in order. */
-export async function selectRuns(client: Tx, intentId: string, limit: number): Promise<PipelineRun[]> {
+/**
+ * An intent's latest runs, newest first, each with its steps in order and its attempt: its place among the runs of
+ * its round (numbered over all of them, before the limit), as a job console numbers a job's attempts.
+ */
+export async function selectRuns(client: Tx, intentId: string, limit: number): Promise<PipelineRunRecord[]> {
   const rows = await client.$queryRaw<RunRow[]>`
-    SELECT r.id::text AS id, r.intent_id::text AS "intentId", r.round, r.mode, r.status, r.door, r.actor,
+    SELECT r.id::text AS id, r.intent_id::text AS "intentId", r.round, r.attempt, r.mode, r.status, r.door, r.actor,
            r.started_at AS "startedAt", r.finished_at AS "finishedAt", r.error,
            COALESCE((SELECT jsonb_agg(jsonb_build_object(
                        'bridge', s.bridge, 'status', s.status,
@@ -255,18 +258,21 @@ export async function selectRuns(client: Tx, intentId: string, limit: number): P
                        'finishedAt', to_char(s.finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
                        'result', s.result, 'error', s.error) ORDER BY s.position, s.id)
                      FROM pipeline_steps s WHERE s.run_id = r.id), '[]'::jsonb) AS steps
-    FROM pipeline_runs r
-    WHERE r.intent_id = ${intentId}::uuid
+    FROM (
+      SELECT pr.*, row_number() OVER (PARTITION BY pr.round ORDER BY pr.started_at, pr.id)::int AS attempt
+      FROM pipeline_runs pr WHERE pr.intent_id = ${intentId}::uuid
+    ) r
     ORDER BY r.started_at DESC, r.id
     LIMIT ${limit}`;
   return rows.map(toRun);
 }
 
-export function toRun(row: RunRow): PipelineRun {
+export function toRun(row: RunRow): PipelineRunRecord {
   return {
     id: row.id,
     intentId: row.intentId,
     round: row.round,
+    attempt: row.attempt,
     mode: row.mode,
     status: row.status,
     door: row.door,

@@ -18,7 +18,7 @@ import { LostClaimError } from './errors';
 import { withPipelineLock } from './lock';
 import { selectRuns, type StartedRun } from './repository';
 import { batchedWriter, directWriter, type RunWriter } from './writer';
-import { PIPELINE_MODES, type BridgeContext, type PipelineDoor, type PipelineIntent, type PipelineMode, type PipelineResult, type PipelineRun, type PipelineStep, type RunStatus } from './types';
+import { PIPELINE_MODES, type BridgeContext, type PipelineDoor, type PipelineIntent, type PipelineMode, type PipelineResult, type PipelineRun, type PipelineRunRecord, type PipelineStep, type RunStatus } from './types';
 
 /**
  * Executes the BridgeSet on one intent alone: an operator's run under the execution lock (lock.ts: NOWAIT, a second
@@ -286,7 +286,7 @@ async function execute(plan: RunPlan): Promise<PipelineResult> {
 }
 
 /** An intent's pipeline runs, newest first, with their steps. */
-export async function listPipelineRuns(idInput: string, limit = 20): Promise<PipelineRun[]> {
+export async function listPipelineRuns(idInput: string, limit = 20): Promise<PipelineRunRecord[]> {
   const id = parseInput(intentIdSchema, idInput, 'id').toLowerCase();
   const runs = await selectRuns(db(), id, limit);
   // No runs: say whether the intent exists at all (getIntent answers 404 when it does not).

@@ -67,3 +67,15 @@ export type PipelineRun = {
 };
 
 export type PipelineResult = { intent: Intent; run: PipelineRun };
+
+/**
+ * A run as the intent's history reads it: with its attempt, its place among the runs of its round (1 for the
+ * first). A move back to RECEIVED starts the next round, whose attempts count from 1 again.
+ */
+export type PipelineRunRecord = PipelineRun & { attempt: number };
+
+/** The status change that made the intent FAILED, as its audit event recorded it. */
+export type FailureMark = { at: string; actor: string; from: IntentStatus | null; version: number | null; reason: string | null };
+
+/** An intent's pipeline history: its latest runs and, while it is FAILED, the change that failed it. */
+export type PipelineHistory = { runs: PipelineRunRecord[]; failure: FailureMark | null };

@@ -2,6 +2,7 @@ import { db } from '@/lib/db/client';
 import { createIntent, reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { InvalidTransitionError } from '@/lib/intents/errors';
 import { cancelScheduledRetry } from '@/lib/workers/control';
+import { failThroughPipeline } from './demo-failures';
 import type { IntentStatus } from '@/lib/shared/intent-states';
 import type { Actor } from '@/lib/shared/intent-types';
 
@@ -12,7 +13,8 @@ import type { Actor } from '@/lib/shared/intent-types';
  * Every new RECEIVED intent is queued for the pipeline, and the worker `npm start` runs takes it to COMPLETED within
  * a second. Half of the RECEIVED demo intents are therefore held out of the pipeline (their queued work cancelled,
  * as an operator does on the Workers page), so a new user finds intents waiting in RECEIVED to move by hand; the
- * other half show the pipeline at work.
+ * other half show the pipeline at work. FAILED intents are held out too, and fail through the pipeline after three
+ * attempts (demo-failures.ts), so each shows why it failed.
  */
 const PATHS: Record<IntentStatus, IntentStatus[]> = {
   RECEIVED: [],
@@ -20,7 +22,8 @@ const PATHS: Record<IntentStatus, IntentStatus[]> = {
   PROCESSED: ['NORMALIZED', 'PROCESSED'],
   CORRECTED: ['NORMALIZED', 'PROCESSED'],
   COMPLETED: ['NORMALIZED', 'PROCESSED', 'COMPLETED'],
-  FAILED: ['NORMALIZED', 'FAILED'],
+  // FAILED intents fail through the pipeline (demo-failures.ts), so each carries its attempts and their errors.
+  FAILED: [],
 };
 
 const SOURCES = ['checkout-service', 'billing-sync', 'warehouse-feed', 'partner-api', 'ops-import'];
@@ -56,6 +59,10 @@ export async function seedDemoData(count = 300, log: (line: string) => void = ()
     const intent = await createIntent({ payload, source: pick(SOURCES) }, pick(OPERATORS));
     for (const step of PATHS[status]) await updateIntentStatus({ id: intent.id, status: step }, pick(OPERATORS));
     if (status === 'RECEIVED' && (i / statuses.length) % 2 === 0) await holdOutOfPipeline(intent.id);
+    if (status === 'FAILED') {
+      await holdOutOfPipeline(intent.id);
+      await failThroughPipeline(intent.id, payload);
+    }
     if (status === 'CORRECTED' || (status === 'NORMALIZED' && rand() < 0.3)) {
       await reevaluateIntent(
         { id: intent.id, diff: { amount: Math.round(payload.amount * 0.9 * 100) / 100, adjusted: true }, source: 'review-desk', reason: 'Partner confirmed a 10% discount' },

@@ -112,6 +112,17 @@ function auditEntry(r: AuditRow, intentId: string): SourcedEntry {
         details: { from: r.fromStatus, to: r.toStatus, ...versions, reason, bulk, batchId: d.batchId ?? null, fencing: d.fencing ?? null },
       });
     }
+    case 'status_change_refused': {
+      // Asked for and refused: nothing moved, so the summary says so before anything else.
+      const reason = str(d.reason);
+      return sourced(r, {
+        kind: 'status_change',
+        summary: `Refused: ${str(d.from) ?? '?'} → ${str(d.to) ?? '?'} (${str(d.why) ?? 'not a transition'})${reason ? `: “${reason}”` : ''}`,
+        actor: r.actor,
+        link,
+        details: { refused: true, from: str(d.from), to: str(d.to), version: d.version ?? null, why: str(d.why), reason },
+      });
+    }
     case 'pipeline_started':
       return sourced(r, { kind: 'pipeline_run', summary: `Pipeline run started (${str(d.mode) ?? '?'}, from ${str(d.door) ?? '?'})`, actor: r.actor, link: `/intents/${intentId}#pipeline-runs`, details: { phase: 'started', ...d } });
     case 'pipeline_finished':

@@ -64,6 +64,25 @@ BEGIN
   RETURN written;
 END $$;
 
+-- A refused status change is on record like an accepted one: its own audit row, written by the call that refused
+-- it, saying what was asked (from, to, at which version, the caller's reason) and why it was refused. The statuses
+-- are in the details, not in from_status/to_status: those columns mean the intent moved (the outbox sends a
+-- status_changed event for such rows, and the invariants read versions from them), and this one did not.
+CREATE OR REPLACE FUNCTION "bridge_audit_refused_status"(cur "intents", p_to text, p_allowed_from text[], p_actor text, p_reason text)
+RETURNS void
+LANGUAGE sql VOLATILE AS $$
+  INSERT INTO "audit_events" ("intent_id", "action", "actor", "details")
+  VALUES (cur."id", 'status_change_refused', p_actor,
+          jsonb_strip_nulls(jsonb_build_object(
+            'refused', 'invalid_transition',
+            'from', cur."status"::text,
+            'to', p_to,
+            'version', cur."version",
+            'why', CASE WHEN cardinality(p_allowed_from) = 0 THEN format('nothing moves to %s', p_to)
+                        ELSE format('%s is reached only from %s; the intent is %s', p_to, array_to_string(p_allowed_from, ', '), cur."status") END,
+            'reason', p_reason)));
+$$;
+
 SELECT "bridge_drop_overloads"('bridge_update_status');
 CREATE OR REPLACE FUNCTION "bridge_update_status"(
   p_id uuid, p_to text, p_allowed_from text[], p_expected_version integer,
@@ -97,6 +116,8 @@ BEGIN
     outcome := "bridge_status_check"(cur, p_to, p_allowed_from, p_expected_version, p_fence_resource, p_fence_token);
     IF outcome = 'stale' THEN
       PERFORM "bridge_refuse_stale"('update_status', cur, p_expected_version, p_actor, p_lock = 'adaptive');
+    ELSIF outcome = 'invalid_transition' THEN
+      PERFORM "bridge_audit_refused_status"(cur, p_to, p_allowed_from, p_actor, p_reason);
     ELSIF outcome IS NULL THEN
       IF mode = 'none' THEN PERFORM "bridge_claim_unlocked"(cur."id"); END IF;
       intent := "bridge_write_status"(cur, p_to, p_actor, p_reason, p_fence_resource, p_fence_token);

@@ -57,14 +57,14 @@ describe('POST /api/intents/:id/status', () => {
     expect(await intentRow(intent.id)).toMatchObject({ status: 'PROCESSED', version: 2 });
   });
 
-  it('409 invalid_transition naming the allowed next steps; nothing changes', async () => {
+  it('409 invalid_transition naming the allowed next steps; nothing changes but the audit row of the refusal', async () => {
     const intent = await makeIntent('RECEIVED');
     const before = await dbFingerprint();
     const res = await api.status(intent.id, { status: 'COMPLETED' });
     expect(res.status).toBe(409);
     expect(res.body.error).toMatchObject({ code: 'invalid_transition', details: { intentId: intent.id, from: 'RECEIVED', to: 'COMPLETED', allowed: ['NORMALIZED', 'FAILED'] } });
     expect(res.body.error.message).toMatch(/RECEIVED.*COMPLETED/);
-    expect(await dbFingerprint()).toEqual(before);
+    expect(await dbFingerprint()).toEqual({ ...before, audit_events: Number(before.audit_events) + 1 });
   });
 
   it('409 version_conflict for a stale expectedVersion: nothing applied, one conflict event persisted with the caller as actor', async () => {

@@ -23,6 +23,8 @@ describe('history integrity', () => {
     const corrected = new Map(ids.map((id) => [id, new Set<string>()]));
     let conflicts = 0;
     let refusals = 0;
+    // Status changes the state machine refused (the intent had moved past PROCESSED): audited, no version.
+    const refusedMoves = new Map(ids.map((id) => [id, 0]));
     // A burst on one row from one process: past the bound on waiters, commands are refused at once and change
     // nothing (docs/LOCKING.md, "Waiting on a held row"). Those are the only failures besides the expected ones.
     const refused = (e: unknown) => {
@@ -54,7 +56,7 @@ describe('history integrity', () => {
         work.push(
           updateIntentStatus({ id, status: 'PROCESSED' }, tester).then(
             (r) => void (r.alreadyApplied || credit(id)),
-            (e: unknown) => (e instanceof InvalidTransitionError ? undefined : refused(e)),
+            (e: unknown) => (e instanceof InvalidTransitionError ? void refusedMoves.set(id, refusedMoves.get(id)! + 1) : refused(e)),
           ),
         );
       }
@@ -87,7 +89,8 @@ describe('history integrity', () => {
       expect(detail.version).toBe(history.version);
       expect(detail.corrections.map((c) => c.versionAfter)).toEqual([...detail.corrections.map((c) => c.versionAfter)].sort((a, b) => a - b));
       const audit = await getIntentAudit(id);
-      expect(audit).toHaveLength(history.version + 1);
+      expect(audit).toHaveLength(history.version + 1 + refusedMoves.get(id)!);
+      expect(audit.filter((e) => e.action === 'status_change_refused')).toHaveLength(refusedMoves.get(id)!);
       expect(audit.map((e) => Number(e.id))).toEqual([...audit.map((e) => Number(e.id))].sort((a, b) => a - b));
       // A refused correction left nothing behind; a successful one is in the payload.
       for (let k = 0; k < 15; k++) expect(detail.payload[`f${k}`]).toBe(corrected.get(id)!.has(`f${k}`) ? k : undefined);

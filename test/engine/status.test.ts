@@ -44,7 +44,10 @@ describe('the whole transition table through the engine (36 pairs)', () => {
       expect(err.httpStatus).toBe(409);
       expect(err.details).toMatchObject({ intentId: intent.id, from, to, allowed: ALLOWED[from] });
       expect(await intentRow(intent.id)).toMatchObject({ status: from, version: intent.version });
-      expect(await auditCount(intent.id)).toBe(before);
+      // Nothing moved, but the refusal is on record like a change would be.
+      const audit = await getIntentAudit(intent.id);
+      expect(audit).toHaveLength(before + 1);
+      expect(audit.at(-1)).toMatchObject({ action: 'status_change_refused', actor: tester.name, fromStatus: null, toStatus: null, versionAfter: null, details: { from, to, version: intent.version } });
       return;
     }
     const result = await updateIntentStatus({ id: intent.id, status: to }, tester);

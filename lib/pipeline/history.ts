@@ -1,0 +1,37 @@
+import { db } from '@/lib/db/client';
+import { NotFoundError } from '@/lib/shared/errors';
+import { intentIdSchema } from '@/lib/shared/fields';
+import type { IntentStatus } from '@/lib/shared/intent-states';
+import { parseInput } from '@/lib/shared/validation';
+import { selectRuns } from './repository';
+import type { FailureMark, PipelineHistory } from './types';
+
+/**
+ * Why an intent is where it is, for the intent page and GET /api/intents/:id/pipeline: its latest runs (each an
+ * attempt, with every step's error) and, while it is FAILED, the status change that failed it — who, when, from
+ * where and the reason recorded with it (a pipeline's FAILFAST mark names the bridge and its error; an operator's
+ * says what the operator wrote). One snapshot, so the mark and the runs agree.
+ */
+export async function pipelineHistory(idInput: string, limit = 20): Promise<PipelineHistory> {
+  const id = parseInput(intentIdSchema, idInput, 'id').toLowerCase();
+  return db().$transaction(
+    async (tx) => {
+      const [intent] = await tx.$queryRaw<{ status: IntentStatus }[]>`SELECT status::text AS status FROM intents WHERE id = ${id}::uuid`;
+      if (!intent) throw new NotFoundError(`Intent ${id}`, { id });
+      const runs = await selectRuns(tx, id, limit);
+      if (intent.status !== 'FAILED') return { runs, failure: null };
+      // The latest move into FAILED (a repeat that found it FAILED already moved nothing and is not it).
+      const [mark] = await tx.$queryRaw<{ at: Date; actor: string; from: IntentStatus | null; version: number | null; reason: string | null }[]>`
+        SELECT at, actor, from_status::text AS "from", version_after AS version,
+               CASE WHEN jsonb_typeof(details) = 'object' THEN details ->> 'reason' END AS reason
+        FROM audit_events
+        WHERE intent_id = ${id}::uuid AND to_status = 'FAILED' AND from_status IS DISTINCT FROM to_status
+          AND action IN ('status_change', 'bulk_status_change')
+        ORDER BY id DESC
+        LIMIT 1`;
+      const failure: FailureMark | null = mark ? { ...mark, at: mark.at.toISOString() } : null;
+      return { runs, failure };
+    },
+    { isolationLevel: 'RepeatableRead' },
+  );
+}
