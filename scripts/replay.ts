@@ -55,7 +55,8 @@ async function main(): Promise<number> {
       writeFileSync(values.json, JSON.stringify({ run, previousRunId: full?.previous?.id ?? null, comparison: full?.comparison ?? null, failedChecks: full?.failedChecks ?? [] }, null, 2) + '\n');
       say(`wrote ${values.json}`);
     }
-    return run.status !== 'finished' ? 2 : run.verdict === 'pass' ? 0 : 1;
+    // A smoke run (too small for the timing targets) met every check it could judge.
+    return run.status !== 'finished' ? 2 : run.verdict === 'fail' ? 1 : 0;
   } catch (err) {
     if (err instanceof DomainError) {
       say(`refused: ${err.message}`);

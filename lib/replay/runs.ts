@@ -2,7 +2,7 @@ import { Prisma } from '@/generated/prisma/client';
 import { db } from '@/lib/db/client';
 import { SQLSTATE, sqlState } from '@/lib/db/sqlstate';
 import { ReplayInProgressError } from './errors';
-import type { ReplayRunView, RunConfig, RunDoor, RunProgress, RunStatus, ScenarioName, ScenarioResult } from './types';
+import type { Verdict, ReplayRunView, RunConfig, RunDoor, RunProgress, RunStatus, ScenarioName, ScenarioResult } from './types';
 
 /**
  * replay_runs: the record of every run, and the coordination between console instances — the partial unique index
@@ -112,7 +112,7 @@ export async function settleDeadlockCounter(id: string, seenByRun: number, optio
 
 export async function finishRun(
   id: string,
-  args: { status: Exclude<RunStatus, 'running'>; verdict: 'pass' | 'fail' | null; progress: RunProgress; results: ScenarioResult[]; error: string | null },
+  args: { status: Exclude<RunStatus, 'running'>; verdict: Verdict | null; progress: RunProgress; results: ScenarioResult[]; error: string | null },
 ): Promise<ReplayRunView> {
   const rows = await db().$queryRaw<RunRow[]>`
     UPDATE replay_runs r SET status = ${args.status}, verdict = ${args.verdict}, progress = ${JSON.stringify(args.progress)}::jsonb,

@@ -1,4 +1,4 @@
-import type { ReplayRunView, RunProgress, ScenarioName } from './types';
+import type { ReplayRunView, RunProgress, ScenarioName, Verdict } from './types';
 
 /** One line of the Replay page's run list: enough to pick a run and see which flags it ran with, without the results. */
 export type RunSummary = {
@@ -16,7 +16,7 @@ export type RunSummary = {
   /** Which of those the run chose for itself instead of the configured one. */
   strategyOverrides: string[];
   sizePreset: string;
-  scenarios: { name: ScenarioName; verdict: 'pass' | 'fail' | null }[];
+  scenarios: { name: ScenarioName; verdict: Verdict | null }[];
   cancelRequested: boolean;
 };
 
