@@ -34,7 +34,8 @@ async function main(): Promise<number> {
   const targets = values.targets ? JSON.parse(readFileSync(values.targets, 'utf8')) : undefined;
 
   const { embedded } = await scriptDatabase(process.env.DATABASE_URL, say);
-  const { runReplay, runWithComparison, startReplaySchema } = await import('../lib/replay/runner');
+  const { runReplay, startReplaySchema } = await import('../lib/replay/runner');
+  const { runWithComparison } = await import('../lib/replay/compare');
   const { parseInput } = await import('../lib/shared/validation');
   const { formatRun } = await import('../lib/replay/report');
   const { flushOutcomes } = await import('../lib/intents/outcomes');

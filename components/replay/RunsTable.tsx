@@ -28,6 +28,7 @@ export function RunsTable({ runs, shownId, onSelect }: { runs: RunSummary[]; sho
                 <button type="button" className="btn btn-ghost btn-sm" onClick={() => onSelect(x.id)} aria-current={x.id === shownId ? 'true' : undefined}>
                   {when(x.createdAt)}
                 </button>
+                {x.pinned && <span className={r.baselineTag}>baseline</span>}
               </td>
               <td>{x.requestedBy}</td>
               <td>{x.door}</td>

@@ -18,6 +18,8 @@ export type RunSummary = {
   sizePreset: string;
   scenarios: { name: ScenarioName; verdict: Verdict | null }[];
   cancelRequested: boolean;
+  /** The pinned baseline later runs are compared with. */
+  pinned: boolean;
 };
 
 export function summarizeRun(run: ReplayRunView): RunSummary {
@@ -37,5 +39,6 @@ export function summarizeRun(run: ReplayRunView): RunSummary {
     sizePreset: run.config.sizePreset,
     scenarios: run.scenarios.map((name) => ({ name, verdict: run.results.find((r) => r.name === name)?.verdict ?? null })),
     cancelRequested: run.cancelRequested,
+    pinned: run.pinnedAt !== null,
   };
 }

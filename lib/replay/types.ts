@@ -204,4 +204,8 @@ export type ReplayRunView = {
    * from that counter on the Contention page. Null while running, or when the run has no end snapshot.
    */
   pgDeadlocks: number | null;
+  /** Set while this run is the pinned baseline later runs are compared with: when, by whom, and the note given. */
+  pinnedAt: string | null;
+  pinnedBy: string | null;
+  pinNote: string | null;
 };
