@@ -75,9 +75,10 @@ async function pick(run: ReplayRunView, candidates: CompareCandidate[], baseline
 
 export async function runWithComparison(id: string, query: unknown = {}): Promise<RunWithComparison | null> {
   const runId = parseInput(z.uuid({ error: 'must be a UUID' }), id, 'runId');
+  // Bad input is refused before anything is read, whether or not the run exists.
+  const { against } = parseInput(compareQuerySchema, query);
   const run = await getRun(runId);
   if (!run) return null;
-  const { against } = parseInput(compareQuerySchema, query, 'query');
   const [candidates, baseline, earlier] = await Promise.all([comparableRunsBefore(run, CANDIDATE_RUNS), pinnedBaseline(), finishedRunsBefore(run, HISTORY_RUNS)]);
   const { previous, comparedWith } = await pick(run, candidates, baseline, against);
   return {

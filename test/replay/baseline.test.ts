@@ -84,6 +84,9 @@ describe('pinning a baseline', () => {
     const notEarlier = await getRunRoute(apiRequest(`/api/console/replay/runs/${previous.id}?against=${current.id}`, { token }), { params: Promise.resolve({ id: previous.id }) });
     expect(notEarlier.status).toBe(400);
     expect((await notEarlier.json()).error.details.fields[0].field).toBe('against');
+    const malformed = await getRunRoute(apiRequest(`/api/console/replay/runs/${current.id}?against=yesterday`, { token }), { params: Promise.resolve({ id: current.id }) });
+    expect(malformed.status).toBe(400);
+    expect((await malformed.json()).error.details.fields[0].field).toBe('against');
 
     // Pinning the same run again changes nothing and is not audited again; pinning another moves the pin.
     expect(await (await pin(base.id, token, { pinned: true })).json()).toMatchObject({ changed: false });
