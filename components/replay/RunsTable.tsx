@@ -39,7 +39,9 @@ export function RunsTable({ runs, shownId, onSelect }: { runs: RunSummary[]; sho
                   .join(', ')}
               </td>
               <td>
-                {x.scenarios.filter((s) => s.verdict === 'pass').length}/{x.scenarios.length} pass{x.sizePreset !== 'full' ? ` (${x.sizePreset})` : ''}
+                {x.scenarios.filter((s) => s.verdict === 'pass').length}/{x.scenarios.length} pass
+                {x.scenarios.some((s) => s.verdict === 'smoke') ? `, ${x.scenarios.filter((s) => s.verdict === 'smoke').length} smoke` : ''}
+                {x.sizePreset !== 'full' ? ` (${x.sizePreset})` : ''}
               </td>
               <td>{x.status === 'running' ? `running ${x.progress.done}/${x.progress.total}` : x.status}</td>
               <td>
