@@ -3,9 +3,11 @@ import { ROLES, type Role } from '../lib/auth/permissions';
 import { db } from '../lib/db/client';
 import { createIntent } from '../lib/intents/commands';
 import { startReplay } from '../lib/replay/runner';
+import { unpinBaseline } from '../lib/replay/pinning';
 import { finishRun } from '../lib/replay/runs';
 import { SCENARIO_NAMES, type ScenarioName, type ScenarioResult } from '../lib/replay/types';
 import { checksFor, verdictOf } from '../lib/replay/verdict';
+import { mkdirSync } from 'node:fs';
 import { apiTokenFor, useSessionOf } from './auth';
 
 /**
@@ -93,6 +95,79 @@ test('a release engineer reads the missed checks first, and is warned when the c
   await page.screenshot({ path: 'test-results/screenshots/replay.png', fullPage: true });
 });
 
+/** A finished full-size lock-latency run (100 locks, p95 as given), recorded as the runner records one. */
+async function lockLatencyRun(engineer: { name: string }, p95Ms: number): Promise<string> {
+  const run = await startReplay({ scenarios: ['lock-latency'], size: 'full' }, 'cli', engineer, { environment: 'development' });
+  const measures = { calls: 100, samples: 100, p50Ms: p95Ms / 2, p95Ms, p99Ms: p95Ms + 1 };
+  const r = { ...result('lock-latency', measures), title: 'Uncontended lock acquisition' };
+  r.latency = { count: 100, min: 0.1, mean: p95Ms / 2, p50: p95Ms / 2, p95: p95Ms, p99: p95Ms + 1, max: p95Ms + 2 };
+  await finishRun(run.id, { status: 'finished', verdict: r.verdict, progress: { ...run.progress, done: 1 }, results: [r], error: null });
+  return run.id;
+}
+
+test('a release engineer pins a baseline, sees a later run compared with it, picks another run, and finds it all in Audit', async ({ page, context, baseURL }) => {
+  const engineer = { name: `e2e-pin-${Date.now().toString(36)}` };
+  const base = await lockLatencyRun(engineer, 2);
+  const previous = await lockLatencyRun(engineer, 2.1);
+  const current = await lockLatencyRun(engineer, 9);
+  const me = await useSessionOf(context, baseURL!, ['release']);
+  try {
+    // Without a pin: compared with the previous comparable run.
+    await page.goto(`/replay?run=${current}`);
+    const summary = page.getByTestId('run-comparison-summary');
+    await expect(summary).toHaveAttribute('data-why', 'previous');
+    await expect(summary).toHaveAttribute('data-compared-with', previous);
+
+    // Pin the earlier run as the baseline, with a note.
+    await page.goto(`/replay?run=${base}`);
+    await expect(page.getByTestId('run-detail')).toHaveAttribute('data-run-id', base);
+    await page.getByLabel('Why this run is the baseline (optional)').fill('release 4.2 accepted');
+    await page.getByTestId('replay-pin').click();
+    await expect(page.getByTestId('run-baseline')).toContainText('pinned baseline');
+    await expect(page.getByTestId('replay-unpin')).toBeVisible();
+
+    // The later run is now compared with the pinned baseline: its p95 regressed beyond the noise.
+    await page.goto(`/replay?run=${current}`);
+    await expect(summary).toHaveAttribute('data-why', 'pinned');
+    await expect(summary).toHaveAttribute('data-compared-with', base);
+    await expect(summary).toContainText(`Compared with the pinned baseline: run ${base.slice(0, 8)}`);
+    await expect(summary).toContainText('release 4.2 accepted');
+    await expect(summary).toContainText('regressions');
+    // The p99 of 100 samples is one of the slowest two: shown, not compared.
+    await expect(page.getByTestId('run-not-compared')).toContainText('1 figure not compared');
+    // The figures (open: there are regressions) show each row's reason.
+    await expect(page.getByTestId('comparison-lock-latency-p95Ms')).toHaveAttribute('data-regression', 'true');
+    await expect(page.getByTestId('comparison-lock-latency-p99Ms')).toContainText('not enough samples to compare');
+    await expect(page.getByTestId('replay-runs').getByRole('row').filter({ hasText: 'baseline' })).toHaveCount(1);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    mkdirSync('test-results/screenshots', { recursive: true });
+    await page.screenshot({ path: 'test-results/screenshots/replay-pinned-baseline.png', fullPage: true });
+
+    // Any earlier run of its scenarios may be picked instead; the choice is in the URL.
+    await page.getByTestId('compare-with').selectOption(previous);
+    await expect(summary).toHaveAttribute('data-why', 'chosen');
+    await expect(summary).toHaveAttribute('data-compared-with', previous);
+    await expect(page).toHaveURL(new RegExp(`against=${previous}`));
+
+    // In Audit: the runs' starts and finishes and the pin, each filterable like any other action.
+    await page.goto(`/audit?actor=${engineer.name}`);
+    await expect(page.getByTestId('audit-row').filter({ hasText: `run ${current.slice(0, 8)}` })).toHaveCount(2);
+    await page.goto('/audit');
+    await page.getByLabel('Action').selectOption('replay_baseline_pinned');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await expect(page).toHaveURL(/action=replay_baseline_pinned/);
+    const pinned = page.getByTestId('audit-row').filter({ hasText: `run ${base.slice(0, 8)} is the baseline` });
+    await expect(pinned).toContainText(me.username);
+    await expect(pinned).toContainText('release 4.2 accepted');
+    await expect(pinned.getByRole('link', { name: 'open run' })).toHaveAttribute('href', `/replay?run=${base}`);
+    await page.goto(`/audit?action=replay_finished&actor=${engineer.name}`);
+    await expect(page.getByTestId('audit-row').filter({ hasText: `run ${current.slice(0, 8)} · finished · verdict fail · 1 check missed` })).toHaveCount(1);
+  } finally {
+    // Leave no baseline behind for the other tests' runs.
+    await unpinBaseline(base, 'e2e');
+  }
+});
+
 test('the release role and admin start and cancel runs over the API; every other role is refused, naming the roles that may', async ({ request }) => {
   test.setTimeout(120_000);
   for (const role of ROLES) {
@@ -156,10 +231,13 @@ test('pressing the replay button runs every scenario in the background and shows
 
   await expect(detail).toHaveAttribute('data-status', 'finished', { timeout: 180_000 });
   await expect(page.getByTestId('run-status')).toHaveText('finished');
-  await expect(page.getByTestId('run-verdict')).toHaveText(/^(pass|fail)$/);
+  // Small: the timing targets are set for full-size runs, so this is a smoke run — figures shown, not judged.
+  await expect(page.getByTestId('run-verdict')).toHaveText(/^(smoke|fail)$/);
   for (const name of SCENARIO_NAMES) {
-    await expect(page.getByTestId(`scenario-verdict-${name}`), name).toHaveText(/^(pass|fail)$/);
+    await expect(page.getByTestId(`scenario-verdict-${name}`), name).toHaveText(/^(pass|fail|smoke)$/);
   }
+  await expect(page.getByTestId('run-unjudged')).toContainText('too small to judge: needs ≥ 1000 status updates, 100 in flight (this run: 60, 20 in flight)');
+  await expect(page.getByTestId('scenario-verdict-throughput')).not.toHaveText('fail');
   // The correctness scenarios do not depend on the machine's speed: they must pass.
   for (const name of ['status-race', 'corrections-3', 'identical-transitions', 'sorted-bulk']) {
     await expect(page.getByTestId(`scenario-verdict-${name}`), name).toHaveText('pass');

@@ -10,10 +10,13 @@ import { resolveTargets } from '@/lib/replay/targets';
 export const dynamic = 'force-dynamic';
 export const metadata = { title: 'Replay · Bridge Console' };
 
+const uuidParam = (v: unknown) => (typeof v === 'string' && /^[0-9a-f-]{36}$/i.test(v) ? v : null);
+
 export default async function ReplayPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const params = await searchParams;
-  const runId = typeof params.run === 'string' && /^[0-9a-f-]{36}$/i.test(params.run) ? params.run : null;
-  const me = await requirePageUser(runId ? `/replay?run=${runId}` : '/replay');
+  const runId = uuidParam(params.run);
+  const against = runId ? uuidParam(params.against) : null;
+  const me = await requirePageUser(runId ? `/replay?run=${runId}${against ? `&against=${against}` : ''}` : '/replay');
   if (!can(me, 'replay.read')) return <Forbidden permission="replay.read" />;
   const guard = replayAllowed();
   let targets = null;
@@ -33,6 +36,7 @@ export default async function ReplayPage({ searchParams }: { searchParams: Promi
       targetsProblem={targetsProblem}
       scenarios={describeScenarios()}
       initialRunId={runId}
+      initialAgainst={against}
     />
   );
 }

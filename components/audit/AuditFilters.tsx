@@ -19,7 +19,7 @@ export function AuditFilters({ params, actors, filtered }: { params: Record<stri
         <span>Action</span>
         <select name="action" defaultValue={params.action ?? ''}>
           <option value="">any action</option>
-          <optgroup label="Intents and Locks">
+          <optgroup label="Intents, Locks and replay">
             {AUDIT_ACTION_NAMES.filter((a) => AUDIT_ACTIONS[a].source === 'intent').map((a) => (
               <option key={a} value={a}>
                 {AUDIT_ACTIONS[a].label}

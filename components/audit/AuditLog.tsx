@@ -26,7 +26,7 @@ export async function AuditLog({ params }: { params: Record<string, string> }) {
     <div>
       <PageHeader
         title="Audit"
-        description="Every action, newest first: status changes, bulk batches, corrections, pipeline runs and their steps, Locks actions, sign-ins, user and token changes. Times are UTC. The filters live in the URL: copy it to share this view."
+        description="Every action, newest first: status changes, bulk batches, corrections, pipeline runs and their steps, Locks actions, replay runs and baselines, sign-ins, user and token changes. Times are UTC. The filters live in the URL: copy it to share this view."
       />
       <AuditFilters params={params} actors={actors} filtered={filtered} />
       {problem && (

@@ -22,7 +22,17 @@ export function AuditRow({ entry: e, filters }: { entry: AuditPage['items'][numb
           {line.label}
         </Link>
       </td>
-      <td>{line.what}</td>
+      <td>
+        {line.what}
+        {line.link && (
+          <>
+            {' '}
+            <Link href={line.link.href} className={styles.subtle}>
+              {line.link.label}
+            </Link>
+          </>
+        )}
+      </td>
       <td className={styles.nowrap}>
         {e.intentId ? (
           <>

@@ -31,7 +31,7 @@ export function FlagsPanel({ settings, targets, targetsProblem }: { settings: Co
       </section>
       <section className={styles.section} data-testid="replay-targets">
         <h2>Targets</h2>
-        <p className={styles.sectionNote}>The product’s performance targets, unless overridden with REPLAY_TARGETS.</p>
+        <p className={styles.sectionNote}>The product’s performance targets, unless overridden with REPLAY_TARGETS. They are set for full-size runs and not scaled down: a smaller run is a smoke run, its timing figures shown but not judged.</p>
         {targetsProblem && (
           <div className={`${styles.banner} ${styles.bannerError}`} role="alert">
             REPLAY_TARGETS cannot be used: {targetsProblem}
@@ -46,7 +46,7 @@ export function FlagsPanel({ settings, targets, targetsProblem }: { settings: Co
             <FlagRow name="NOWAIT refusal" value={`< ${targets.nowaitFailFastMaxMs} ms`} />
             <FlagRow
               name="regression"
-              value={`a figure ${Math.round(targets.regressionTolerance * 100)} % worse than the previous run and outside the spread of recent runs with the same settings; throughput only when its share of the raw-SQL baseline fell too (docs/REPLAY.md)`}
+              value={`a figure ${Math.round(targets.regressionTolerance * 100)} % worse than the compared run (the pinned baseline, else the previous comparable run), with enough samples in both, and outside the spread of recent runs with the same settings; throughput only when its share of the raw-SQL baseline fell too (docs/REPLAY.md)`}
             />
           </dl>
         )}

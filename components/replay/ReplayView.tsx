@@ -28,15 +28,18 @@ export type ReplayViewProps = {
   targetsProblem: string | null;
   scenarios: ScenarioInfo[];
   initialRunId: string | null;
+  /** The earlier run the shown run is compared with, when the engineer chose one (else the default). */
+  initialAgainst: string | null;
 };
 
 /**
  * The runs and the one shown: the one picked, else the one running, else the newest. Both poll faster while a run is
  * in progress; when the shown run stops, the list (statuses, verdicts) is re-read.
  */
-function useReplayRuns(initialRunId: string | null) {
+function useReplayRuns(initialRunId: string | null, initialAgainst: string | null) {
   const queryClient = useQueryClient();
   const [selected, setSelected] = useState<string | null>(initialRunId);
+  const [against, setAgainst] = useState<string | null>(initialRunId ? initialAgainst : null);
   const runs = useQuery({
     queryKey: replayKeys.runs(),
     queryFn: fetchReplayRuns,
@@ -45,8 +48,8 @@ function useReplayRuns(initialRunId: string | null) {
   const running = runs.data?.runs.find((x) => x.status === 'running') ?? null;
   const shownId = selected ?? running?.id ?? runs.data?.runs[0]?.id ?? null;
   const run = useQuery({
-    queryKey: replayKeys.run(shownId ?? 'none'),
-    queryFn: () => fetchReplayRun(shownId!),
+    queryKey: replayKeys.run(shownId ?? 'none', against),
+    queryFn: () => fetchReplayRun(shownId!, against),
     enabled: shownId !== null,
     refetchInterval: (q) => (q.state.data?.run.status === 'running' ? 1000 : false),
   });
@@ -57,19 +60,21 @@ function useReplayRuns(initialRunId: string | null) {
     lastStatus.current = status;
   }, [status, queryClient]);
   const refreshRuns = () => void queryClient.invalidateQueries({ queryKey: replayKeys.runs() });
-  return { runs, run, running, shownId, setSelected, refreshRuns };
+  return { runs, run, running, shownId, setSelected, against, setAgainst, refreshRuns };
 }
 
 /**
  * The Replay page: the go/no-go view of a rollout. Start a run (staging and development only), watch it live,
- * cancel it, read each scenario against the targets, and compare the run with the previous one.
+ * cancel it, read each scenario against the targets, pin a run as the baseline, and compare a run with the pinned
+ * baseline, the previous comparable run, or any earlier run of its scenarios.
  */
 export function ReplayView(props: ReplayViewProps) {
   const router = useRouter();
-  const { runs, run, running, shownId, setSelected, refreshRuns } = useReplayRuns(props.initialRunId);
-  const select = (id: string) => {
+  const { runs, run, running, shownId, setSelected, against, setAgainst, refreshRuns } = useReplayRuns(props.initialRunId, props.initialAgainst);
+  const select = (id: string, compareWith: string | null = null) => {
     setSelected(id);
-    router.replace(`/replay?run=${id}`, { scroll: false });
+    setAgainst(compareWith);
+    router.replace(`/replay?run=${id}${compareWith ? `&against=${compareWith}` : ''}`, { scroll: false });
   };
 
   return (
@@ -96,6 +101,8 @@ export function ReplayView(props: ReplayViewProps) {
         {run.data && (
           <RunDetail
             data={run.data}
+            against={against}
+            onCompareWith={(id) => select(run.data.run.id, id)}
             canCancel={props.canRun}
             onCancel={async () => {
               const result = await cancelReplayAction(run.data.run.id);

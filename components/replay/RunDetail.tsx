@@ -4,17 +4,27 @@ import { useState, useTransition } from 'react';
 import styles from '@/components/locks/console.module.css';
 import { operationLabel } from '@/lib/contention/series';
 import { shortId } from '@/lib/console/ids';
-import type { RunWithComparison } from '@/lib/replay/runner';
+import type { RunWithComparison } from '@/lib/replay/compare';
 import type { ReplayRunView, StrategyFlag } from '@/lib/replay/types';
-import type { FailedCheck } from '@/lib/replay/verdict';
+import { JUDGED_FROM, type FailedCheck, type UnjudgedCheck } from '@/lib/replay/verdict';
+import { BaselinePin } from './BaselinePin';
 import { duration, VerdictBadge, when } from './format';
 import { ComparisonFigures, ComparisonSummary } from './RunComparison';
 import { RunLockEpisodesSection } from './RunLockEpisodes';
 import { ScenarioResults } from './ScenarioResults';
 import r from './replay.module.css';
 
-/** One run: live progress and cancel while it runs; per-scenario verdicts, figures and outcomes; the comparison. */
-export function RunDetail({ data, canCancel, onCancel }: { data: RunWithComparison; canCancel: boolean; onCancel: () => Promise<string | null> }) {
+type RunDetailProps = {
+  data: RunWithComparison;
+  /** The earlier run chosen to compare with (null: the default). */
+  against: string | null;
+  onCompareWith: (runId: string | null) => void;
+  canCancel: boolean;
+  onCancel: () => Promise<string | null>;
+};
+
+/** One run: live progress and cancel while it runs; per-scenario verdicts, figures and outcomes; its baseline pin; the comparison. */
+export function RunDetail({ data, against, onCompareWith, canCancel, onCancel }: RunDetailProps) {
   const { run, comparison, failedChecks } = data;
   const [cancelError, setCancelError] = useState<string | null>(null);
   const [cancelling, startCancel] = useTransition();
@@ -40,9 +50,11 @@ export function RunDetail({ data, canCancel, onCancel }: { data: RunWithComparis
             {run.cancelRequested ? 'Cancel requested' : cancelling ? 'Cancelling…' : 'Cancel run'}
           </button>
         )}
+        <BaselinePin run={run} canPin={canCancel} />
       </div>
       <RunMeta run={run} />
       <FailedChecks run={run} failed={failedChecks} />
+      <UnjudgedChecks run={run} unjudged={data.unjudgedChecks} />
       {run.status === 'running' && <RunProgress run={run} />}
       {cancelError && (
         <div className={`${styles.banner} ${styles.bannerError}`} role="alert">
@@ -54,7 +66,7 @@ export function RunDetail({ data, canCancel, onCancel }: { data: RunWithComparis
           {run.status === 'cancelled' ? 'Cancelled' : 'Failed'}: {run.error}
         </div>
       )}
-      <ComparisonSummary data={data} />
+      <ComparisonSummary data={data} against={against} onCompareWith={onCompareWith} />
       <ScenarioResults results={run.results} comparisons={comparison.scenarios} />
       <RunLockEpisodesSection episodes={data.lockEpisodes} running={run.status === 'running'} />
       <ComparisonFigures data={data} />
@@ -112,7 +124,7 @@ function FailedChecks({ run, failed }: { run: ReplayRunView; failed: FailedCheck
   if (failed.length === 0) {
     return run.status === 'finished' ? (
       <div className={`${styles.banner} ${styles.bannerOk}`} data-testid="run-failed-checks" data-count="0">
-        Every check met, in all {run.results.length} scenarios.
+        Every {run.verdict === 'smoke' ? 'judged ' : ''}check met, in all {run.results.length} scenarios.
       </div>
     ) : null;
   }
@@ -126,6 +138,31 @@ function FailedChecks({ run, failed }: { run: ReplayRunView; failed: FailedCheck
           <li key={`${f.scenario}-${f.label}`}>
             {f.title}: {f.label} — <strong>{f.actual}</strong>
             {f.broke ? '' : ` (target ${f.target})`}
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+/**
+ * A smoke run: the timing targets it was too small to judge, each with its figure and what it would need. Targets
+ * are not scaled down: a rate, a percentile or a mean over a few operations says nothing about the load the target
+ * is set for. Correctness checks are judged at any size.
+ */
+function UnjudgedChecks({ run, unjudged }: { run: ReplayRunView; unjudged: UnjudgedCheck[] }) {
+  if (unjudged.length === 0) return null;
+  return (
+    <div className={`${styles.banner} ${r.bannerNeutral}`} data-testid="run-unjudged" data-count={unjudged.length} role="note">
+      <strong>
+        Smoke run{run.config.sizePreset !== 'full' ? ` (${run.config.sizePreset} size)` : ''}: {unjudged.length} timing target{unjudged.length === 1 ? '' : 's'} not judged
+      </strong>{' '}
+      — the figures are shown, without pass or fail. The targets are set for full-size runs (e.g. {JUDGED_FROM.throughput.operations} status updates, {JUDGED_FROM.throughput.inFlight} in flight) and
+      are not scaled down: a rate, percentile or mean over a few operations says nothing about that load. Correctness checks are judged at any size.
+      <ul className={r.differences}>
+        {unjudged.map((u) => (
+          <li key={`${u.scenario}-${u.label}`}>
+            {u.title}: {u.label} — <strong>{u.actual}</strong> (target {u.target}): {u.why}
           </li>
         ))}
       </ul>

@@ -28,6 +28,7 @@ export function RunsTable({ runs, shownId, onSelect }: { runs: RunSummary[]; sho
                 <button type="button" className="btn btn-ghost btn-sm" onClick={() => onSelect(x.id)} aria-current={x.id === shownId ? 'true' : undefined}>
                   {when(x.createdAt)}
                 </button>
+                {x.pinned && <span className={r.baselineTag}>baseline</span>}
               </td>
               <td>{x.requestedBy}</td>
               <td>{x.door}</td>
@@ -38,7 +39,9 @@ export function RunsTable({ runs, shownId, onSelect }: { runs: RunSummary[]; sho
                   .join(', ')}
               </td>
               <td>
-                {x.scenarios.filter((s) => s.verdict === 'pass').length}/{x.scenarios.length} pass{x.sizePreset !== 'full' ? ` (${x.sizePreset})` : ''}
+                {x.scenarios.filter((s) => s.verdict === 'pass').length}/{x.scenarios.length} pass
+                {x.scenarios.some((s) => s.verdict === 'smoke') ? `, ${x.scenarios.filter((s) => s.verdict === 'smoke').length} smoke` : ''}
+                {x.sizePreset !== 'full' ? ` (${x.sizePreset})` : ''}
               </td>
               <td>{x.status === 'running' ? `running ${x.progress.done}/${x.progress.total}` : x.status}</td>
               <td>

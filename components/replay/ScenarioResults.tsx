@@ -59,11 +59,14 @@ function ScenarioRow({ result, comparison }: { result: ScenarioResult; compariso
         {result.error && <div className={r.checkMiss}>broke: {result.error}</div>}
         <ul className={r.checks}>
           {result.checks.map((c) => (
-            <li key={c.id}>
-              <span className={c.pass ? r.checkOk : r.checkMiss} aria-label={c.pass ? 'met' : 'missed'}>
-                {c.pass ? '✓' : '✗'}
+            <li key={c.id} title={c.notJudged}>
+              <span className={c.pass === null ? r.checkSkip : c.pass ? r.checkOk : r.checkMiss} aria-label={c.pass === null ? 'not judged' : c.pass ? 'met' : 'missed'}>
+                {c.pass === null ? '–' : c.pass ? '✓' : '✗'}
               </span>
-              <span>{c.label}</span>
+              <span>
+                {c.label}
+                {c.notJudged && <span className={styles.hint}> · not judged, {c.notJudged}</span>}
+              </span>
               <span className={r.figures}>
                 {c.actual} · {c.target}
               </span>

@@ -1,4 +1,5 @@
 import { formatUtc } from '@/components/ui/time';
+import type { Verdict } from '@/lib/replay/types';
 import r from './replay.module.css';
 
 /** Small presentation helpers for the Replay page. */
@@ -20,10 +21,14 @@ export function figure(value: number | null | undefined, unit: string): string {
   return `${Math.round(value * 100) / 100} ${unit}`;
 }
 
-export function VerdictBadge({ verdict, testId }: { verdict: 'pass' | 'fail' | null; testId?: string }) {
+export function VerdictBadge({ verdict, testId }: { verdict: Verdict | null; testId?: string }) {
   if (!verdict) return <span className={`${r.verdict} ${r.neutral}`} data-testid={testId}>—</span>;
   return (
-    <span className={`${r.verdict} ${verdict === 'pass' ? r.pass : r.fail}`} data-testid={testId}>
+    <span
+      className={`${r.verdict} ${verdict === 'pass' ? r.pass : verdict === 'smoke' ? r.neutral : r.fail}`}
+      data-testid={testId}
+      title={verdict === 'smoke' ? 'Smoke run: every judged check met; timing targets not judged at this size' : undefined}
+    >
       {verdict}
     </span>
   );

@@ -1,7 +1,7 @@
 /**
  * Every action the global audit page can show, where it is recorded, and how a person reads it. Intent-side
- * actions live in audit_events (written by the engine, the unblock guard, bulk batches and the pipeline's runs and
- * steps); security actions in
+ * actions live in audit_events (written by the engine, the unblock guard, bulk batches, the pipeline's runs and
+ * steps, and the contention replay's runs and pinned baseline); security actions in
  * auth_events (sign-ins, users, tokens). The page's action filter offers exactly this list.
  */
 export type AuditSource = 'intent' | 'auth';
@@ -22,6 +22,10 @@ export const AUDIT_ACTIONS = {
   bridge_skipped: { source: 'intent', label: 'Pipeline step skipped' },
   bridge_replayed: { source: 'intent', label: 'Pipeline step replayed' },
   pipeline_finished: { source: 'intent', label: 'Pipeline run finished' },
+  replay_started: { source: 'intent', label: 'Replay run started' },
+  replay_finished: { source: 'intent', label: 'Replay run finished' },
+  replay_baseline_pinned: { source: 'intent', label: 'Replay baseline pinned' },
+  replay_baseline_unpinned: { source: 'intent', label: 'Replay baseline unpinned' },
   'auth.sign_in': { source: 'auth', label: 'Signed in' },
   'auth.sign_in_failed': { source: 'auth', label: 'Sign-in refused' },
   'auth.sign_out': { source: 'auth', label: 'Signed out' },

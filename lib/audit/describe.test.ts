@@ -46,6 +46,24 @@ describe('describeAudit', () => {
     expect(describeAudit({ ...base, action: 'pipeline_finished', details: { status: 'succeeded' } })).toMatchObject({ label: 'Pipeline run finished', what: 'succeeded' });
   });
 
+  it('names a replay run, its outcome and the pinned baseline, with a link to the run', () => {
+    const runId = '0b7f7c9e-4a55-4d39-9d7e-2f3c1b8a9e10';
+    expect(describeAudit({ ...base, action: 'replay_started', details: { runId, scenarios: 9, size: 'small', door: 'console', environment: 'staging' } })).toEqual({
+      label: 'Replay run started',
+      what: 'run 0b7f7c9e · 9 scenarios · small size · via console · staging',
+      reason: null,
+      link: { href: `/replay?run=${runId}`, label: 'open run' },
+    });
+    expect(describeAudit({ ...base, action: 'replay_finished', details: { runId, status: 'finished', verdict: 'smoke', missed: 0, notJudged: 3 } }).what).toBe(
+      'run 0b7f7c9e · finished · verdict smoke · 0 checks missed · 3 targets not judged',
+    );
+    expect(describeAudit({ ...base, action: 'replay_baseline_pinned', details: { runId, replaces: 'abcdef0123456789', reason: 'release 4.2' } })).toMatchObject({
+      what: 'run 0b7f7c9e is the baseline · instead of run abcdef01',
+      reason: 'release 4.2',
+    });
+    expect(describeAudit({ ...base, action: 'replay_baseline_unpinned', details: { runId } }).what).toBe('run 0b7f7c9e is no longer the baseline');
+  });
+
   it('describes security events by subject, and keeps an unknown action as recorded', () => {
     expect(describeAudit({ ...base, source: 'auth', action: 'user.roles_changed', subject: 'kim', details: { from: ['viewer'], to: ['viewer', 'oncall'] } }).what).toBe('user kim · roles: viewer → viewer, oncall');
     expect(describeAudit({ ...base, source: 'auth', action: 'user.created', subject: 'lee', details: { roles: [] } }).what).toBe('user lee · roles: none');

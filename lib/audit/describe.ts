@@ -5,7 +5,7 @@ import type { AuditEntry } from './log';
  * One audit entry in words for the audit page: what happened (beyond the action's name) and the reason given,
  * when one was. Pure, so the wording is unit-tested and the page only renders.
  */
-export type AuditLine = { label: string; what: string; reason: string | null };
+export type AuditLine = { label: string; what: string; reason: string | null; link?: { href: string; label: string } };
 
 const text = (v: unknown): string | null => (typeof v === 'string' && v.trim() ? v : null);
 const list = (v: unknown[]): string => v.join(', ') || 'none';
@@ -56,7 +56,34 @@ export function describeAudit(e: AuditEntry): AuditLine {
       return { label, what: join(text(d.bridge), text(d.error)), reason };
     case 'pipeline_finished':
       return { label, what: join(text(d.status), text(d.error)), reason };
+    case 'replay_started':
+    case 'replay_finished':
+    case 'replay_baseline_pinned':
+    case 'replay_baseline_unpinned':
+      return { ...describeReplay(e.action, d), label, reason };
     default:
       return { label, what: join(e.subject && e.subject !== e.actor && `user ${e.subject}`, text(d.name) && `“${d.name as string}”`, text(d.prefix) && `${d.prefix as string}…`, Array.isArray(d.roles) && `roles: ${list(d.roles)}`, Array.isArray(d.from) && Array.isArray(d.to) && `roles: ${list(d.from)} → ${list(d.to)}`), reason };
+  }
+}
+
+/** A replay run's start and finish, and the pinned baseline: which run, and a link to it on the Replay page. */
+function describeReplay(action: string, d: Record<string, unknown>): Omit<AuditLine, 'label' | 'reason'> {
+  const runId = text(d.runId);
+  const run = runId && `run ${runId.slice(0, 8)}`;
+  const link = runId ? { href: `/replay?run=${encodeURIComponent(runId)}`, label: 'open run' } : undefined;
+  const count = (n: unknown, one: string, many = `${one}s`) => num(n) !== null && `${n as number} ${n === 1 ? one : many}`;
+  const join = (...parts: (string | null | false | undefined)[]) => parts.filter(Boolean).join(' · ');
+  switch (action) {
+    case 'replay_started':
+      return { what: join(run, count(d.scenarios, 'scenario'), text(d.size) && `${d.size as string} size`, text(d.door) && `via ${d.door as string}`, text(d.environment)), link };
+    case 'replay_finished':
+      return {
+        what: join(run, text(d.status), text(d.verdict) && `verdict ${d.verdict as string}`, count(d.missed, 'check missed', 'checks missed'), count(d.notJudged, 'target not judged', 'targets not judged'), text(d.error)),
+        link,
+      };
+    case 'replay_baseline_pinned':
+      return { what: join(run && `${run} is the baseline`, text(d.replaces) && `instead of run ${(d.replaces as string).slice(0, 8)}`), link };
+    default:
+      return { what: join(run && `${run} is no longer the baseline`), link };
   }
 }

@@ -26,7 +26,9 @@ import { metricsText } from '@/lib/metrics/registry';
 import { openApiDocument } from '@/lib/openapi/document';
 import { pipelineHistory } from '@/lib/pipeline/history';
 import { runPipeline, runPipelineInputSchema } from '@/lib/pipeline/run';
-import { cancelReplayForUser, runWithComparison, startReplayForUser } from '@/lib/replay/runner';
+import { runWithComparison } from '@/lib/replay/compare';
+import { baselineInputSchema, setBaselineForUser } from '@/lib/replay/pinning';
+import { cancelReplayForUser, startReplayForUser } from '@/lib/replay/runner';
 import { listRuns } from '@/lib/replay/runs';
 import { summarizeRun } from '@/lib/replay/summary';
 import { countsUnder } from '@/lib/search/intents';
@@ -128,6 +130,7 @@ const operationsHandlers = {
     return json({ run: summarizeRun(run) }, { status: 202, headers: { Location: `/api/console/replay/runs/${run.id}`, ...NO_STORE } });
   }) satisfies ApiHandler,
   cancelReplay: (async (_request, { id }, actor) => json(await cancelReplayForUser(actor, id), { headers: NO_STORE })) satisfies ApiHandler,
+  setReplayBaseline: (async (request, { id }, actor) => json(await setBaselineForUser(actor, await readInput(request, baselineInputSchema, { id })), { headers: NO_STORE })) satisfies ApiHandler,
 };
 
 const consoleHandlers = {
@@ -141,8 +144,8 @@ const consoleHandlers = {
   listOutboxEvents: (async (request) => json(await listRecentEvents(query(request)), { headers: NO_STORE })) satisfies ApiHandler,
   getRowLockHolders: (async (request, _params, actor) => json(queriesFor(actor, { holders: await rowLockHolders(query(request)) }), { headers: NO_STORE })) satisfies ApiHandler,
   listReplayRuns: (async () => json({ runs: (await listRuns(30)).map(summarizeRun) }, { headers: NO_STORE })) satisfies ApiHandler,
-  getReplayRun: (async (_request, { id }) => {
-    const found = await runWithComparison(id);
+  getReplayRun: (async (request, { id }) => {
+    const found = await runWithComparison(id, query(request));
     if (!found) throw new NotFoundError(`Replay run ${id}`, { id });
     return json(found, { headers: NO_STORE });
   }) satisfies ApiHandler,

@@ -10,6 +10,8 @@ import { episodeIdSchema, episodesQuerySchema } from '@/lib/locks/history/episod
 import { auditQuerySchema } from '@/lib/audit/log';
 import { recentEventsQuerySchema } from '@/lib/events/recent';
 import { runPipelineSchema } from '@/lib/pipeline/run';
+import { compareQuerySchema } from '@/lib/replay/compare';
+import { baselineInputSchema } from '@/lib/replay/pinning';
 import { consoleReplaySchema } from '@/lib/replay/runner';
 import { positionSchema } from '@/lib/live/positions';
 import { timelinePageSchema, timelineQuerySchema } from '@/lib/timeline/types';
@@ -548,9 +550,13 @@ export const OPERATIONS: ApiOperation[] = [
     tag: 'console',
     auth: 'bearer',
     permission: 'replay.read',
+    description:
+      'The run is compared with the run named by `against` when given, else with the pinned baseline when it fits (an earlier run of the same size with a scenario in common), else with the previous comparable run (the latest earlier finished run of the same size with a scenario in common). `comparedWith` says which and, when the pinned baseline was not used, why; `candidates` lists the earlier runs `against` may name.',
     pathParams: z.object({ id: z.uuid().meta({ description: 'The run id.' }) }),
-    success: { status: 200, description: 'The run, its progress and results, and the comparison with the previous finished run.', schema: replayRunSchema },
+    query: compareQuerySchema.extend({ against: compareQuerySchema.shape.against.meta({ description: 'An earlier finished run with a scenario in common to compare with, instead of the default.' }) }),
+    success: { status: 200, description: 'The run, its progress and results, and the comparison with the run it is compared with.', schema: replayRunSchema },
     errors: { 400: ['invalid_request'], 404: ['not_found'] },
+    dataDependent400: 'An `against` that is not an earlier finished run with a scenario in common with this one.',
   },
   {
     operationId: 'startReplay',
@@ -583,6 +589,30 @@ export const OPERATIONS: ApiOperation[] = [
     pathParams: z.object({ id: z.uuid().meta({ description: 'The run id.' }) }),
     success: { status: 200, description: 'The cancel was asked for.', schema: z.object({ runId: z.string() }).meta({ id: 'ReplayCancelRequested' }) },
     errors: { 400: ['invalid_request'], 409: ['replay_not_running'] },
+  },
+  {
+    operationId: 'setReplayBaseline',
+    method: 'post',
+    path: '/api/replay/runs/{id}/baseline',
+    summary: 'Pin or unpin a run as the baseline later runs are compared with',
+    description:
+      'With `pinned: true` the run (a finished one: 409 `replay_not_finished` otherwise) becomes the baseline: later runs of the same size with a scenario in common are compared with it instead of with the run before them. One baseline at a time: pinning another run moves the pin. `pinned: false` unpins it (a run that is not the baseline is left as it is: `changed: false`). Audited, with the optional `note`.',
+    tag: 'operations',
+    auth: 'bearer',
+    permission: 'replay.run',
+    pathParams: z.object({ id: z.uuid().meta({ description: 'The run id.' }) }),
+    body: baselineInputSchema.omit({ id: true }),
+    success: {
+      status: 200,
+      description: 'The baseline after the change, and whether anything changed.',
+      schema: z
+        .object({
+          baseline: z.object({ runId: z.string(), pinnedAt: z.string(), pinnedBy: z.string(), note: z.string().nullable() }).nullable(),
+          changed: z.boolean(),
+        })
+        .meta({ id: 'ReplayBaselineChange' }),
+    },
+    errors: { 404: ['not_found'], 409: ['replay_not_finished'] },
   },
   ...LEASE_OPERATIONS,
   ...CONSOLE_AND_WORKER_OPERATIONS,

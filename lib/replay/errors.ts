@@ -36,3 +36,9 @@ export class ReplayCancelledError extends Error {
     super(by ? `cancelled by ${by}` : 'cancelled');
   }
 }
+
+/** Only a run that ran to the end can be a baseline: a cancelled, broken or running one has no figures to compare with. */
+export class ReplayNotFinishedError extends DomainError {
+  readonly code = 'replay_not_finished';
+  readonly httpStatus = 409;
+}

@@ -1,5 +1,5 @@
 import type { ReplayRunView, ScenarioResult, StrategyFlag } from './types';
-import { failedChecks, type RunComparison } from './verdict';
+import { failedChecks, unjudgedChecks, type RunComparison } from './verdict';
 
 /** Plain-text reports for the CLI and the bench: the same facts the Replay page shows. */
 
@@ -37,9 +37,11 @@ export function formatSettings(run: ReplayRunView): string[] {
 }
 
 export function formatScenario(r: ScenarioResult): string[] {
-  const lines = [`${r.verdict === 'pass' ? 'PASS' : 'FAIL'}  ${r.name} — ${r.title} (${r.source}; ${Math.round(r.durationMs)} ms)`];
+  const lines = [`${r.verdict.toUpperCase().padEnd(5)} ${r.name} — ${r.title} (${r.source}; ${Math.round(r.durationMs)} ms)`];
   if (r.error) lines.push(`      error: ${r.error}`);
-  for (const c of r.checks) lines.push(`      ${c.pass ? 'ok  ' : 'MISS'} ${pad(c.label, 86)} ${pad(c.actual, 14)} target ${c.target}`);
+  for (const c of r.checks) {
+    lines.push(`      ${c.pass === null ? 'n/j ' : c.pass ? 'ok  ' : 'MISS'} ${pad(c.label, 86)} ${pad(c.actual, 14)} target ${c.target}${c.notJudged ? ` — not judged, ${c.notJudged}` : ''}`);
+  }
   if (r.latency) lines.push(`      latency ms: p50 ${r.latency.p50}, p95 ${r.latency.p95}, p99 ${r.latency.p99}, mean ${r.latency.mean}, max ${r.latency.max} (n=${r.latency.count})`);
   lines.push(`      outcomes: ${outcomesLine(r)}`);
   for (const note of r.notes) lines.push(`      note: ${note}`);
@@ -49,10 +51,15 @@ export function formatScenario(r: ScenarioResult): string[] {
 /** The missed checks first: what a release engineer needs to decide, before the detail. */
 export function formatFailedChecks(results: ScenarioResult[]): string[] {
   const failed = failedChecks(results);
-  if (!failed.length) return results.length ? ['Every check met.'] : [];
+  const unjudged = unjudgedChecks(results);
+  const smoke = unjudged.length
+    ? [`Smoke run: ${unjudged.length} timing target${unjudged.length === 1 ? '' : 's'} not judged (figures shown):`, ...unjudged.map((u) => `  ${u.scenario}: ${u.label} — ${u.actual}; ${u.why}`)]
+    : [];
+  if (!failed.length) return results.length ? [unjudged.length ? 'Every judged check met.' : 'Every check met.', ...smoke] : [];
   return [
     `${failed.length} check${failed.length === 1 ? '' : 's'} missed:`,
     ...failed.map((f) => `  ${f.scenario}: ${f.label} — ${f.actual}${f.broke ? '' : ` (target ${f.target})`}`),
+    ...smoke,
   ];
 }
 
@@ -73,12 +80,13 @@ export function formatRun(run: ReplayRunView, comparison?: RunComparison | null)
       for (const d of comparison.settingsDifferences) lines.push(`    ${d.label}: ${d.previous} → ${d.current}`);
     }
     lines.push(`  Run-to-run spread from ${comparison.spreadRuns} earlier run(s) with the same settings.`);
+    if (comparison.notCompared) lines.push(`  ${comparison.notCompared} figure(s) not compared: not enough samples in one run or both.`);
     for (const s of comparison.scenarios) {
       if (s.verdictRegression) lines.push(`  REGRESSION ${s.scenario}: was ${s.previousVerdict}, now ${s.currentVerdict}${s.newlyFailing.length ? ` (${s.newlyFailing.join('; ')})` : ''}`);
       for (const row of s.rows.filter((x) => x.regression)) {
         lines.push(`  REGRESSION ${s.scenario} ${row.label}: ${row.previous} → ${row.current}${row.change !== null ? ` (${Math.round(row.change * 100)} %)` : ''}`);
       }
-      for (const row of s.rows.filter((x) => !x.regression && x.note)) lines.push(`  not a regression: ${s.scenario} ${row.label} ${row.previous} → ${row.current}: ${row.note}`);
+      for (const row of s.rows.filter((x) => x.compared && !x.regression && x.note)) lines.push(`  not a regression: ${s.scenario} ${row.label} ${row.previous} → ${row.current}: ${row.note}`);
     }
   } else if (comparison) {
     lines.push('No earlier finished run to compare with.');

@@ -7,14 +7,13 @@ import type { AuthActor } from '@/lib/auth/types';
 import { asReplayWork } from '@/lib/intents/outcomes';
 import { parseInput } from '@/lib/shared/validation';
 import type { Actor } from '@/lib/shared/intent-types';
-import { lockEpisodesOfRun, type RunLockEpisodes } from './episodes';
 import { ReplayCancelledError, ReplayDisabledError, ReplayNotRunningError } from './errors';
 import { serverSettings } from './queries';
-import { abandonStaleRuns, finishedRunsBefore, finishRun, getRun, insertRun, requestCancel, saveProgress, settleDeadlockCounter } from './runs';
+import { abandonStaleRuns, finishRun, insertRun, requestCancel, saveProgress, settleDeadlockCounter } from './runs';
 import { runScenario, type ScenarioContext } from './scenarios';
 import { resolveTargets } from './targets';
 import { SCENARIO_NAMES, SIZES, STRATEGY_FLAGS, type ReplayRunView, type StrategyFlag, type RunConfig, type RunDoor, type RunProgress, type ScenarioName, type ScenarioResult, type Sizes } from './types';
-import { compareRuns, failedChecks, runVerdict, type FailedCheck, type RunComparison } from './verdict';
+import { runVerdict } from './verdict';
 
 /**
  * Starting, running, cancelling and reading replay runs. A run executes in the process that started it (the console's
@@ -218,25 +217,4 @@ export async function cancelReplayForUser(actor: AuthActor, id: unknown): Promis
 export async function cancelReplay(id: string, actor: Actor): Promise<void> {
   const runId = parseInput(z.uuid({ error: 'must be a UUID' }), id, 'runId');
   if (!(await requestCancel(runId, actor.name))) throw new ReplayNotRunningError(`Replay run ${runId} is not running (it finished, or does not exist).`, { runId });
-}
-
-/** A run as the Replay page, the API and the CLI report it: its missed checks first, then the comparison, and the lock episodes it caused. */
-export type RunWithComparison = { run: ReplayRunView; previous: ReplayRunView | null; comparison: RunComparison; failedChecks: FailedCheck[]; lockEpisodes: RunLockEpisodes };
-
-/** Earlier finished runs read for the run-to-run spread: the spread itself uses those with the same settings. */
-const HISTORY_RUNS = 20;
-
-export async function runWithComparison(id: string): Promise<RunWithComparison | null> {
-  const runId = parseInput(z.uuid({ error: 'must be a UUID' }), id, 'runId');
-  const run = await getRun(runId);
-  if (!run) return null;
-  const earlier = await finishedRunsBefore(run, HISTORY_RUNS);
-  const previous = earlier[0] ?? null;
-  return {
-    run,
-    previous,
-    comparison: compareRuns(run, previous, run.config.targets.regressionTolerance, earlier),
-    failedChecks: failedChecks(run.results),
-    lockEpisodes: await lockEpisodesOfRun(run),
-  };
 }

@@ -1,19 +1,28 @@
 import { Prisma } from '@/generated/prisma/client';
-import { db } from '@/lib/db/client';
+import { recordAuditEvent } from '@/lib/audit/record';
+import { db, type Tx } from '@/lib/db/client';
 import { SQLSTATE, sqlState } from '@/lib/db/sqlstate';
 import { ReplayInProgressError } from './errors';
-import type { ReplayRunView, RunConfig, RunDoor, RunProgress, RunStatus, ScenarioName, ScenarioResult } from './types';
+import type { Verdict, ReplayRunView, RunConfig, RunDoor, RunProgress, RunStatus, ScenarioName, ScenarioResult } from './types';
+import { failedChecks, unjudgedChecks } from './verdict';
 
 /**
  * replay_runs: the record of every run, and the coordination between console instances — the partial unique index
  * allows one `running` row at a time, the runner's heartbeat tells a live run from an abandoned one, and a cancel
- * is a flag any instance can set and the runner polls.
+ * is a flag any instance can set and the runner polls. A run's start and its end are written with their audit
+ * entries, in one transaction each.
  */
 
 /** A runner that has not written for this long has died with its process; its run no longer blocks new ones. */
 export const ABANDONED_AFTER_MS = 60_000;
 
-type RunRow = Omit<ReplayRunView, 'createdAt' | 'heartbeatAt' | 'finishedAt' | 'pgDeadlocks'> & { createdAt: Date; heartbeatAt: Date; finishedAt: Date | null; pgDeadlocks: bigint | null };
+type RunRow = Omit<ReplayRunView, 'createdAt' | 'heartbeatAt' | 'finishedAt' | 'pgDeadlocks' | 'pinnedAt'> & {
+  createdAt: Date;
+  heartbeatAt: Date;
+  finishedAt: Date | null;
+  pgDeadlocks: bigint | null;
+  pinnedAt: Date | null;
+};
 
 function toView(row: RunRow): ReplayRunView {
   return {
@@ -23,20 +32,26 @@ function toView(row: RunRow): ReplayRunView {
     createdAt: row.createdAt.toISOString(),
     heartbeatAt: row.heartbeatAt.toISOString(),
     finishedAt: row.finishedAt?.toISOString() ?? null,
+    pinnedAt: row.pinnedAt?.toISOString() ?? null,
   };
 }
 
 const COLUMNS = Prisma.raw(`id::text AS id, status, verdict, door, requested_by AS "requestedBy", environment, scenarios, config, progress, results,
   error, cancel_requested AS "cancelRequested", cancelled_by AS "cancelledBy", runner, created_at AS "createdAt",
-  heartbeat_at AS "heartbeatAt", finished_at AS "finishedAt",
+  heartbeat_at AS "heartbeatAt", finished_at AS "finishedAt", pinned_at AS "pinnedAt", pinned_by AS "pinnedBy", pin_note AS "pinNote",
   CASE WHEN pg_stats_reset_start IS NOT DISTINCT FROM pg_stats_reset_end THEN pg_deadlocks_end - pg_deadlocks_start ELSE pg_deadlocks_end END AS "pgDeadlocks"`);
 
-/** Marks runs whose runner stopped heartbeating as failed, so they stop blocking and say what happened. */
+/** Marks runs whose runner stopped heartbeating as failed, so they stop blocking and say what happened (audited as their finish). */
 export async function abandonStaleRuns(): Promise<number> {
-  return db().$executeRaw`
-    UPDATE replay_runs SET status = 'failed', finished_at = now(),
-      error = 'abandoned: its runner (' || runner || ') stopped reporting; the process probably stopped mid-run'
-    WHERE status = 'running' AND heartbeat_at < now() - ${`${ABANDONED_AFTER_MS} milliseconds`}::interval`;
+  return db().$transaction(async (tx) => {
+    const rows = await tx.$queryRaw<{ id: string; requestedBy: string; error: string }[]>`
+      UPDATE replay_runs SET status = 'failed', finished_at = now(),
+        error = 'abandoned: its runner (' || runner || ') stopped reporting; the process probably stopped mid-run'
+      WHERE status = 'running' AND heartbeat_at < now() - ${`${ABANDONED_AFTER_MS} milliseconds`}::interval
+      RETURNING id::text AS id, requested_by AS "requestedBy", error`;
+    for (const r of rows) await recordAuditEvent({ action: 'replay_finished', actor: r.requestedBy, details: { runId: r.id, status: 'failed', verdict: null, error: r.error } }, tx);
+    return rows.length;
+  });
 }
 
 export async function insertRun(args: {
@@ -49,17 +64,32 @@ export async function insertRun(args: {
   runner: string;
 }): Promise<ReplayRunView> {
   try {
-    const rows = await db().$queryRaw<RunRow[]>`
-      INSERT INTO replay_runs (id, status, door, requested_by, environment, scenarios, config, progress, runner, pg_deadlocks_start, pg_stats_reset_start)
-      SELECT gen_random_uuid(), 'running', ${args.door}, ${args.requestedBy}, ${args.environment}, ${args.scenarios}::text[],
-             ${JSON.stringify(args.config)}::jsonb, ${JSON.stringify(args.progress)}::jsonb, ${args.runner}, c.deadlocks, c.reset
-      FROM ${PG_DEADLOCK_COUNTER} c
-      RETURNING ${COLUMNS}`;
-    return toView(rows[0]);
+    return await db().$transaction(async (tx) => {
+      const run = await insertRunRow(tx, args);
+      await recordAuditEvent(
+        {
+          action: 'replay_started',
+          actor: args.requestedBy,
+          details: { runId: run.id, door: args.door, environment: args.environment, scenarios: args.scenarios.length, size: args.config.sizePreset, strategies: args.config.strategyOverrides ?? {} },
+        },
+        tx,
+      );
+      return run;
+    });
   } catch (err) {
     if (sqlState(err) === SQLSTATE.uniqueViolation) throw new ReplayInProgressError(await runningRun());
     throw err;
   }
+}
+
+async function insertRunRow(tx: Tx, args: Parameters<typeof insertRun>[0]): Promise<ReplayRunView> {
+  const rows = await tx.$queryRaw<RunRow[]>`
+    INSERT INTO replay_runs (id, status, door, requested_by, environment, scenarios, config, progress, runner, pg_deadlocks_start, pg_stats_reset_start)
+    SELECT gen_random_uuid(), 'running', ${args.door}, ${args.requestedBy}, ${args.environment}, ${args.scenarios}::text[],
+           ${JSON.stringify(args.config)}::jsonb, ${JSON.stringify(args.progress)}::jsonb, ${args.runner}, c.deadlocks, c.reset
+    FROM ${PG_DEADLOCK_COUNTER} c
+    RETURNING ${COLUMNS}`;
+  return toView(rows[0]);
 }
 
 async function runningRun(): Promise<{ id: string; requestedBy: string; createdAt: string; door: string } | null> {
@@ -110,11 +140,24 @@ export async function settleDeadlockCounter(id: string, seenByRun: number, optio
   }
 }
 
+/**
+ * Records the end of a run, with its audit entry (the outcome: status, verdict, checks missed and not judged),
+ * written by the person who started it, or who cancelled it.
+ */
 export async function finishRun(
   id: string,
-  args: { status: Exclude<RunStatus, 'running'>; verdict: 'pass' | 'fail' | null; progress: RunProgress; results: ScenarioResult[]; error: string | null },
+  args: { status: Exclude<RunStatus, 'running'>; verdict: Verdict | null; progress: RunProgress; results: ScenarioResult[]; error: string | null },
 ): Promise<ReplayRunView> {
-  const rows = await db().$queryRaw<RunRow[]>`
+  return db().$transaction(async (tx) => {
+    const run = await finishRunRow(tx, id, args);
+    const details = { runId: run.id, status: run.status, verdict: run.verdict, missed: failedChecks(run.results).length, notJudged: unjudgedChecks(run.results).length, error: run.error };
+    await recordAuditEvent({ action: 'replay_finished', actor: (run.status === 'cancelled' && run.cancelledBy) || run.requestedBy, details }, tx);
+    return run;
+  });
+}
+
+async function finishRunRow(tx: Tx, id: string, args: Parameters<typeof finishRun>[1]): Promise<ReplayRunView> {
+  const rows = await tx.$queryRaw<RunRow[]>`
     UPDATE replay_runs r SET status = ${args.status}, verdict = ${args.verdict}, progress = ${JSON.stringify(args.progress)}::jsonb,
            results = ${JSON.stringify(args.results)}::jsonb, error = ${args.error}, finished_at = now(), heartbeat_at = now(),
            pg_deadlocks_end = c.deadlocks, pg_stats_reset_end = c.reset
@@ -151,4 +194,18 @@ export async function finishedRunsBefore(run: Pick<ReplayRunView, 'id' | 'create
     SELECT ${COLUMNS} FROM replay_runs WHERE status = 'finished' AND created_at < ${new Date(run.createdAt)}::timestamptz AND id <> ${run.id}::uuid
     ORDER BY created_at DESC, id DESC LIMIT ${limit}`;
   return rows.map(toView);
+}
+
+/** An earlier run a release engineer may compare a run with: the Replay page's "compare with" choice. */
+export type CompareCandidate = { id: string; createdAt: string; requestedBy: string; verdict: Verdict | null; sizePreset: string; scenarios: ScenarioName[]; pinned: boolean };
+
+/** Earlier finished runs that share at least one scenario with `run`, newest first. */
+export async function comparableRunsBefore(run: Pick<ReplayRunView, 'id' | 'createdAt' | 'scenarios'>, limit: number): Promise<CompareCandidate[]> {
+  const rows = await db().$queryRaw<(Omit<CompareCandidate, 'createdAt'> & { createdAt: Date })[]>`
+    SELECT id::text AS id, created_at AS "createdAt", requested_by AS "requestedBy", verdict, coalesce(config->>'sizePreset', 'full') AS "sizePreset",
+           scenarios, pinned_at IS NOT NULL AS pinned
+    FROM replay_runs
+    WHERE status = 'finished' AND created_at < ${new Date(run.createdAt)}::timestamptz AND id <> ${run.id}::uuid AND scenarios && ${run.scenarios}::text[]
+    ORDER BY created_at DESC, id DESC LIMIT ${limit}`;
+  return rows.map((r) => ({ ...r, createdAt: r.createdAt.toISOString() }));
 }

@@ -419,6 +419,7 @@ const throughput: Scenario = {
     return {
       measures: {
         calls: rounds * n,
+        inFlight: batch,
         succeeded,
         throughputPerSec: round(oursPerSec, 1),
         baselinePerSec: round(rawPerSec, 1),
@@ -489,7 +490,8 @@ export async function runScenario(name: ScenarioName, ctx: ScenarioContext): Pro
   }
   const latency = summarize(measured.latencies ?? tally.latencies);
   const measures: Record<string, number> = { ...measured.measures };
-  if (latency) Object.assign(measures, { p50Ms: latency.p50, p95Ms: latency.p95, p99Ms: latency.p99 });
+  // `samples`: how many operations the percentiles rest on (a small run's are not judged, nor compared).
+  if (latency) Object.assign(measures, { p50Ms: latency.p50, p95Ms: latency.p95, p99Ms: latency.p99, samples: latency.count });
   const checks = error ? [] : checksFor(name, measures, ctx.targets);
   return {
     name,

@@ -1,4 +1,4 @@
-import type { ReplayRunView, RunProgress, ScenarioName } from './types';
+import type { ReplayRunView, RunProgress, ScenarioName, Verdict } from './types';
 
 /** One line of the Replay page's run list: enough to pick a run and see which flags it ran with, without the results. */
 export type RunSummary = {
@@ -16,8 +16,10 @@ export type RunSummary = {
   /** Which of those the run chose for itself instead of the configured one. */
   strategyOverrides: string[];
   sizePreset: string;
-  scenarios: { name: ScenarioName; verdict: 'pass' | 'fail' | null }[];
+  scenarios: { name: ScenarioName; verdict: Verdict | null }[];
   cancelRequested: boolean;
+  /** The pinned baseline later runs are compared with. */
+  pinned: boolean;
 };
 
 export function summarizeRun(run: ReplayRunView): RunSummary {
@@ -37,5 +39,6 @@ export function summarizeRun(run: ReplayRunView): RunSummary {
     sizePreset: run.config.sizePreset,
     scenarios: run.scenarios.map((name) => ({ name, verdict: run.results.find((r) => r.name === name)?.verdict ?? null })),
     cancelRequested: run.cancelRequested,
+    pinned: run.pinnedAt !== null,
   };
 }

@@ -117,8 +117,18 @@ export type Check = {
   target: string;
   /** The measured value as shown. */
   actual: string;
-  pass: boolean;
+  /** Met or missed; null when the run was too small to judge this target (`notJudged` says why). */
+  pass: boolean | null;
+  /** Why a target was not judged: the statistic it is set on needs more operations than the run made. */
+  notJudged?: string;
 };
+
+/**
+ * A scenario's or a run's verdict. `smoke`: every check that was judged passed, but the run was too small for some
+ * timing targets (a rate, a percentile or a mean over fewer operations than the target is set for), so those
+ * figures are shown and not judged.
+ */
+export type Verdict = 'pass' | 'fail' | 'smoke';
 
 export type ScenarioResult = {
   name: ScenarioName;
@@ -133,7 +143,7 @@ export type ScenarioResult = {
   /** Named figures the checks and run comparisons use (see MEASURES in verdict.ts). */
   measures: Record<string, number>;
   checks: Check[];
-  verdict: 'pass' | 'fail';
+  verdict: Verdict;
   notes: string[];
   /** Set when the scenario itself broke (not a missed target). */
   error?: string;
@@ -174,7 +184,7 @@ export type RunConfig = {
 export type ReplayRunView = {
   id: string;
   status: RunStatus;
-  verdict: 'pass' | 'fail' | null;
+  verdict: Verdict | null;
   door: RunDoor;
   requestedBy: string;
   environment: string;
@@ -194,4 +204,8 @@ export type ReplayRunView = {
    * from that counter on the Contention page. Null while running, or when the run has no end snapshot.
    */
   pgDeadlocks: number | null;
+  /** Set while this run is the pinned baseline later runs are compared with: when, by whom, and the note given. */
+  pinnedAt: string | null;
+  pinnedBy: string | null;
+  pinNote: string | null;
 };

@@ -1,6 +1,6 @@
 import { round } from './stats';
 import type { Targets } from './targets';
-import type { Check, ReplayRunView, RunConfig, ScenarioName, ScenarioResult } from './types';
+import type { Check, ReplayRunView, RunConfig, ScenarioName, ScenarioResult, Verdict } from './types';
 
 /**
  * Verdicts and comparisons: pure functions of what a scenario measured and the targets in force, so that the
@@ -23,6 +23,42 @@ function atLeast(id: string, label: string, actual: number, min: number, show: (
   return { id, label, target: `≥ ${show(min)}`, actual: show(actual), pass: Number.isFinite(actual) && actual >= min };
 }
 
+/**
+ * The size below which a timing target is not judged. The targets are not scaled down with the run: a rate, a
+ * percentile or a mean is a statement about many operations under a given load (a throughput of 60 updates is
+ * mostly start-up; the p95 of 10 samples is the slowest but one of them; 10 concurrent corrections are a lighter
+ * load than the 50 the target is set for), and no honest formula turns the full-size target into a small one. So a
+ * smaller run is a smoke run for those targets: its figures are shown, not judged. Correctness checks (every call
+ * succeeds, exactly one increment…) and targets every single operation must meet (a NOWAIT refusal fails fast)
+ * hold at any size and are always judged.
+ */
+export const JUDGED_FROM = {
+  /** Status updates per second and the share of the raw-SQL baseline: the target's own load. */
+  throughput: { operations: 1000, inFlight: 100 },
+  /** The corrections-50 p95: the target is about 50 concurrent corrections of one intent. */
+  corrections50: 50,
+  /** A p95 over fewer samples is one of the slowest two: the run's worst moments, not its 95th percentile. */
+  lockLatencyP95: 40,
+  /** A mean recovery over fewer deadlocks than the target's rounds. */
+  deadlockRounds: 5,
+} as const;
+
+/** Operations behind a latency figure: the samples when the scenario recorded them, else its calls. */
+const samplesOf = (m: Measures) => (Number.isFinite(m.samples) ? m.samples : Number.isFinite(m.calls) ? m.calls : 0);
+
+/** The check, or the check shown and not judged when the run measured fewer than `need` operations. */
+function judgedFrom(check: Check, have: number, need: number, what: string, extra = ''): Check {
+  if (have >= need && !extra) return check;
+  return { ...check, pass: null, notJudged: `too small to judge: needs ≥ ${need} ${what} (this run: ${have}${extra})` };
+}
+
+function throughputSized(check: Check, m: Measures): Check {
+  const { operations, inFlight } = JUDGED_FROM.throughput;
+  const fewInFlight = Number.isFinite(m.inFlight) && m.inFlight < inFlight;
+  if ((m.calls ?? 0) >= operations && !fewInFlight) return check;
+  return judgedFrom(check, m.calls ?? 0, operations, `status updates, ${inFlight} in flight`, Number.isFinite(m.inFlight) ? `, ${m.inFlight} in flight` : '');
+}
+
 /** The checks of one scenario: what the targets (and the concurrency tests) demand of it. */
 export function checksFor(name: ScenarioName, m: Measures, t: Targets): Check[] {
   switch (name) {
@@ -38,7 +74,9 @@ export function checksFor(name: ScenarioName, m: Measures, t: Targets): Check[] 
         eq('version', 'version went up by one per correction', m.versionIncrement, m.calls),
         eq('history', 'correction history complete (one row and one audit event per correction)', Math.min(m.historyCount, m.auditCount), m.calls),
       ];
-      if (name === 'corrections-50') checks.push(atMost('p95', 'correction latency p95', m.p95Ms, t.corrections50P95MaxMs, ms));
+      if (name === 'corrections-50') {
+        checks.push(judgedFrom(atMost('p95', 'correction latency p95', m.p95Ms, t.corrections50P95MaxMs, ms), m.calls ?? 0, JUDGED_FROM.corrections50, 'concurrent corrections'));
+      }
       return checks;
     }
     case 'identical-transitions':
@@ -56,7 +94,7 @@ export function checksFor(name: ScenarioName, m: Measures, t: Targets): Check[] 
       return [
         atLeast('reproduced', 'a deadlock is detected in every round', m.deadlocks, m.rounds, String),
         eq('recovered', 'both transactions of every round commit (the victim by retrying)', m.recoveredRounds, m.rounds),
-        atMost('recovery', 'deadlock detection and recovery, mean', m.recoveryMeanMs, t.deadlockRecoveryMeanMaxMs, ms),
+        judgedFrom(atMost('recovery', 'deadlock detection and recovery, mean', m.recoveryMeanMs, t.deadlockRecoveryMeanMaxMs, ms), m.rounds ?? 0, JUDGED_FROM.deadlockRounds, 'deadlocks'),
       ];
     case 'sorted-bulk':
       return [
@@ -68,20 +106,23 @@ export function checksFor(name: ScenarioName, m: Measures, t: Targets): Check[] 
     case 'throughput':
       return [
         eq('all-succeed', 'every status update succeeds', m.succeeded, m.calls),
-        atLeast('throughput', 'status updates per second (1,000 intents, 100 at a time)', m.throughputPerSec, t.throughputMinPerSec, perSec),
-        atLeast('baseline-ratio', 'share of the raw-SQL baseline’s throughput (same transaction, pool and concurrency)', m.baselineRatio, t.baselineMinRatio, pct),
+        throughputSized(atLeast('throughput', 'status updates per second (1,000 intents, 100 at a time)', m.throughputPerSec, t.throughputMinPerSec, perSec), m),
+        throughputSized(atLeast('baseline-ratio', 'share of the raw-SQL baseline’s throughput (same transaction, pool and concurrency)', m.baselineRatio, t.baselineMinRatio, pct), m),
       ];
     case 'lock-latency':
-      return [atMost('p95', 'uncontended lock, take and release, p95', m.p95Ms, t.lockAcquisitionP95MaxMs, ms)];
+      return [judgedFrom(atMost('p95', 'uncontended lock, take and release, p95', m.p95Ms, t.lockAcquisitionP95MaxMs, ms), samplesOf(m), JUDGED_FROM.lockLatencyP95, 'locks')];
   }
 }
 
-export function verdictOf(checks: readonly Check[], error?: string): 'pass' | 'fail' {
-  return !error && checks.length > 0 && checks.every((c) => c.pass) ? 'pass' : 'fail';
+/** Fail on any missed check (or a broken scenario); smoke when the rest passed but some targets were not judged. */
+export function verdictOf(checks: readonly Check[], error?: string): Verdict {
+  if (error || checks.length === 0 || checks.some((c) => c.pass === false)) return 'fail';
+  return checks.some((c) => c.pass === null) ? 'smoke' : 'pass';
 }
 
-export function runVerdict(results: readonly ScenarioResult[]): 'pass' | 'fail' {
-  return results.length > 0 && results.every((r) => r.verdict === 'pass') ? 'pass' : 'fail';
+export function runVerdict(results: readonly ScenarioResult[]): Verdict {
+  if (results.length === 0 || results.some((r) => r.verdict === 'fail')) return 'fail';
+  return results.some((r) => r.verdict === 'smoke') ? 'smoke' : 'pass';
 }
 
 /**
@@ -92,6 +133,9 @@ export function runVerdict(results: readonly ScenarioResult[]): 'pass' | 'fail' 
  *   to explain them, never a regression.
  * - `confirmedBy`: a figure the machine moves as much as the engine (throughput) counts as a regression only when
  *   that measure (its share of the baseline, measured side by side in the same run) regressed too.
+ * - `sample`: what the figure rests on and how much of it both runs need before the figures are compared at all. A
+ *   percentile compares only when each run has at least two samples beyond it (p95: 40, p99: 200), so that it is not
+ *   just the slowest call of a handful; rates and means need the size their target is set for.
  */
 export type MeasureInfo = {
   label: string;
@@ -100,19 +144,30 @@ export type MeasureInfo = {
   unit: 'ms' | '/s' | 'ratio';
   context?: string;
   confirmedBy?: string;
+  sample: { of: 'latency' | 'calls' | 'rounds'; min: number; what: string };
 };
 
+const UPDATES = { of: 'calls', min: JUDGED_FROM.throughput.operations, what: 'status updates' } as const;
+const latencySamples = (min: number) => ({ of: 'latency', min, what: 'samples' }) as const;
+
 export const MEASURES: Record<string, MeasureInfo> = {
-  throughputPerSec: { label: 'status updates /s', better: 'higher', minDelta: 50, unit: '/s', confirmedBy: 'baselineRatio' },
-  baselinePerSec: { label: 'raw-SQL baseline /s', better: 'higher', minDelta: 50, unit: '/s', context: 'the raw-SQL baseline measures the machine, not the engine' },
-  baselineRatio: { label: 'share of baseline', better: 'higher', minDelta: 0.03, unit: 'ratio' },
-  p50Ms: { label: 'latency p50', better: 'lower', minDelta: 1, unit: 'ms' },
-  p95Ms: { label: 'latency p95', better: 'lower', minDelta: 1, unit: 'ms' },
-  p99Ms: { label: 'latency p99', better: 'lower', minDelta: 2, unit: 'ms' },
-  recoveryMeanMs: { label: 'deadlock recovery mean', better: 'lower', minDelta: 10, unit: 'ms' },
-  loserMaxMs: { label: 'NOWAIT refusal, slowest', better: 'lower', minDelta: 5, unit: 'ms' },
-  acquireP95Ms: { label: 'lock statement p95', better: 'lower', minDelta: 1, unit: 'ms' },
+  throughputPerSec: { label: 'status updates /s', better: 'higher', minDelta: 50, unit: '/s', confirmedBy: 'baselineRatio', sample: UPDATES },
+  baselinePerSec: { label: 'raw-SQL baseline /s', better: 'higher', minDelta: 50, unit: '/s', context: 'the raw-SQL baseline measures the machine, not the engine', sample: UPDATES },
+  baselineRatio: { label: 'share of baseline', better: 'higher', minDelta: 0.03, unit: 'ratio', sample: UPDATES },
+  p50Ms: { label: 'latency p50', better: 'lower', minDelta: 1, unit: 'ms', sample: latencySamples(20) },
+  p95Ms: { label: 'latency p95', better: 'lower', minDelta: 1, unit: 'ms', sample: latencySamples(40) },
+  p99Ms: { label: 'latency p99', better: 'lower', minDelta: 2, unit: 'ms', sample: latencySamples(200) },
+  recoveryMeanMs: { label: 'deadlock recovery mean', better: 'lower', minDelta: 10, unit: 'ms', sample: { of: 'rounds', min: JUDGED_FROM.deadlockRounds, what: 'deadlocks' } },
+  loserMaxMs: { label: 'NOWAIT refusal, slowest', better: 'lower', minDelta: 5, unit: 'ms', sample: { of: 'rounds', min: 5, what: 'rounds' } },
+  acquireP95Ms: { label: 'lock statement p95', better: 'lower', minDelta: 1, unit: 'ms', sample: { of: 'calls', min: 40, what: 'locks' } },
 };
+
+/** How many operations a figure of this result rests on (latency: its samples, else its calls). */
+export function sampleCount(result: Pick<ScenarioResult, 'latency' | 'measures'>, of: MeasureInfo['sample']['of']): number {
+  const m = result.measures;
+  const n = of === 'latency' ? (result.latency?.count ?? m.samples ?? m.calls) : of === 'calls' ? m.calls : m.rounds;
+  return Number.isFinite(n) ? n : 0;
+}
 
 /** How many earlier comparable runs (same settings) make the run-to-run spread a figure must leave to regress. */
 export const SPREAD_RUNS = 5;
@@ -127,19 +182,23 @@ export type ComparisonRow = {
   /** Relative change, current vs previous (0.1 = 10 % higher). */
   change: number | null;
   regression: boolean;
+  /** False when either run had too few samples for this figure: it is shown, not compared. */
+  compared: boolean;
+  /** What the figure rests on in each run, and what each run needs before it is compared. */
+  samples: { previous: number | null; current: number; needed: number; what: string };
   /** A figure about the machine (the raw-SQL baseline): context for the others, never a regression. */
   context: boolean;
   /** The range of this figure over the recent runs with the same settings (the run-to-run spread), when there were two or more. */
   spread: { min: number; max: number; runs: number } | null;
-  /** Why a worse figure is not a regression (within the spread, the machine was slower, context), for people. */
+  /** Why a worse figure is not a regression (within the spread, the machine was slower, context, too few samples), for people. */
   note: string | null;
 };
 
 export type ScenarioComparison = {
   scenario: ScenarioName;
-  previousVerdict: 'pass' | 'fail' | null;
-  currentVerdict: 'pass' | 'fail';
-  /** A check that passed last time and fails now, or a scenario that passed and now fails. */
+  previousVerdict: Verdict | null;
+  currentVerdict: Verdict;
+  /** A check that passed last time and fails now, or a scenario that ran to the end and now breaks. */
   verdictRegression: boolean;
   newlyFailing: string[];
   rows: ComparisonRow[];
@@ -152,6 +211,8 @@ export type RunComparison = {
   previousRunId: string | null;
   previousCreatedAt: string | null;
   regressions: number;
+  /** Figures both runs reported that were not compared: one run or both had too few samples for them. */
+  notCompared: number;
   scenarios: ScenarioComparison[];
   /** What differed between this run and the previous one (strategies, timeouts, pool, sizes, targets, machine). */
   settingsDifferences: SettingDifference[];
@@ -178,8 +239,32 @@ function judge(info: MeasureInfo, current: number | null, previous: number | nul
 }
 
 function spreadOf(key: string, name: ScenarioName, history: readonly (readonly ScenarioResult[])[]): ComparisonRow['spread'] {
-  const values = history.map((results) => results.find((r) => r.name === name)?.measures[key]).filter((v): v is number => Number.isFinite(v));
+  // Only runs that measured enough of this figure to compare it give it a range.
+  const values = history
+    .map((results) => results.find((r) => r.name === name))
+    .filter((r): r is ScenarioResult => Boolean(r) && sampleCount(r!, MEASURES[key].sample.of) >= MEASURES[key].sample.min)
+    .map((r) => r.measures[key])
+    .filter((v): v is number => Number.isFinite(v));
   return values.length >= 2 ? { min: Math.min(...values), max: Math.max(...values), runs: values.length } : null;
+}
+
+function compareRow(cur: ScenarioResult, prev: ScenarioResult | null, key: string, tolerance: number, history: readonly (readonly ScenarioResult[])[], confirming: ComparisonRow | undefined): ComparisonRow {
+  const info = MEASURES[key];
+  const valueOf = (m: Record<string, number> | undefined) => (m && Number.isFinite(m[key]) ? m[key] : null);
+  const c = valueOf(cur.measures);
+  const p = valueOf(prev?.measures);
+  const samples = { previous: prev ? sampleCount(prev, info.sample.of) : null, current: sampleCount(cur, info.sample.of), needed: info.sample.min, what: info.sample.what };
+  const change = c !== null && p !== null && p !== 0 ? (c - p) / Math.abs(p) : null;
+  const base = { scenario: cur.name, measure: key, label: info.label, unit: info.unit, previous: p, current: c, change, samples, context: Boolean(info.context) };
+  const enough = samples.current >= info.sample.min && (samples.previous ?? 0) >= info.sample.min;
+  if (c !== null && p !== null && !enough) {
+    const note = `not enough samples to compare: needs ≥ ${info.sample.min} ${info.sample.what} in both runs (previous ${samples.previous}, this run ${samples.current})`;
+    return { ...base, regression: false, compared: false, spread: null, note };
+  }
+  const spread = spreadOf(key, cur.name, history);
+  const confirmed = info.confirmedBy && confirming?.compared && confirming.current !== null && confirming.previous !== null ? confirming.regression : null;
+  const { regression, note } = judge(info, c, p, spread, tolerance, confirmed);
+  return { ...base, regression, compared: c !== null && p !== null, spread, note };
 }
 
 export function compareResults(
@@ -191,28 +276,19 @@ export function compareResults(
   return current.map((cur) => {
     const prev = previous?.find((p) => p.name === cur.name) ?? null;
     const keys = Object.keys(MEASURES).filter((key) => key in cur.measures || (prev && key in prev.measures));
-    const valueOf = (m: Record<string, number> | undefined, key: string) => (m && Number.isFinite(m[key]) ? m[key] : null);
     const first = new Map<string, ComparisonRow>();
     // Measures that confirm others first, so a confirmed measure can read their verdict.
     const order = [...keys].sort((a, b) => Number(Boolean(MEASURES[a].confirmedBy)) - Number(Boolean(MEASURES[b].confirmedBy)));
-    for (const key of order) {
-      const info = MEASURES[key];
-      const c = valueOf(cur.measures, key);
-      const p = valueOf(prev?.measures, key);
-      const spread = spreadOf(key, cur.name, history);
-      const confirming = info.confirmedBy ? first.get(info.confirmedBy) : undefined;
-      const confirmed = info.confirmedBy && confirming && confirming.current !== null && confirming.previous !== null ? confirming.regression : null;
-      const { regression, note } = judge(info, c, p, spread, tolerance, confirmed);
-      const change = c !== null && p !== null && p !== 0 ? (c - p) / Math.abs(p) : null;
-      first.set(key, { scenario: cur.name, measure: key, label: info.label, unit: info.unit, previous: p, current: c, change, regression, context: Boolean(info.context), spread, note });
-    }
+    for (const key of order) first.set(key, compareRow(cur, prev, key, tolerance, history, MEASURES[key].confirmedBy ? first.get(MEASURES[key].confirmedBy!) : undefined));
     const rows = keys.map((key) => first.get(key)!);
-    const newlyFailing = prev ? cur.checks.filter((c) => !c.pass && prev.checks.some((pc) => pc.id === c.id && pc.pass)).map((c) => c.label) : [];
+    // A check counts as newly failing only when both runs judged it: a target one run was too small for says nothing.
+    const newlyFailing = prev ? cur.checks.filter((c) => c.pass === false && prev.checks.some((pc) => pc.id === c.id && pc.pass === true)).map((c) => c.label) : [];
+    const newlyBroken = Boolean(prev && cur.error && !prev.error);
     return {
       scenario: cur.name,
       previousVerdict: prev?.verdict ?? null,
       currentVerdict: cur.verdict,
-      verdictRegression: (prev?.verdict === 'pass' && cur.verdict === 'fail') || newlyFailing.length > 0,
+      verdictRegression: newlyBroken || newlyFailing.length > 0,
       newlyFailing,
       rows,
     };
@@ -236,10 +312,12 @@ export function compareRuns(
     alike.map((h) => h.results),
   );
   const regressions = scenarios.reduce((n, s) => n + (s.verdictRegression ? 1 : 0) + s.rows.filter((r) => r.regression).length, 0);
+  const notCompared = scenarios.reduce((n, s) => n + s.rows.filter((r) => !r.compared && r.previous !== null && r.current !== null).length, 0);
   return {
     previousRunId: previous?.id ?? null,
     previousCreatedAt: previous?.createdAt ?? null,
     regressions,
+    notCompared,
     scenarios,
     settingsDifferences: previous ? settingsDifferences(previous.config, current.config) : [],
     spreadRuns: alike.length,
@@ -309,6 +387,14 @@ export type FailedCheck = { scenario: ScenarioName; title: string; label: string
 export function failedChecks(results: readonly ScenarioResult[]): FailedCheck[] {
   return results.flatMap((r) => [
     ...(r.error ? [{ scenario: r.name, title: r.title, label: 'the scenario broke', actual: r.error, target: 'runs to the end', broke: true }] : []),
-    ...r.checks.filter((c) => !c.pass).map((c) => ({ scenario: r.name, title: r.title, label: c.label, actual: c.actual, target: c.target, broke: false })),
+    ...r.checks.filter((c) => c.pass === false).map((c) => ({ scenario: r.name, title: r.title, label: c.label, actual: c.actual, target: c.target, broke: false })),
   ]);
+}
+
+/** A target a run was too small to judge: shown with its figure and why it was not judged. */
+export type UnjudgedCheck = { scenario: ScenarioName; title: string; label: string; actual: string; target: string; why: string };
+
+/** Every target of a run that was not judged (a smoke run), in the run's order. */
+export function unjudgedChecks(results: readonly ScenarioResult[]): UnjudgedCheck[] {
+  return results.flatMap((r) => r.checks.filter((c) => c.pass === null).map((c) => ({ scenario: r.name, title: r.title, label: c.label, actual: c.actual, target: c.target, why: c.notJudged ?? 'not judged' })));
 }

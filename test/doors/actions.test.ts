@@ -24,7 +24,7 @@ vi.mock('next/cache', () => ({ revalidatePath: () => undefined, revalidateTag: (
 
 const { changeIntentStatusAction, bulkChangeStatusAction, correctIntentAction } = await import('@/app/actions/intents');
 const { cancelBackendAction, terminateBackendAction, unblockImpactAction } = await import('@/app/actions/locks');
-const { startReplayAction, cancelReplayAction } = await import('@/app/actions/replay');
+const { startReplayAction, cancelReplayAction, setReplayBaselineAction } = await import('@/app/actions/replay');
 const { createUserAction, setRolesAction, setDisabledAction, resetPasswordAction } = await import('@/app/actions/users');
 const { createTokenAction, revokeTokenAction } = await import('@/app/actions/tokens');
 const { takeEditLeaseAction, renewEditLeaseAction, releaseEditLeaseAction, currentEditLeaseAction } = await import('@/app/actions/leases');
@@ -57,6 +57,8 @@ const CASES: Case[] = [
   // An unknown scenario: an allowed caller gets past the door and is refused by validation, so no run starts.
   { name: 'startReplayAction', roles: ['admin', 'release'], call: () => startReplayAction({ scenarios: ['no-such-scenario'] }) },
   { name: 'cancelReplayAction', roles: ['admin', 'release'], call: () => cancelReplayAction('00000000-0000-0000-0000-000000000000') },
+  // A run that does not exist: an allowed caller gets past the door and is answered 404, so nothing is pinned.
+  { name: 'setReplayBaselineAction', roles: ['admin', 'release'], call: () => setReplayBaselineAction({ id: '00000000-0000-0000-0000-000000000000', pinned: true }) },
   { name: 'createUserAction', roles: ['admin'], call: () => createUserAction({ status: 'idle' }, form({ username: `m-${Math.random().toString(36).slice(2, 10)}`, roles: ['viewer'] })) },
   { name: 'setRolesAction', roles: ['admin'], call: () => setRolesAction({ status: 'idle' }, form({ userId: '00000000-0000-0000-0000-000000000000', roles: ['viewer'] })) },
   { name: 'setDisabledAction', roles: ['admin'], call: () => setDisabledAction({ status: 'idle' }, form({ userId: '00000000-0000-0000-0000-000000000000', disabled: 'true' })) },

@@ -4,6 +4,7 @@
  */
 import { startReplay } from '@/lib/replay/runner';
 import { finishRun, getRun } from '@/lib/replay/runs';
+import { unpinBaseline } from '@/lib/replay/pinning';
 import type { Permission } from '@/lib/auth/permissions';
 import { eventually } from '../wait';
 import { apiRoute } from '@/lib/http/api-router';
@@ -30,6 +31,7 @@ const { GET: getPipelineRuns, POST: postPipeline } = apiRoute('/api/intents/{id}
 const { GET: getWorkers } = apiRoute('/api/workers');
 const { POST: postReplayRun } = apiRoute('/api/replay/runs');
 const { POST: postReplayCancel } = apiRoute('/api/replay/runs/{id}/cancel');
+const { POST: postReplayBaseline } = apiRoute('/api/replay/runs/{id}/baseline');
 
 export type Door = {
   name: string;
@@ -157,6 +159,24 @@ export const DOORS: Door[] = [
         await finishRun(run.id, { status: 'cancelled', verdict: null, progress: run.progress, results: [], error: 'matrix' });
       }
     },
+    fuzz: false,
+  },
+  {
+    name: 'POST /api/replay/runs/:id/baseline',
+    method: 'POST',
+    permission: 'replay.run',
+    path: (id) => `/api/replay/runs/${id}/baseline`,
+    // A finished run of its own for the call to pin, unpinned again afterwards.
+    call: async (r) => {
+      const run = await startReplay({ scenarios: ['lock-latency'], size: 'small' }, 'cli', { name: 'matrix' });
+      await finishRun(run.id, { status: 'finished', verdict: 'smoke', progress: run.progress, results: [], error: null });
+      try {
+        return await postReplayBaseline(r, params(run.id));
+      } finally {
+        await unpinBaseline(run.id, 'matrix');
+      }
+    },
+    validBody: () => ({ pinned: true }),
     fuzz: false,
   },
 ];

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
 import { LockSampler, type SamplerConfig } from '@/lib/locks/history/sampler';
-import { executeReplay, runWithComparison, startReplay } from '@/lib/replay/runner';
+import { runWithComparison } from '@/lib/replay/compare';
+import { executeReplay, startReplay } from '@/lib/replay/runner';
 import { apiRequest, resetAuth, userWithToken } from '../auth-helpers';
 import { closeSession, holdRowLocks, session, started, waitForWaiters, type Session } from '../barriers';
 import { makeIntent, resetDatabase } from '../helpers';

@@ -3,7 +3,8 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
 import { listIntents, countIntentsByStatus } from '@/lib/intents/queries';
 import { ReplayDisabledError, ReplayInProgressError, ReplayNotRunningError } from '@/lib/replay/errors';
-import { cancelReplay, cancelReplayForUser, executeReplay, replayAllowed, runReplay, runWithComparison, startReplay, startReplayForUser } from '@/lib/replay/runner';
+import { runWithComparison } from '@/lib/replay/compare';
+import { cancelReplay, cancelReplayForUser, executeReplay, replayAllowed, runReplay, startReplay, startReplayForUser } from '@/lib/replay/runner';
 import { getRun, listRuns } from '@/lib/replay/runs';
 import { summarizeRun } from '@/lib/replay/summary';
 import { SCENARIO_NAMES, type ScenarioResult } from '@/lib/replay/types';
@@ -50,10 +51,13 @@ describe('contention replay', () => {
     for (const r of run.results) {
       expect(r.error, `${r.name}: ${r.error}`).toBeUndefined();
       expect(r.checks.length, r.name).toBeGreaterThan(0);
-      expect(r.checks.filter((c) => !c.pass), r.name).toEqual([]);
+      expect(r.checks.filter((c) => c.pass === false), r.name).toEqual([]);
       expect(r.latency?.count, r.name).toBeGreaterThan(0);
     }
-    expect(run.verdict).toBe('pass');
+    // Small: the correctness checks are judged, the timing targets (set for full-size runs) are shown, not judged.
+    expect(run.verdict).toBe('smoke');
+    expect(scenario(run.results, 'status-race').verdict).toBe('pass');
+    expect(scenario(run.results, 'throughput').checks.find((c) => c.id === 'throughput')).toMatchObject({ pass: null, notJudged: expect.stringContaining('needs ≥ 1000 status updates') });
     expect(Math.max(...progress)).toBe(SCENARIO_NAMES.length);
 
     // Outcomes counted as the callers and the engine saw them.
@@ -75,7 +79,7 @@ describe('contention replay', () => {
 
     // Persisted with who, where, the settings in force and the results.
     const stored = (await getRun(run.id))!;
-    expect(stored).toMatchObject({ status: 'finished', verdict: 'pass', door: 'cli', requestedBy: 'release-engineer', environment: 'development' });
+    expect(stored).toMatchObject({ status: 'finished', verdict: 'smoke', door: 'cli', requestedBy: 'release-engineer', environment: 'development' });
     expect(stored.config.settings).toMatchObject({ strategies: { update_status: 'pessimistic', reevaluate: 'adaptive' }, lockTimeoutMs: 5000 });
     expect(stored.config.targets.throughputMinPerSec).toBe(0.001);
     expect(stored.config.runtime.serverSettings.deadlock_timeout).toBe('100ms');
@@ -92,7 +96,8 @@ describe('contention replay', () => {
   });
 
   it('judges against the configured thresholds: the same figures fail the default targets', async () => {
-    const run = await runReplay({ scenarios: ['lock-latency'], size: 'small', targets: { lockAcquisitionP95MaxMs: 0.001 } }, 'cli', releaseEngineer, { environment: 'staging' });
+    // 40 locks: enough for the p95 to be judged.
+    const run = await runReplay({ scenarios: ['lock-latency'], size: 'small', sizes: { lockLatencyIntents: 40 }, targets: { lockAcquisitionP95MaxMs: 0.001 } }, 'cli', releaseEngineer, { environment: 'staging' });
     expect(run.verdict).toBe('fail');
     expect(run.results[0].checks[0]).toMatchObject({ id: 'p95', pass: false, target: '< 0 ms' });
   });
@@ -116,9 +121,10 @@ describe('contention replay', () => {
   });
 
   it('warns when the compared runs used different settings, and lists the checks a run missed first', async () => {
-    const first = await runReplay({ scenarios: ['lock-latency'], size: 'small', targets: relaxed }, 'cli', releaseEngineer, { environment: 'development' });
+    const sizes = { lockLatencyIntents: 40 };
+    const first = await runReplay({ scenarios: ['lock-latency'], size: 'small', sizes, targets: relaxed }, 'cli', releaseEngineer, { environment: 'development' });
     const second = await runReplay(
-      { scenarios: ['lock-latency'], size: 'small', targets: { ...relaxed, lockAcquisitionP95MaxMs: 0.000001 }, strategies: { reevaluate: 'pessimistic' } },
+      { scenarios: ['lock-latency'], size: 'small', sizes, targets: { ...relaxed, lockAcquisitionP95MaxMs: 0.000001 }, strategies: { reevaluate: 'pessimistic' } },
       'cli',
       releaseEngineer,
       { environment: 'development' },
