@@ -15,6 +15,8 @@ export const AUDIT_ACTIONS = {
   correction: { source: 'intent', label: 'Correction' },
   backend_cancel: { source: 'intent', label: 'Backend cancelled (Locks)' },
   backend_terminate: { source: 'intent', label: 'Backend terminated (Locks)' },
+  backend_cancel_refused: { source: 'intent', label: 'Backend cancel refused (Locks)' },
+  backend_terminate_refused: { source: 'intent', label: 'Backend terminate refused (Locks)' },
   pipeline_started: { source: 'intent', label: 'Pipeline run started' },
   bridge_started: { source: 'intent', label: 'Pipeline step started' },
   bridge_completed: { source: 'intent', label: 'Pipeline step completed' },

@@ -33,6 +33,12 @@ describe('describeAudit', () => {
       what: 'pid 4242 · psql · 3 waiting behind',
       reason: 'stuck migration',
     });
+    const refused = { pid: 4242, applicationName: 'psql', reason: 'stuck migration', refused: { code: 'cancel_first', message: 'Cancel backend 4242 first' } };
+    expect(describeAudit({ ...base, action: 'backend_terminate_refused', details: refused })).toEqual({
+      label: 'Backend terminate refused (Locks)',
+      what: 'pid 4242 · psql · Cancel backend 4242 first',
+      reason: 'stuck migration',
+    });
   });
 
   it('names the pipeline’s runs and steps: the bridge, where the intent stood, and how it ended', () => {

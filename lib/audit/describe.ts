@@ -45,6 +45,11 @@ export function describeAudit(e: AuditEntry): AuditLine {
         what: join(num(d.pid) !== null && `pid ${d.pid as number}`, text(d.applicationName) && `${d.applicationName as string}`, num(d.waitingBehind) !== null && `${d.waitingBehind as number} waiting behind`, d.signalled === false && 'not signalled (already gone)'),
         reason,
       };
+    case 'backend_cancel_refused':
+    case 'backend_terminate_refused': {
+      const refused = (d.refused ?? {}) as Record<string, unknown>;
+      return { label, what: join(num(d.pid) !== null && `pid ${d.pid as number}`, text(d.applicationName) && `${d.applicationName as string}`, text(refused.message)), reason };
+    }
     case 'pipeline_started':
       return { label, what: join(num(d.round) !== null && `round ${d.round as number}`, text(d.mode) && (d.mode as string).toLowerCase(), text(d.door) && `via ${d.door as string}`), reason };
     case 'bridge_started':

@@ -6,7 +6,7 @@ import type { AuthActor } from '@/lib/auth/types';
 import { db, type Tx } from '@/lib/db/client';
 import { announceCommitted } from '@/lib/live/announce';
 import { sqlState } from '@/lib/db/sqlstate';
-import { DatabaseUnderPressureError, NotFoundError, ValidationError } from '@/lib/shared/errors';
+import { DatabaseUnderPressureError, DomainError, NotFoundError, ValidationError } from '@/lib/shared/errors';
 import { storable, STORABLE_MESSAGE } from '@/lib/shared/text';
 import { CancelFirstError, NotBlockingError, NotSignallableError } from './errors';
 import { readResolvedBackends, withSnapshotTransaction } from './queries';
@@ -21,7 +21,8 @@ import type { UnblockImpact } from './types';
  * and start time, so a reused pid does not count) was tried within CANCEL_BEFORE_TERMINATE_MS and it still blocks
  * someone. A blocker idle in its transaction ignores a cancel, so it may be terminated at once. A reason is required; each
  * action is written to audit_events (`backend_cancel` / `backend_terminate`) in the statement that sends the
- * signal, one row per intent the backend is about (one row with no intent when it is about none).
+ * signal, one row per intent the backend is about (one row with no intent when it is about none). A refusal by these
+ * guards is audited the same way (`backend_cancel_refused` / `backend_terminate_refused`).
  */
 
 export const CANCEL_BEFORE_TERMINATE_MS = 10 * 60_000;
@@ -119,9 +120,9 @@ export async function recentCancelExists(pid: number, backendStart: string | nul
   return Number(rows[0].n) > 0;
 }
 
-/** Sends the signal and writes the audit rows in one statement; the signal goes only to the same process (pid + start). */
-async function signalAndAudit(action: UnblockAction, actor: AuthActor, reason: string, impact: UnblockImpact, onlyIfIdleInTransaction = false) {
-  const details = JSON.stringify({
+/** What an unblock's audit rows say about the backend, accepted or refused. */
+function auditDetails(action: UnblockAction, reason: string, impact: UnblockImpact, onlyIfIdleInTransaction = false) {
+  return {
     pid: impact.pid,
     backendStart: impact.backendStart,
     reason,
@@ -138,7 +139,12 @@ async function signalAndAudit(action: UnblockAction, actor: AuthActor, reason: s
     directWaiters: impact.directWaiters,
     intents: impact.intents.map((i) => i.id),
     waiterIntents: impact.waiterIntents,
-  });
+  };
+}
+
+/** Sends the signal and writes the audit rows in one statement; the signal goes only to the same process (pid + start). */
+async function signalAndAudit(action: UnblockAction, actor: AuthActor, reason: string, impact: UnblockImpact, onlyIfIdleInTransaction = false) {
+  const details = JSON.stringify(auditDetails(action, reason, impact, onlyIfIdleInTransaction));
   const intentIds = impact.intents.map((i) => i.id);
   const backendStart = impact.backendStart ? new Date(impact.backendStart) : null;
   let rows: { id: bigint; signalled: boolean }[];
@@ -183,6 +189,22 @@ function signalStatement(action: UnblockAction, actor: AuthActor, details: strin
           RETURNING id, (details->>'signalled')::boolean AS signalled`;
 }
 
+/**
+ * A guard's refusal is audited like the action it refused (`backend_cancel_refused` / `backend_terminate_refused`,
+ * one row per intent the backend is about), with the refusal's code and message: who tried to stop which backend,
+ * and why they were not let, is part of an incident's record. The refusal is then raised as it was.
+ */
+async function refusedAndAudited(action: UnblockAction, actor: AuthActor, reason: string, impact: UnblockImpact, refusal: DomainError): Promise<never> {
+  const details = JSON.stringify({ ...auditDetails(action, reason, impact), refused: { code: refusal.code, message: refusal.message } });
+  const intentIds = impact.intents.map((i) => i.id);
+  await db().$executeRaw`
+    INSERT INTO audit_events (intent_id, action, actor, details)
+    SELECT i::uuid, ${`backend_${action}_refused`}, ${actor.name}, ${details}::jsonb
+    FROM unnest(CASE WHEN cardinality(${intentIds}::text[]) = 0 THEN ARRAY[NULL]::text[] ELSE ${intentIds}::text[] END) AS i`;
+  announceCommitted();
+  throw refusal;
+}
+
 /** Watches briefly for the waiters to be let through (or the backend to go), for an honest report. */
 async function settle(pid: number, backendStart: string | null): Promise<UnblockResult['after']> {
   const deadline = Date.now() + SETTLE_MS;
@@ -204,20 +226,31 @@ async function settle(pid: number, backendStart: string | null): Promise<Unblock
   }
 }
 
-async function prepare(actor: AuthActor, permission: Permission, input: UnblockInput) {
+async function prepare(action: UnblockAction, actor: AuthActor, permission: Permission, input: UnblockInput) {
   requirePermission(actor, permission);
   const { pid, reason } = parseInput(input);
   const impact = await unblockImpact(pid);
   if (impact.backendType !== 'client backend') {
-    throw new NotSignallableError(`Backend ${pid} is a ${impact.backendType ?? 'system'} process, not a client session; the console does not signal it.`, { pid, backendType: impact.backendType });
+    const refusal = new NotSignallableError(`Backend ${pid} is a ${impact.backendType ?? 'system'} process, not a client session; the console does not signal it.`, { pid, backendType: impact.backendType });
+    return refusedAndAudited(action, actor, reason, impact, refusal);
   }
   return { pid, reason, impact };
 }
 
+/** Signals and audits, or audits the refusal when the database does not let the console's role signal it. */
+async function signalOrRefuse(action: UnblockAction, actor: AuthActor, reason: string, impact: UnblockImpact, onlyIfIdleInTransaction = false) {
+  try {
+    return await signalAndAudit(action, actor, reason, impact, onlyIfIdleInTransaction);
+  } catch (err) {
+    if (err instanceof NotSignallableError) return refusedAndAudited(action, actor, reason, impact, err);
+    throw err;
+  }
+}
+
 /** pg_cancel_backend: stops the backend's current query (its transaction then aborts and releases its locks). */
 export async function cancelBackend(actor: AuthActor, input: UnblockInput): Promise<UnblockResult> {
-  const { pid, reason, impact } = await prepare(actor, 'locks.cancel', input);
-  const { signalled, auditIds } = await signalAndAudit('cancel', actor, reason, impact);
+  const { pid, reason, impact } = await prepare('cancel', actor, 'locks.cancel', input);
+  const { signalled, auditIds } = await signalOrRefuse('cancel', actor, reason, impact);
   const after = signalled ? await settle(pid, impact.backendStart) : null;
   return { action: 'cancel', pid, signalled, impact, after, auditIds };
 }
@@ -229,21 +262,23 @@ export async function cancelBackend(actor: AuthActor, input: UnblockInput): Prom
  * — and only if it is still idle in its transaction when the signal is sent (checked in the signalling statement).
  */
 export async function terminateBackend(actor: AuthActor, input: UnblockInput): Promise<UnblockResult> {
-  const { pid, reason, impact } = await prepare(actor, 'locks.terminate', input);
+  const { pid, reason, impact } = await prepare('terminate', actor, 'locks.terminate', input);
   const atOnce = isIdleInTransaction(impact.state);
   if (!atOnce && !(await recentCancelExists(pid, impact.backendStart))) {
-    throw new CancelFirstError(
+    const refusal = new CancelFirstError(
       `Cancel backend ${pid} first: terminate is allowed only after a cancel of the same backend was tried in the last ${CANCEL_BEFORE_TERMINATE_MS / 60_000} minutes and it still blocks others.`,
       { pid, windowMs: CANCEL_BEFORE_TERMINATE_MS },
     );
+    return refusedAndAudited('terminate', actor, reason, impact, refusal);
   }
   if (!blocksOthers(impact)) {
-    throw new NotBlockingError(
+    const refusal = new NotBlockingError(
       `Backend ${pid} blocks nobody, and the lock history saw nobody wait for its transaction in the last ${RECENT_BLOCKING_MS / 1000} seconds, so there is nothing to terminate it for.`,
       { pid },
     );
+    return refusedAndAudited('terminate', actor, reason, impact, refusal);
   }
-  const { signalled, auditIds } = await signalAndAudit('terminate', actor, reason, impact, atOnce);
+  const { signalled, auditIds } = await signalOrRefuse('terminate', actor, reason, impact, atOnce);
   const after = signalled ? await settle(pid, impact.backendStart) : null;
   return { action: 'terminate', pid, signalled, impact, after, auditIds };
 }

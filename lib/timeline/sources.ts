@@ -78,14 +78,18 @@ const AUDIT_COLUMNS = Prisma.sql`id::text AS id, action, actor, from_status::tex
   version_before AS "versionBefore", version_after AS "versionAfter", details, at, write_seq::text AS seq`;
 
 const UNBLOCK_ACTIONS = ['backend_cancel', 'backend_terminate'];
+/** The Locks page's guards refused to stop a backend holding this intent (audited like an accepted stop). */
+const REFUSED_UNBLOCK_ACTIONS = ['backend_cancel_refused', 'backend_terminate_refused'];
 
 function unblockEntry(r: AuditRow, intentId: string, role: 'holder' | 'waiter'): SourcedEntry {
   const d = obj(r.details);
-  const verb = r.action === 'backend_cancel' ? 'cancelled' : 'terminated';
+  const verb = r.action.startsWith('backend_cancel') ? 'cancelled' : 'terminated';
   const signalled = d.signalled !== false;
+  const refused = REFUSED_UNBLOCK_ACTIONS.includes(r.action) ? str(obj(d.refused).message) ?? 'refused' : null;
+  const what = refused !== null ? `not ${verb}: ${refused}` : signalled ? verb : `not ${verb} (it had gone)`;
   return sourced(r, {
     kind: 'unblock',
-    summary: `Backend ${String(d.pid ?? '?')} ${signalled ? verb : `not ${verb} (it had gone)`} from the Locks page${role === 'holder' ? ': it held this intent' : ': this intent waited behind it'}`,
+    summary: `Backend ${String(d.pid ?? '?')} ${what} from the Locks page${role === 'holder' ? ': it held this intent' : ': this intent waited behind it'}`,
     actor: r.actor,
     link: auditHref({ intent: intentId, action: r.action }),
     details: { action: r.action, role, pid: d.pid ?? null, reason: str(d.reason), signalled, waitingBehind: d.waitingBehind ?? null },
@@ -132,7 +136,7 @@ function auditEntry(r: AuditRow, intentId: string): SourcedEntry {
         const status = r.action.slice('bridge_'.length);
         return sourced(r, { kind: 'pipeline_step', summary: `Step ${str(d.bridge) ?? '?'} ${status}${str(d.error) ? `: ${str(d.error)}` : ''}`, actor: r.actor, link: `/intents/${intentId}#pipeline-runs`, details: { status, ...d } });
       }
-      if (UNBLOCK_ACTIONS.includes(r.action)) return unblockEntry(r, intentId, 'holder');
+      if (UNBLOCK_ACTIONS.includes(r.action) || REFUSED_UNBLOCK_ACTIONS.includes(r.action)) return unblockEntry(r, intentId, 'holder');
       return sourced(r, { kind: 'other', summary: r.action, actor: r.actor, link, details: { action: r.action, ...versions, ...d } });
   }
 }

@@ -101,11 +101,15 @@ describe('cancel and terminate', () => {
     expect(typeof audit[0].details.transactionAgeMs).toBe('number');
   });
 
-  it('refuses terminate before a cancel while the holder runs a query (a cancel can help it)', async () => {
-    const { holder, holderQuery } = await blockedRow(true);
+  it('refuses terminate before a cancel while the holder runs a query (a cancel can help it), and audits the refusal', async () => {
+    const { intent, holder, holderQuery } = await blockedRow(true);
     expect(await unblockImpact(holder.pid)).toMatchObject({ state: 'active', cancelCanHelp: true });
     await expect(terminateBackend(oncall, { pid: holder.pid, reason: 'holder ignores everything' })).rejects.toBeInstanceOf(CancelFirstError);
     expect(await auditRows('backend_terminate')).toHaveLength(0);
+    // Refused like accepted: who tried, on which backend and intent, why, and what the guard answered.
+    const refused = await auditRows('backend_terminate_refused');
+    expect(refused).toEqual([expect.objectContaining({ intentId: intent.id, actor: oncall.name })]);
+    expect(refused[0].details).toMatchObject({ pid: holder.pid, reason: 'holder ignores everything', state: 'active', intents: [intent.id], refused: { code: 'cancel_first' } });
     await cancelBackend(oncall, { pid: holder.pid, reason: 'the gentle way first' });
     await expect(holderQuery).rejects.toMatchObject({ code: '57014' });
   });
@@ -134,6 +138,7 @@ describe('cancel and terminate', () => {
     await waiter.query('SELECT 1');
     await holder.query('BEGIN'); // in a transaction again, blocking no one
     await expect(terminateBackend(oncall, { pid: holder.pid, reason: 'too late' })).rejects.toBeInstanceOf(NotBlockingError);
+    expect((await auditRows('backend_terminate_refused')).map((r) => r.details)).toEqual([expect.objectContaining({ pid: holder.pid, reason: 'too late', refused: expect.objectContaining({ code: 'not_blocking' }) })]);
     await holder.query('ROLLBACK');
   });
 
@@ -145,6 +150,9 @@ describe('cancel and terminate', () => {
     expect(noReason).toBeInstanceOf(ValidationError);
     expect(noReason.issues[0].field).toBe('reason');
     expect(await auditRows('backend_cancel')).toHaveLength(0);
+    // Not a guard's refusal but a door's (no permission, no reason): nothing of the backend was looked at.
+    expect(await auditRows('backend_cancel_refused')).toHaveLength(0);
+    expect(await auditRows('backend_terminate_refused')).toHaveLength(0);
     const [{ n }] = await db().$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM pg_stat_activity WHERE pid = ${holder.pid}::int AND state = 'idle in transaction'`;
     expect(Number(n)).toBe(1);
     await holder.query('ROLLBACK');
