@@ -15,6 +15,7 @@ import { intentKeys } from '@/lib/intents/keys';
 import type { PipelineMode, PipelineRun } from '@/lib/pipeline/types';
 import type { ActionError } from '@/lib/console/action-result';
 import { LockHolderLink } from '@/components/locks/LockHolderLink';
+import { RerunFromStep } from '@/components/pipeline/RerunFromStep';
 
 const RUN_TONE: Record<PipelineRun['status'], string> = {
   running: styles.badgeWait,
@@ -31,7 +32,7 @@ const STEP_TONE: Record<string, string> = { completed: styles.badgeOk, replayed:
  * it) and "Retry" (FAILED: back to RECEIVED at the version shown, then the pipeline). The runs live under the
  * intent's detail key, so the live feed refreshes them as bridges start and finish.
  */
-export function PipelineRunsPanel({ id, canRun }: { id: string; canRun: boolean }) {
+export function PipelineRunsPanel({ id, canRun, bridges = [] }: { id: string; canRun: boolean; bridges?: string[] }) {
   const intent = useQuery({ queryKey: intentKeys.detail(id), queryFn: () => fetchIntent(id) });
   const runs = useQuery({ queryKey: pipelineKeys.runs(id), queryFn: () => fetchPipelineRuns(id) });
   const [mode, setMode] = useState<PipelineMode>('FAILFAST');
@@ -71,6 +72,7 @@ export function PipelineRunsPanel({ id, canRun }: { id: string; canRun: boolean 
                 {busy ? 'Running…' : 'Run pipeline'}
               </button>
             )}
+            <RerunFromStep id={id} status={status} bridges={bridges} canRun={canRun} onDone={setMessage} />
           </div>
         ) : undefined
       }
