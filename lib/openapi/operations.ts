@@ -192,7 +192,7 @@ const CONSOLE_AND_WORKER_OPERATIONS: ApiOperation[] = [
         })
         .meta({ id: 'RerunPlan' }),
     },
-    errors: { 400: ['invalid_request', 'ambiguous_id'], 404: ['not_found'], 409: ['invalid_transition', 'rerun_refused'] },
+    errors: { 400: ['invalid_request', 'ambiguous_id'], 404: ['not_found'], 409: ['invalid_transition', 'rerun_refused'], 423: ['lock_timeout'] },
   },
   {
     operationId: 'listPipelineRuns',

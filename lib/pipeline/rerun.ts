@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { db, type Tx } from '@/lib/db/client';
 import { updateIntentStatus } from '@/lib/intents/commands';
-import { InvalidTransitionError, VersionConflictError } from '@/lib/intents/errors';
+import { InvalidTransitionError, LockTimeoutError, VersionConflictError } from '@/lib/intents/errors';
 import { updateStatusSchema } from '@/lib/intents/schemas';
 import { SUBJECTS } from '@/lib/events/subjects';
 import { NotFoundError, ValidationError } from '@/lib/shared/errors';
@@ -105,15 +105,17 @@ function forwardPath(to: IntentStatus): [IntentStatus, IntentStatus][] {
   return path;
 }
 
-/** Refuses an intent that is neither FAILED nor stuck: COMPLETED, or one a worker has queued or is running. */
+/**
+ * Refuses an intent a worker holds (423, as any second execution: the claim is the worker's execution lock), and one
+ * that is neither FAILED nor stuck: COMPLETED, or queued for a worker.
+ */
 function checkEligible(id: string, base: RerunBase): void {
+  if (base.claimedBy !== null) {
+    throw new LockTimeoutError(`The pipeline of intent ${id} is already running: worker ${base.claimedBy} holds its claim (NOWAIT).`, { intentIds: [id], nowait: true, holders: [] });
+  }
   if (base.status === 'COMPLETED') throw new InvalidTransitionError(`Intent ${id} is COMPLETED: a completed intent is not rerun.`, { intentId: id, from: base.status });
-  if (base.status !== 'FAILED' && base.workState !== null && ['available', 'retryable', 'running'].includes(base.workState)) {
-    throw new InvalidTransitionError(`Intent ${id} is ${base.status} and ${base.workState === 'running' ? 'a worker is running it' : 'queued for a worker'}: only a FAILED or stuck intent is rerun from a step.`, {
-      intentId: id,
-      from: base.status,
-      workState: base.workState,
-    });
+  if (base.status !== 'FAILED' && (base.workState === 'available' || base.workState === 'retryable')) {
+    throw new InvalidTransitionError(`Intent ${id} is ${base.status} and queued for a worker: only a FAILED or stuck intent is rerun from a step.`, { intentId: id, from: base.status, workState: base.workState });
   }
 }
 

@@ -165,6 +165,16 @@ describe('rerun from a step', () => {
     expect(calls['rr-last']).toBe(1);
   });
 
+  it('refused (423) while a worker holds the intent’s claim, as any second execution is', async () => {
+    const id = await failedAtLast();
+    // As a worker leaves its claim between failing the intent and settling the claim.
+    await db().$executeRaw`UPDATE intent_work SET state = 'running', claimed_by = 'worker-test', claim_token = nextval('intent_work_claim_token_seq') WHERE intent_id = ${id}::uuid`;
+    const err = await rerunPipeline({ id, fromBridge: 'rr-last', reason: 'r' }, tester, bridges).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(LockTimeoutError);
+    expect((err as Error).message).toContain('worker-test');
+    expect((await intentRow(id))?.status).toBe('FAILED');
+  });
+
   it('refuses what it cannot plan: an unknown bridge or a missing reason (400 naming the field), a step before it the latest run did not finish, a changed version, a COMPLETED intent', async () => {
     const id = await failedAtLast();
     await expect(planRerun({ id, fromBridge: 'nope' }, bridges)).rejects.toBeInstanceOf(ValidationError);
