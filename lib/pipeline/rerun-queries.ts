@@ -9,6 +9,7 @@ export type RerunBase = {
   status: IntentStatus;
   version: number;
   payload: JsonObject;
+  isReplay: boolean;
   /** The intent's row in the work queue: null when it never entered it. */
   workState: string | null;
   workRound: number | null;
@@ -31,7 +32,7 @@ export async function selectRerunBase(client: Tx, intentId: string, fromBridge: 
       SELECT r.id, r.round, r.status, r.started_at FROM pipeline_runs r
       WHERE r.intent_id = ${intentId}::uuid ORDER BY r.started_at DESC, r.id LIMIT 1
     )
-    SELECT i.status::text AS status, i.version, i.payload, w.state AS "workState", w.round AS "workRound", CASE WHEN w.state = 'running' THEN coalesce(w.claimed_by, 'a worker') END AS "claimedBy",
+    SELECT i.status::text AS status, i.version, i.payload, i.is_replay AS "isReplay", w.state AS "workState", w.round AS "workRound", CASE WHEN w.state = 'running' THEN coalesce(w.claimed_by, 'a worker') END AS "claimedBy",
            (SELECT jsonb_build_object('id', l.id::text, 'round', l.round, 'status', l.status, 'startedAt', l.started_at) FROM latest l) AS "latestRun",
            (SELECT jsonb_agg(jsonb_build_object('bridge', s.bridge, 'status', s.status, 'result', s.result) ORDER BY s.position, s.id)
               FROM pipeline_steps s WHERE s.run_id = (SELECT id FROM latest)) AS steps,

@@ -89,7 +89,7 @@ const eventsOf = (moves: readonly (readonly [IntentStatus, IntentStatus])[], cor
 ];
 
 /** The shortest way from RECEIVED to `to` through the processing statuses (never through FAILED or COMPLETED). */
-function forwardPath(to: IntentStatus): [IntentStatus, IntentStatus][] {
+function forwardPath(to: IntentStatus): [IntentStatus, IntentStatus][] | null {
   const before = new Map<IntentStatus, IntentStatus>();
   const queue: IntentStatus[] = ['RECEIVED'];
   while (queue.length && !before.has(to) && to !== 'RECEIVED') {
@@ -101,7 +101,12 @@ function forwardPath(to: IntentStatus): [IntentStatus, IntentStatus][] {
     }
   }
   const path: [IntentStatus, IntentStatus][] = [];
-  for (let at = to; at !== 'RECEIVED'; at = before.get(at)!) path.unshift([before.get(at)!, at]);
+  for (let at = to; at !== 'RECEIVED'; ) {
+    const from = before.get(at);
+    if (!from) return null;
+    path.unshift([from, at]);
+    at = from;
+  }
   return path;
 }
 
@@ -113,6 +118,8 @@ function checkEligible(id: string, base: RerunBase): void {
   if (base.claimedBy !== null) {
     throw new LockTimeoutError(`The pipeline of intent ${id} is already running: worker ${base.claimedBy} holds its claim (NOWAIT).`, { intentIds: [id], nowait: true, holders: [] });
   }
+  // A replay's intents never enter the work queue, so their runs have no rounds to start anew.
+  if (base.isReplay) throw new InvalidTransitionError(`Intent ${id} was made by a contention replay: its pipeline is not rerun.`, { intentId: id, isReplay: true });
   if (base.status === 'COMPLETED') throw new InvalidTransitionError(`Intent ${id} is COMPLETED: a completed intent is not rerun.`, { intentId: id, from: base.status });
   if (base.status !== 'FAILED' && (base.workState === 'available' || base.workState === 'retryable')) {
     throw new InvalidTransitionError(`Intent ${id} is ${base.status} and queued for a worker: only a FAILED or stuck intent is rerun from a step.`, { intentId: id, from: base.status, workState: base.workState });
@@ -151,7 +158,7 @@ function stepPlans(id: string, base: RerunBase, bridges: Bridge[], from: number)
 /** Where the chosen bridge starts: RECEIVED for the first, else the status it started at in the latest run's round. */
 function startStatus(id: string, base: RerunBase, bridges: Bridge[], from: number): IntentStatus {
   if (from === 0) return 'RECEIVED';
-  if (base.fromStatus) return base.fromStatus;
+  if (base.fromStatus && forwardPath(base.fromStatus)) return base.fromStatus;
   throw new RerunRefusedError(
     `Intent ${id} cannot be rerun from ${bridges[from].name}: it did not start in the latest run's round ${base.latestRun?.round ?? ''}, so the status it starts at is not known. Rerun from an earlier bridge.`,
     { field: 'fromBridge', intentId: id, bridge: bridges[from].name },
@@ -175,13 +182,14 @@ export async function planRerun(input: RerunPlanInput | Record<string, unknown>,
   if (!base) throw new NotFoundError(`Intent ${id}`, { id });
   checkEligible(id, base);
   const steps = stepPlans(id, base, bridges, from);
-  const moves: [IntentStatus, IntentStatus][] = [...(base.status !== 'FAILED' ? [[base.status, 'FAILED'] as [IntentStatus, IntentStatus]] : []), ['FAILED', 'RECEIVED'], ...forwardPath(startStatus(id, base, bridges, from))];
+  const moves: [IntentStatus, IntentStatus][] = [...(base.status !== 'FAILED' ? [[base.status, 'FAILED'] as [IntentStatus, IntentStatus]] : []), ['FAILED', 'RECEIVED'], ...forwardPath(startStatus(id, base, bridges, from))!];
   return {
     intentId: id,
     fromBridge: parsed.fromBridge,
     intent: { status: base.status, version: base.version, payload: base.payload },
     basedOn: base.latestRun ? { runId: base.latestRun.id, round: base.latestRun.round, status: base.latestRun.status, startedAt: base.latestRun.startedAt.toISOString() } : null,
-    round: (base.workRound ?? 0) + 1,
+    // FAILED → RECEIVED starts the next round: the work row's next, or for an intent without one, the one after its runs'.
+    round: (base.workRound ?? base.latestRun?.round ?? 0) + 1,
     moves,
     steps,
   };

@@ -220,6 +220,18 @@ describe('rerun from a step', () => {
     await expect(planRerun({ id: queued.id, fromBridge: 'rr-first' }, bridges)).rejects.toBeInstanceOf(InvalidTransitionError);
   });
 
+  it('an intent without a work row (older than the queue) still reruns as a new round, after its runs’ rounds', async () => {
+    const id = await failedAtLast();
+    await db().$executeRaw`DELETE FROM intent_work WHERE intent_id = ${id}::uuid`;
+    const plan = await planRerun({ id, fromBridge: 'rr-second' }, bridges);
+    expect(plan.round).toBe(2);
+    failLast = false;
+    const { run } = await rerunPipeline({ id, fromBridge: 'rr-second', reason: 'r' }, tester, bridges);
+    expect(run.round).toBe(2);
+    expect(run.steps.map((s) => s.status)).toEqual(['replayed', 'completed', 'completed']);
+    expect(calls).toEqual({ 'rr-first': 1, 'rr-second': 2, 'rr-last': 2 });
+  });
+
   it('several at once: the summed plan lists every intent, the rerun runs exactly those', async () => {
     const a = await failedAtLast();
     const b = await failedAtLast();
