@@ -139,6 +139,11 @@ const PAGES: PageCase[] = [
     path: () => `/intents/${seeded.toConflict}`,
     ready: async (p) => {
       const form = p.getByRole('form', { name: 'Correction' });
+      const json = form.getByRole('button', { name: 'JSON' });
+      await expect(async () => {
+        if ((await json.getAttribute('aria-pressed')) !== 'true') await json.click();
+        await expect(json).toHaveAttribute('aria-pressed', 'true', { timeout: 1_000 });
+      }).toPass();
       await form.getByLabel(/^Diff \(JSON\)/).fill('{ "amount": 999 }');
       await form.getByLabel('Reason').fill('a11y: mine');
       const headers = { authorization: seeded.authorization };
@@ -161,7 +166,17 @@ const PAGES: PageCase[] = [
   { name: 'replay-run', path: () => `/replay?run=${seeded.runId}`, ready: (p) => expect(p.getByTestId('run-detail')).toHaveAttribute('data-run-id', seeded.runId) },
   { name: 'audit', path: () => '/audit?actor=e2e-a11y', ready: (p) => expect(p.getByRole('row').filter({ hasText: 'e2e-a11y' }).first()).toBeVisible() },
   { name: 'workers', path: () => '/workers', ready: (p) => expect(p.getByRole('heading', { name: 'The BridgeSet' })).toBeVisible() },
-  { name: 'events', path: () => '/events', ready: (p) => expect(p.getByRole('heading', { name: 'Relays', level: 2 })).toBeVisible() },
+  {
+    // The recent events with one payload opened.
+    name: 'events',
+    path: () => `/events?intent=${seeded.corrected}`,
+    ready: async (p) => {
+      await expect(p.getByRole('heading', { name: 'Relays', level: 2 })).toBeVisible();
+      await p.getByTestId('event-row').first().getByRole('button', { name: /^Payload of event/ }).click();
+      await expect(p.getByRole('figure', { name: /^Payload of event/ })).toBeVisible();
+    },
+  },
+  { name: 'docs-events', path: () => '/docs/events', ready: (p) => h1(p, 'Events for other services') },
   { name: 'account-tokens', path: () => '/account/tokens', ready: (p) => h1(p, /token/i) },
   { name: 'account-password', path: () => '/account/password', ready: (p) => h1(p, /password/i) },
   { name: 'admin-users', path: () => '/admin/users', ready: (p) => expect(p.getByRole('row').filter({ hasText: 'e2e-' }).first()).toBeVisible() },

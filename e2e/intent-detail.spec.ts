@@ -12,8 +12,19 @@ const form = (page: Page) => page.getByRole('form', { name: 'Correction' });
 const history = (page: Page) => page.getByRole('list', { name: 'Corrections, newest first' });
 const applied = (page: Page) => form(page).getByRole('status').filter({ hasText: 'Correction applied' });
 
+/** These tests type the diff as JSON; the field editor, the form's default, has its own (correction-fields.spec.ts). */
+async function asJson(page: Page) {
+  const json = form(page).getByRole('group', { name: 'Edit the correction as' }).getByRole('button', { name: 'JSON' });
+  // A click that lands before the page is hydrated does nothing: click until the switch says JSON.
+  await expect(async () => {
+    if ((await json.getAttribute('aria-pressed')) !== 'true') await json.click();
+    await expect(json).toHaveAttribute('aria-pressed', 'true', { timeout: 1_000 });
+  }).toPass();
+}
+
 async function fillCorrection(page: Page, diff: string, reason: string) {
   const f = form(page);
+  await asJson(page);
   await f.getByLabel(/^Diff \(JSON\)/).fill(diff);
   await f.getByLabel('Reason').fill(reason);
 }
@@ -28,6 +39,7 @@ test('a reviewer applies a correction (a double click applies it once) and sees 
   await expect(page.getByRole('group', { name: 'Status actions' })).toHaveCount(0);
 
   // Validated as you type.
+  await asJson(page);
   const editor = form(page).getByLabel(/^Diff \(JSON\)/);
   await editor.fill('{ "amount": 12.5, }');
   await expect(form(page)).toContainText('Not valid JSON');

@@ -13,6 +13,18 @@ export const envSchema = z.object({
   DATABASE_URL: z.string().url().optional(),
   /** The database itself, not a pooler: LISTEN (the live feed) needs it behind PgBouncer in transaction mode (docs/DEPLOY.md). */
   DATABASE_DIRECT_URL: z.string().url().optional(),
+  /**
+   * Hot standbys (streaming replicas) that serve the console's reads, comma-separated; unset, every read runs on the
+   * primary (lib/db/replicas.ts, docs/DEPLOY.md "Reads from replicas").
+   */
+  DATABASE_READ_URL: z
+    .string()
+    .optional()
+    .refine((v) => !v || v.split(',').every((u) => URL.canParse(u.trim())), 'a URL, or several separated by commas'),
+  /** A replica further behind the primary than this is out of rotation until it catches up. */
+  READ_REPLICA_MAX_LAG_MS: intFrom(5000, 1, 3_600_000),
+  /** How often each instance looks how far each replica has replayed. */
+  READ_REPLICA_POLL_MS: intFrom(1000, 50, 60_000),
   PORT: intFrom(3000, 1, 65535),
   /**
    * Which environment this console serves; shown as a badge, and production disables the replay. Unset, it is
@@ -115,6 +127,13 @@ export const envSchema = z.object({
   NATS_URL: z.string().trim().min(1).optional(),
   /** Published outbox rows are deleted after this many hours. */
   OUTBOX_RETENTION_HOURS: intFrom(72, 1, 24 * 365),
+  // ── Partitioned history (lib/db/partitions.ts, docs/SCALE.md "Partitioned history") ──
+  /** How many months past the current one housekeeping keeps partitions ready for. */
+  PARTITION_MONTHS_AHEAD: intFrom(3, 1, 120),
+  /** audit_events: a month's partition is retired once its newest possible row is this many days old; 0 keeps everything. */
+  AUDIT_EVENTS_RETENTION_DAYS: intFrom(0, 0, 36_500),
+  /** What retiring an expired audit_events partition does: `drop` it, or only `detach` it (kept as a table of its own, for archiving). */
+  AUDIT_EVENTS_RETENTION_ACTION: z.enum(['drop', 'detach']).default('drop'),
   // ── The intent timeline (lib/timeline) ──
   /** Lock waits, lock timeouts, idempotent repeats and refused fenced writes the engine recorded are kept this many days. */
   INTENT_ENGINE_EVENTS_RETENTION_DAYS: intFrom(14, 1, 3650),

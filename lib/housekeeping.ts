@@ -2,6 +2,7 @@ import { pruneExpiredSessions } from '@/lib/auth/sessions';
 import { pruneSignInAttempts } from '@/lib/auth/rate-limit';
 import { startStatusFolding } from '@/lib/counts/status-counts';
 import { db } from '@/lib/db/client';
+import { maintainAllPartitions } from '@/lib/db/partitions';
 import { engineEventsWritten, pruneEngineEvents } from '@/lib/intents/engine-events';
 import { pruneIdempotencyRecords } from '@/lib/intents/idempotency';
 import { flushOutcomes, pruneIntentOutcomes } from '@/lib/intents/outcomes';
@@ -30,6 +31,20 @@ export function startHousekeeping(): void {
   const purgeLeaseData = () =>
     Promise.all([dedupStore().purge(), pruneLeaseEvents()]).catch((err: unknown) => console.error('[housekeeping] purging dedup keys or lease events failed:', err));
   setInterval(purgeLeaseData, 10 * 60_000).unref();
+
+  // Partitioned history: the months ahead are created and expired months retired, by one instance at a time (the
+  // database function takes an advisory lock the others skip on). At start too: after consoles were down past the
+  // months ahead, the rows the catch-all partition took move to their months.
+  const partitions = () =>
+    maintainAllPartitions()
+      .then((reports) => {
+        for (const r of reports.filter((x) => x.created.length || x.retired.length)) {
+          console.warn(`[housekeeping] ${r.table}: partitions created ${r.created.join(', ') || 'none'}; retired ${r.retired.join(', ') || 'none'}`);
+        }
+      })
+      .catch((err: unknown) => console.error('[housekeeping] maintaining history partitions failed:', err));
+  void partitions();
+  setInterval(partitions, 10 * 60_000).unref();
 
   // The lock history: every instance stands by, one (per database) samples; see docs/LOCKING.md.
   startLockSampler();

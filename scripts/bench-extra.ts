@@ -6,6 +6,8 @@
  * - 1,000 uncontended corrections under the configured correction strategy, counting the row locks they took (as
  *   their statements reported them).
  */
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { freePort } from '../lib/db/embedded';
@@ -57,6 +59,23 @@ function send(agent: Agent, url: string, options: { method?: string; headers?: R
   });
 }
 
+/** CPU time (user + system) a process has used so far, in ms, from Linux's /proc; NaN elsewhere. */
+function cpuMsOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicksPerSecond();
+  } catch {
+    return Number.NaN;
+  }
+}
+
+let ticks: number | undefined;
+function clockTicksPerSecond(): number {
+  ticks ??= Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+  return ticks;
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 export type ApiRow = {
@@ -69,8 +88,12 @@ export type ApiRow = {
   /** The same server's own floor, same concurrency: GET /api/health (one SELECT 1) and an unknown /api path (no database). */
   healthPerSec: number;
   unknownPerSec: number;
-  /** Reads of one intent each (GET /api/intents/{id}, the intents the rounds moved), same server, same concurrency. */
+  /** Reads of one intent each (GET /api/intents/{id}), in every round beside the updates, same server and concurrency. */
   readPerSec: number;
+  /** The median over rounds of reads per second over status updates per second through the same server. */
+  readToCommand: number;
+  /** The server process's CPU time per request (median of rounds), from /proc; NaN where there is none. */
+  serverCpuMs: { update: number; read: number };
 };
 
 export async function measureApiDoor(databaseUrl: string, say: Say, options: { rounds: number; requests: number; inFlight: number; warmup: number; warmupBatches: number }): Promise<ApiRow> {
@@ -104,35 +127,44 @@ export async function measureApiDoor(databaseUrl: string, say: Say, options: { r
       }
       return options.warmupBatches;
     };
-    say(`JSON API warm-up: the server steady after ${await warm(api)} batches of ${options.warmup}, plain pg after ${await warm(raw)}`);
+    const read = (id: string) => send(agent, `${server.url}/api/intents/${id}`, { headers: { authorization: `Bearer ${token}` } });
+    say(`JSON API warm-up: the server steady after ${await warm(api)} batches of ${options.warmup} (updates) and ${await warm(read)} (reads), plain pg after ${await warm(raw)}`);
     const ours: { perSec: number; failed: number }[] = [];
     const theirs: { perSec: number; failed: number }[] = [];
+    const reads: { perSec: number; failed: number }[] = [];
+    // The server's own CPU time per request: unlike a rate, it hardly moves with what else the machine runs.
+    const [updateCpu, readCpu]: number[][] = [[], []];
+    const onServer = async <T>(side: () => Promise<T>, requests: number, into: number[]): Promise<T> => {
+      const before = cpuMsOf(server.pid);
+      const result = await side();
+      into.push((cpuMsOf(server.pid) - before) / requests);
+      return result;
+    };
     for (let r = 0; r < options.rounds; r++) {
-      const [a, b] = [await freshIntents(options.requests, 'RECEIVED'), await freshIntents(options.requests, 'RECEIVED')];
-      if (r % 2 === 0) {
-        ours.push(await throughput(a, options.inFlight, api));
-        theirs.push(await throughput(b, options.inFlight, raw));
-      } else {
-        theirs.push(await throughput(b, options.inFlight, raw));
-        ours.push(await throughput(a, options.inFlight, api));
-      }
-      say(`JSON API round ${r + 1}: ${Math.round(ours[r].perSec)} /s vs baseline ${Math.round(theirs[r].perSec)} /s`);
+      const [a, b, c] = [await freshIntents(options.requests, 'RECEIVED'), await freshIntents(options.requests, 'RECEIVED'), await freshIntents(options.requests, 'RECEIVED')];
+      // The order turns each round, so no side always runs first (or last) on a machine whose load moves.
+      const sides = [
+        async () => void ours.push(await onServer(() => throughput(a, options.inFlight, api), a.length, updateCpu)),
+        async () => void theirs.push(await throughput(b, options.inFlight, raw)),
+        async () => void reads.push(await onServer(() => throughput(c, options.inFlight, read), c.length, readCpu)),
+      ];
+      for (let s = 0; s < sides.length; s++) await sides[(s + r) % sides.length]();
+      say(`JSON API round ${r + 1}: ${Math.round(ours[r].perSec)} /s vs baseline ${Math.round(theirs[r].perSec)} /s; reads ${Math.round(reads[r].perSec)} /s`);
     }
     const ratios = ours.map((o, i) => o.perSec / theirs[i].perSec);
     const floor = (path: string) => throughput(Array.from({ length: options.requests }, () => path), options.inFlight, (p) => send(agent, `${server.url}${p}`).then(() => true));
-    const read = (id: string) => send(agent, `${server.url}/api/intents/${id}`, { headers: { authorization: `Bearer ${token}` } });
-    const reads = await throughput(await freshIntents(options.requests, 'RECEIVED'), options.inFlight, read);
-    say(`JSON API reads: ${Math.round(reads.perSec)} /s (GET /api/intents/{id})${reads.failed ? `, ${reads.failed} failed` : ''}`);
     const health = await floor('/api/health');
     const unknown = await floor('/api/no-such-endpoint');
     return {
       healthPerSec: health.perSec,
-      readPerSec: reads.perSec,
+      readPerSec: median(reads.map((o) => o.perSec)),
+      readToCommand: median(reads.map((o, i) => o.perSec / ours[i].perSec)),
+      serverCpuMs: { update: median(updateCpu), read: median(readCpu) },
       unknownPerSec: unknown.perSec,
       apiPerSec: median(ours.map((o) => o.perSec)),
       baselinePerSec: median(theirs.map((o) => o.perSec)),
       ratio: median(ratios),
-      apiFailed: ours.reduce((n, o) => n + o.failed, 0) + reads.failed,
+      apiFailed: [...ours, ...reads].reduce((n, o) => n + o.failed, 0),
       baselineFailed: theirs.reduce((n, o) => n + o.failed, 0),
       rounds: ours.map((o, i) => `${Math.round(o.perSec)} vs ${Math.round(theirs[i].perSec)}`),
     };

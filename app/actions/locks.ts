@@ -1,6 +1,6 @@
 'use server';
 
-import { requireActionActor } from '@/lib/auth/server';
+import { rememberCommitInSession, requireActionActor } from '@/lib/auth/server';
 import { asDomainError } from '@/lib/http/respond';
 import { ValidationError } from '@/lib/shared/errors';
 import type { UnblockImpact } from '@/lib/locks/types';
@@ -70,6 +70,7 @@ export async function cancelBackendAction(_prev: UnblockState, form: FormData): 
   try {
     const actor = await requireActionActor('locks.cancel');
     const result = await cancelBackend(actor, { pid: text(form, 'pid'), reason: text(form, 'reason') });
+    await rememberCommitInSession();
     return { status: 'ok', result, message: describe(result) };
   } catch (err) {
     return failure(err, 'cancelling a backend');
@@ -80,6 +81,7 @@ export async function terminateBackendAction(_prev: UnblockState, form: FormData
   try {
     const actor = await requireActionActor('locks.terminate');
     const result = await terminateBackend(actor, { pid: text(form, 'pid'), reason: text(form, 'reason') });
+    await rememberCommitInSession();
     return { status: 'ok', result, message: describe(result) };
   } catch (err) {
     return failure(err, 'terminating a backend');

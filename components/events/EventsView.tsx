@@ -1,9 +1,12 @@
 'use client';
 
 import { useQuery } from '@tanstack/react-query';
+import Link from 'next/link';
+import type { ReactNode } from 'react';
 import { ErrorState } from '@/components/ui/ErrorState';
 import styles from '@/components/locks/console.module.css';
 import { PageHeader } from '@/components/ui/PageHeader';
+import { Skeleton } from '@/components/ui/Skeleton';
 import { formatUtc } from '@/components/ui/time';
 import { eventKeys, fetchOutboxStatus } from '@/lib/console/events-client';
 import type { OutboxStatus } from '@/lib/events/status';
@@ -16,8 +19,11 @@ export function formatLag(ms: number): string {
   return `${(ms / 3_600_000).toFixed(1)} h`;
 }
 
-/** Events out: the outbox relay's backlog and lag, and which relays own which partitions. Polled every 2 s. */
-export function EventsView() {
+/**
+ * Events out: the outbox relay's backlog and lag, and which relays own which partitions, polled every 2 s; then
+ * `children` (the page's browser of recent events, rendered on the server).
+ */
+export function EventsView({ children }: { children?: ReactNode }) {
   const query = useQuery({ queryKey: eventKeys.status(), queryFn: fetchOutboxStatus, refetchInterval: 2_000 });
   const s = query.data;
   return (
@@ -40,11 +46,12 @@ export function EventsView() {
                 )
               </>
             )}
-            . Payloads: <a href="/api-docs">API</a> (<code>x-events</code>) and docs/EVENTS.md.
+            . <Link href="/docs/events">What the events carry →</Link>
           </>
         }
       />
       {query.error && <ErrorState title="Could not read the outbox" error={query.error} onRetry={() => void query.refetch()} />}
+      {query.isPending && <Skeleton label="Loading the outbox" lines={3} height={180} />}
       {s && (
         <>
           {!s.relayConfigured && (
@@ -57,6 +64,7 @@ export function EventsView() {
           <RelaysSection s={s} />
         </>
       )}
+      {children}
     </>
   );
 }

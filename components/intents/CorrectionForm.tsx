@@ -1,16 +1,14 @@
 'use client';
 
-import { diffLines } from '@/lib/console/json-diff';
 import { fieldErrors } from '@/lib/console/messages';
 import type { IntentWithCorrections } from '@/lib/shared/intent-types';
 import { ActionErrorAlert } from './ActionErrorAlert';
-import { DiffView } from './DiffView';
 import { EditLeaseNotice, useEditLease } from './EditLease';
 import { LockWaitNotice } from './LockWaitNotice';
 import { ConflictView } from './correction/ConflictView';
+import { CorrectionEditor } from './correction/CorrectionEditor';
 import { CorrectionFields } from './correction/CorrectionFields';
-import { DiffEditor } from './correction/DiffEditor';
-import { EMPTY_DIFF, type Outcome } from './correction/types';
+import type { Outcome } from './correction/types';
 import { useCorrection } from './correction/useCorrection';
 import styles from './intents.module.css';
 
@@ -23,7 +21,7 @@ export function CorrectionForm({ intent, lockTimeoutMs }: { intent: IntentWithCo
   const c = useCorrection(intent);
   const editLease = useEditLease(intent.id);
   const { draft, parsed, touched, outcome, pending } = c;
-  const { conflict, opened, text } = draft;
+  const { conflict, opened } = draft;
 
   if (conflict) {
     return (
@@ -39,7 +37,6 @@ export function CorrectionForm({ intent, lockTimeoutMs }: { intent: IntentWithCo
     );
   }
 
-  const preview = parsed.ok ? diffLines(opened.payload, parsed.diff) : [];
   const serverFieldErrors = outcome?.kind === 'error' ? fieldErrors(outcome.error) : {};
   const stale = intent.version > opened.version;
   const onSubmit = (e: React.FormEvent) => {
@@ -56,17 +53,7 @@ export function CorrectionForm({ intent, lockTimeoutMs }: { intent: IntentWithCo
           conflicts you will see what changed and decide.
         </p>
       )}
-      <DiffEditor
-        text={text}
-        onText={(next) => c.update({ text: next })}
-        onLeave={() => c.setTouched(true)}
-        parsed={parsed}
-        invalid={touched || text !== EMPTY_DIFF ? !parsed.ok : false}
-        serverError={serverFieldErrors.diff}
-        changedFields={preview.length}
-        openedVersion={opened.version}
-      />
-      {parsed.ok && preview.length > 0 && <DiffView lines={preview} label="Preview of your change" />}
+      <CorrectionEditor draft={draft} parsed={parsed} touched={touched} serverError={serverFieldErrors.diff} onUpdate={c.update} onLeave={() => c.setTouched(true)} onSwitch={c.switchMode} />
       <CorrectionFields draft={draft} onChange={c.update} touched={touched} serverErrors={serverFieldErrors} />
       <div className={styles.formFoot}>
         <span className="muted">

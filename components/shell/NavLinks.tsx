@@ -4,7 +4,7 @@ import Link from 'next/link';
 import { usePathname } from 'next/navigation';
 import styles from './shell.module.css';
 
-type NavItem = { href: string; label: string; icon: keyof typeof ICONS; coming?: boolean };
+type NavItem = { href: string; label: string; icon: keyof typeof ICONS; coming?: boolean; reference?: boolean };
 
 /** 16px line icons (decorative: the label names the section). */
 const ICONS = {
@@ -14,6 +14,8 @@ const ICONS = {
   replay: 'M3 8a5 5 0 1 0 1.5-3.5M3 2.5v3h3',
   events: 'M2.5 8h8M8 4.5 11.5 8 8 11.5M13.5 3v10',
   audit: 'M4 2.5h6l2.5 2.5v8.5h-8.5zM6 7h4.5M6 9.5h4.5M6 12h3',
+  api: 'M5.5 4.5 2 8l3.5 3.5M10.5 4.5 14 8l-3.5 3.5M9 3 7 13',
+  book: 'M2.5 3.5h4a1.5 1.5 0 0 1 1.5 1.5v8a1.5 1.5 0 0 0-1.5-1.5h-4zM13.5 3.5h-4A1.5 1.5 0 0 0 8 5v8a1.5 1.5 0 0 1 1.5-1.5h4z',
   workers: 'M8 5.5a2.5 2.5 0 1 0 0 5 2.5 2.5 0 0 0 0-5zM8 1.5v2M8 12.5v2M1.5 8h2M12.5 8h2M3.4 3.4l1.4 1.4M11.2 11.2l1.4 1.4M3.4 12.6l1.4-1.4M11.2 4.8l1.4-1.4',
 } as const;
 
@@ -25,7 +27,10 @@ function Icon({ name }: { name: keyof typeof ICONS }) {
   );
 }
 
-/** The console's sections. An item marked `coming` is shown but not yet a link. */
+/**
+ * The console's sections, then the references for those who call it (marked `reference`: set apart at the end).
+ * An item marked `coming` is shown but not yet a link.
+ */
 export const NAV_ITEMS: NavItem[] = [
   { href: '/intents', label: 'Intents', icon: 'list' },
   { href: '/locks', label: 'Locks', icon: 'lock' },
@@ -34,13 +39,16 @@ export const NAV_ITEMS: NavItem[] = [
   { href: '/events', label: 'Events', icon: 'events' },
   { href: '/audit', label: 'Audit', icon: 'audit' },
   { href: '/workers', label: 'Workers', icon: 'workers' },
+  { href: '/api-docs', label: 'API reference', icon: 'api', reference: true },
+  { href: '/docs/events', label: 'Events reference', icon: 'book', reference: true },
 ];
 
 export function NavLinks() {
   const pathname = usePathname() ?? '/';
   return (
     <ul className={styles.navList}>
-      {NAV_ITEMS.map((item) => {
+      {NAV_ITEMS.map((item, i) => {
+        const firstReference = item.reference && !NAV_ITEMS[i - 1]?.reference;
         const active = pathname === item.href || pathname.startsWith(`${item.href}/`);
         if (item.coming) {
           return (
@@ -56,7 +64,7 @@ export function NavLinks() {
           );
         }
         return (
-          <li key={item.href}>
+          <li key={item.href} className={firstReference ? styles.navReference : undefined}>
             <Link href={item.href} className={`${styles.navLink} ${active ? styles.navActive : ''}`} aria-current={active ? 'page' : undefined}>
               <span className={styles.navIcon}>
                 <Icon name={item.icon} />

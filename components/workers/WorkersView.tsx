@@ -12,6 +12,7 @@ import { BridgeSetTable, type BridgeInfo } from './BridgeSetTable';
 import { RerunFailedList } from '@/components/pipeline/RerunFailedList';
 import { ClaimsTable, ScheduledTable } from './QueueTables';
 import { QueueTiles } from './QueueTiles';
+import { ReplicasTable } from './ReplicasTable';
 import { ThroughputChart } from './ThroughputChart';
 import { useWorkerControls, type Pending } from './useWorkerControls';
 import { WorkerControlDialog } from './WorkerControlDialog';
@@ -85,6 +86,7 @@ function WorkersSections({ data, bridgeSet, bridges, controlsOff, noRights, onAs
         <RerunFailedList failed={data.failed} bridges={bridgeSet} canRun={!controlsOff} />
         <BridgeSetTable bridges={bridges} />
       </div>
+      <ReplicasTable data={data} />
     </>
   );
 }

@@ -41,7 +41,8 @@ export async function npmStart(dataDir: string, options: { token?: string; env?:
 
   const child: ChildProcess = spawn(join(root, 'node_modules', '.bin', 'tsx'), ['scripts/start.ts'], { cwd: root, env: env as NodeJS.ProcessEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // 'close', not 'exit': a process can exit with its last lines still in the pipe, unread.
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   let ready: (url: string) => void;
   let failed: (err: Error) => void;
   const up = new Promise<string>((resolve, reject) => {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Prisma } from '@/generated/prisma/client';
-import { db } from '@/lib/db/client';
+import { readDb } from '@/lib/db/read';
 import { ValidationError } from '@/lib/shared/errors';
 import { filterNameSchema } from '@/lib/shared/fields';
 import { parseInput } from '@/lib/shared/validation';
@@ -84,12 +84,14 @@ function decodeCursor(cursor: string): Cursor {
  * Rows strictly after the cursor in (at desc, source rank desc, id desc) order, written as one row comparison
  * `(at, id) < (cursor.at, bound)` so the (…, at, id) indexes serve it: for the cursor's own table the bound is
  * its id; a table ranked after it still has every row at that instant to come (bound: the largest id); a table
- * ranked before it has none left at that instant (bound 0, ids start at 1).
+ * ranked before it has none left at that instant (bound 0, ids start at 1). The plain `at <=` beside it says the
+ * same for the planner's partition pruning, which does not look inside a row comparison: audit_events' months
+ * newer than the cursor are skipped without being opened.
  */
 function afterCursor(source: AuditSource, cursor: Cursor | null): Prisma.Sql | null {
   if (!cursor) return null;
   const bound = cursor.source === source ? cursor.id : SOURCE_RANK[source] < SOURCE_RANK[cursor.source] ? MAX_ID : 0n;
-  return Prisma.sql`(at, id) < (${cursor.at}::timestamptz, ${bound}::bigint)`;
+  return Prisma.sql`at <= ${cursor.at}::timestamptz AND (at, id) < (${cursor.at}::timestamptz, ${bound}::bigint)`;
 }
 
 function where(parts: (Prisma.Sql | null)[]): Prisma.Sql {
@@ -103,7 +105,7 @@ type IntentRow = {
 };
 type AuthRow = { id: bigint; at: Date; actor: string; action: string; subject: string | null; ip: string | null; details: Record<string, unknown> | null };
 
-function readIntentSide(q: AuditQuery, cursor: Cursor | null, take: number) {
+async function readIntentSide(q: AuditQuery, cursor: Cursor | null, take: number) {
   const clause = where([
     q.actor ? Prisma.sql`actor = ${q.actor}` : null,
     q.action ? Prisma.sql`action = ${q.action}` : null,
@@ -112,7 +114,7 @@ function readIntentSide(q: AuditQuery, cursor: Cursor | null, take: number) {
     q.to ? Prisma.sql`at < ${q.to}::timestamptz` : null,
     afterCursor('intent', cursor),
   ]);
-  return db().$queryRaw<IntentRow[]>`
+  return (await readDb()).$queryRaw<IntentRow[]>`
     SELECT id, at, actor, action, intent_id::text AS "intentId", from_status::text AS "fromStatus", to_status::text AS "toStatus",
            version_before AS "versionBefore", version_after AS "versionAfter", details
     FROM audit_events ${clause}
@@ -120,7 +122,7 @@ function readIntentSide(q: AuditQuery, cursor: Cursor | null, take: number) {
     LIMIT ${take}`;
 }
 
-function readAuthSide(q: AuditQuery, cursor: Cursor | null, take: number) {
+async function readAuthSide(q: AuditQuery, cursor: Cursor | null, take: number) {
   const clause = where([
     q.actor ? Prisma.sql`actor = ${q.actor}` : null,
     q.action ? Prisma.sql`action = ${q.action}` : null,
@@ -128,7 +130,7 @@ function readAuthSide(q: AuditQuery, cursor: Cursor | null, take: number) {
     q.to ? Prisma.sql`at < ${q.to}::timestamptz` : null,
     afterCursor('auth', cursor),
   ]);
-  return db().$queryRaw<AuthRow[]>`
+  return (await readDb()).$queryRaw<AuthRow[]>`
     SELECT id, at, actor, action, subject, ip, details
     FROM auth_events ${clause}
     ORDER BY at DESC, id DESC
@@ -176,6 +178,6 @@ export async function listAudit(input: unknown): Promise<AuditPage> {
 
 /** Names to offer in the actor filter: the console's users (the log itself is never scanned for them). */
 export async function knownActors(): Promise<string[]> {
-  const rows = await db().user.findMany({ select: { username: true }, orderBy: { username: 'asc' }, take: 500 });
+  const rows = await (await readDb()).user.findMany({ select: { username: true }, orderBy: { username: 'asc' }, take: 500 });
   return rows.map((r) => r.username);
 }

@@ -33,3 +33,21 @@ export function readCookie(cookieHeader: string | null, name: string): string | 
   }
   return undefined;
 }
+
+/**
+ * The WAL position of this browser's last command (lib/db/read.ts): the console reads from a replica only once it has
+ * replayed that far, so a person always sees their own change. Not a secret (a position in the primary's log), but
+ * httpOnly all the same: no script has a use for it. It lives as long as the browser session.
+ */
+export function readAfterCookieName(secure = cookieSecure()): string {
+  return secure ? '__Host-bc_read_after' : 'bc_read_after';
+}
+
+export function readAfterCookieOptions(secure = cookieSecure()) {
+  return { httpOnly: true, sameSite: 'lax' as const, secure, path: '/' };
+}
+
+/** The Set-Cookie header value of the read-after cookie, for answers that are not Next's (the JSON API). */
+export function readAfterSetCookie(lsn: string, secure = cookieSecure()): string {
+  return `${readAfterCookieName(secure)}=${encodeURIComponent(lsn)}; Path=/; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+}

@@ -2,7 +2,9 @@ import { cookies, headers } from 'next/headers';
 import { redirect } from 'next/navigation';
 import { cache } from 'react';
 import { clientInfoFromHeaders } from './client-info';
-import { sessionCookieName, sessionCookieOptions } from './cookies';
+import { commitPosition, registerRequestReadScope, type ReadScope } from '@/lib/db/read';
+import { parseLsn } from '@/lib/db/lsn';
+import { readAfterCookieName, readAfterCookieOptions, sessionCookieName, sessionCookieOptions } from './cookies';
 import { assertActionOrigin } from './csrf';
 import { UnauthenticatedError } from './errors';
 import type { Permission } from './permissions';
@@ -68,4 +70,29 @@ export async function setSessionCookie(secret: string, expires: Date): Promise<v
 
 export async function clearSessionCookie(): Promise<void> {
   (await cookies()).set(sessionCookieName(), '', { ...sessionCookieOptions(new Date(0)), maxAge: 0 });
+}
+
+/**
+ * The read scope of a page render (lib/db/read.ts): reads may go to a replica that has replayed this browser's last
+ * command (its cookie). Memoised per request, so a page's panels share one choice of replica. Outside a request
+ * (scripts, workers) cookies() throws: no scope, every read on the primary.
+ */
+const pageReadScope = cache(async (): Promise<ReadScope | null> => {
+  const jar = await cookies();
+  return { after: parseLsn(jar.get(readAfterCookieName())?.value) ?? 0n };
+});
+registerRequestReadScope(pageReadScope);
+
+/**
+ * After a server action's command, with read replicas configured: the primary's position now goes into the
+ * browser's read-after cookie, so the page re-rendered after the action, and every read after it, see the change.
+ */
+export async function rememberCommitInSession(): Promise<void> {
+  try {
+    const lsn = await commitPosition();
+    if (lsn) (await cookies()).set(readAfterCookieName(), lsn, readAfterCookieOptions());
+  } catch (err) {
+    // The command stands; at worst the author's next read waits for nothing and may show the state before it.
+    console.warn('[reads] could not note the commit position after a command:', err);
+  }
 }

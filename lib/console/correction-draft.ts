@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FIELD_KINDS } from './field-edits';
 
 /**
  * A reviewer's correction in progress — the draft, and the conflict it ran into — kept in the tab's sessionStorage
@@ -7,7 +8,11 @@ import { z } from 'zod';
  * longer fits is ignored, never trusted.
  */
 const json = z.record(z.string(), z.unknown());
+const fieldEdit = z.object({ path: z.array(z.union([z.string(), z.number().int().nonnegative()])).min(1), kind: z.enum(FIELD_KINDS), input: z.string() });
 const draftSchema = z.object({
+  // A draft kept before the field editor existed was typed as JSON: it opens there.
+  mode: z.enum(['fields', 'json']).default('json'),
+  edits: z.array(fieldEdit).default([]),
   text: z.string(),
   reason: z.string(),
   source: z.string(),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { db, type Tx } from '@/lib/db/client';
+import { readDb } from '@/lib/db/read';
 import { pressureReason } from '@/lib/db/sqlstate';
 import { DatabaseUnderPressureError, ValidationError, VIEW_RETRY_AFTER_SECONDS } from '@/lib/shared/errors';
 import {
@@ -81,6 +82,14 @@ async function replayDeadlocks(tx: Tx, pg: { deadlocks: bigint; statsReset: Date
   return { deadlocks: Number(row.deadlocks), runs: Number(row.runs), unmeasured: Number(row.unmeasured), inWindow: Number(row.inWindow) };
 }
 
+type DeadlockStats = { deadlocks: bigint; statsReset: Date | null };
+
+async function selectDeadlockStats(client: Tx): Promise<DeadlockStats> {
+  const [row] = await client.$queryRaw<DeadlockStats[]>`
+    SELECT deadlocks, stats_reset AS "statsReset" FROM pg_stat_database WHERE datname = current_database()`;
+  return row;
+}
+
 export async function contentionReport(query: { window?: unknown } = {}) {
   const parsed = contentionQuerySchema.safeParse(query);
   if (!parsed.success) throw new ValidationError(parsed.error.issues.map((i) => ({ field: i.path.join('.') || 'query', message: i.message })));
@@ -89,7 +98,11 @@ export async function contentionReport(query: { window?: unknown } = {}) {
   const started = performance.now();
   let read;
   try {
-    read = await db().$transaction(
+    const client = await readDb();
+    // Deadlocks are counted by the server they happen on: the primary's statistics, even when the rest is read on a
+    // replica (whose own pg_stat_database counts none).
+    const primaryStats = client === db() ? null : await selectDeadlockStats(db());
+    read = await client.$transaction(
       async (tx) => {
         await tx.$executeRaw`SET LOCAL statement_timeout = '2s'`;
         await tx.$executeRaw`SET LOCAL lock_timeout = '100ms'`;
@@ -110,8 +123,7 @@ export async function contentionReport(query: { window?: unknown } = {}) {
                  operation, timeout_ms AS "timeoutMs", sum(count)::bigint AS count
           FROM lock_wait_timeouts WHERE minute >= ${from} AND NOT is_replay
           GROUP BY 1, 2, 3`;
-        const [pg] = await tx.$queryRaw<{ deadlocks: bigint; statsReset: Date | null }[]>`
-          SELECT deadlocks, stats_reset AS "statsReset" FROM pg_stat_database WHERE datname = current_database()`;
+        const pg = primaryStats ?? (await selectDeadlockStats(tx));
         const replay = await replayDeadlocks(tx, pg, samplesSince(from.getTime()));
         const [app] = await tx.$queryRaw<{ inWindow: bigint; retried: bigint; allTime: bigint }[]>`
           SELECT count(*) FILTER (WHERE at >= ${from}) AS "inWindow",

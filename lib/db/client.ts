@@ -11,8 +11,8 @@ import { CapturingClient } from './pg-capture';
  */
 const globalForDb = globalThis as unknown as { bridgePrisma?: PrismaClient; bridgePool?: pg.Pool };
 
-export function createPool(connectionString: string, max = env().DB_POOL_SIZE): pg.Pool {
-  const pool = new pg.Pool({ connectionString, max, application_name: 'bridge:console', Client: CapturingClient });
+export function createPool(connectionString: string, max = env().DB_POOL_SIZE, options: Partial<pg.PoolConfig> = {}): pg.Pool {
+  const pool = new pg.Pool({ connectionString, max, application_name: 'bridge:console', Client: CapturingClient, ...options });
   // An idle pooled connection that the server ends (a restart, an operator's pg_terminate_backend, a throw-away
   // database stopping) emits 'error' on the pool; unheard, Node would crash the process. The pool drops that
   // connection and opens a new one when needed; queries in flight still fail with their own error.
@@ -96,9 +96,14 @@ export function db(): PrismaClient {
  * Nothing that must join an interactive transaction belongs here: that runs on its `tx`.
  */
 export async function queryOnPool<T>(query: Prisma.Sql): Promise<T[]> {
+  return queryOn<T>(connected().pool, query);
+}
+
+/** queryOnPool on a given pool (a read replica's, lib/db/read.ts). */
+export async function queryOn<T>(pool: pg.Pool, query: Prisma.Sql): Promise<T[]> {
   const prepared = env().DB_PREPARED_STATEMENTS;
   const name = prepared ? preparedStatementName({ sql: query.text, args: query.values }) : '';
-  const result = await connected().pool.query({ name: name || undefined, text: query.text, values: query.values as unknown[] });
+  const result = await pool.query({ name: name || undefined, text: query.text, values: query.values as unknown[] });
   return result.rows as T[];
 }
 

@@ -1,4 +1,5 @@
 import { db } from '@/lib/db/client';
+import { readDb } from '@/lib/db/read';
 import { env } from '@/lib/env';
 import { PARTITIONS, RELAY_APPLICATION_NAME, RELAY_LOCK_CLASS } from './relay';
 import { configuredEventStream } from './stream';
@@ -49,9 +50,10 @@ async function readOutboxStatus(): Promise<OutboxStatus> {
   // The oldest waiting event: the lowest id in each partition's unpublished index (ids are handed out in insert
   // order, so that is the oldest row give or take transactions in flight), one index probe per partition instead
   // of a scan of the whole backlog.
-  const [, [row]] = await db().$transaction([
-    db().$executeRaw`SELECT set_config('statement_timeout', ${`${STATUS_TIMEOUT_MS}ms`}, true)`,
-    db().$queryRaw<Row[]>`
+  const client = await readDb();
+  const [, [row]] = await client.$transaction([
+    client.$executeRaw`SELECT set_config('statement_timeout', ${`${STATUS_TIMEOUT_MS}ms`}, true)`,
+    client.$queryRaw<Row[]>`
     WITH oldest AS (
       SELECT min(o.created_at) AS at
       FROM generate_series(0, ${PARTITIONS - 1}::int) AS p(n)
@@ -65,6 +67,7 @@ async function readOutboxStatus(): Promise<OutboxStatus> {
            (SELECT count(*) FROM outbox_events WHERE published_at > now() - interval '1 minute') AS "lastMinute",
            (SELECT max(published_at) FROM outbox_events WHERE published_at IS NOT NULL) AS "lastPublished"`,
   ]);
+  // Who holds the relay locks is the primary's present (its sessions and their advisory locks): a replica has neither.
   const relays = await db().$queryRaw<{ pid: number; startedAt: Date | null; clientAddr: string | null; partitions: number[] }[]>`
     SELECT a.pid, a.backend_start AS "startedAt", host(a.client_addr) AS "clientAddr",
            coalesce(array_agg(l.objid::int ORDER BY l.objid) FILTER (WHERE l.objid IS NOT NULL), '{}') AS partitions

@@ -5,6 +5,8 @@ import { authenticateRequest, requireMetricsAccess } from '@/lib/auth/request';
 import type { AuthActor } from '@/lib/auth/types';
 import { contentionReport } from '@/lib/contention/queries';
 import { db } from '@/lib/db/client';
+import { replicaStatus } from '@/lib/db/read';
+import { listRecentEvents } from '@/lib/events/recent';
 import { outboxStatus } from '@/lib/events/status';
 import { createIntent, reevaluateIntent, bulkUpdateStatus, updateIntentStatus } from '@/lib/intents/commands';
 import { NotFoundError } from '@/lib/shared/errors';
@@ -141,6 +143,7 @@ const consoleHandlers = {
   countIntents: (async (request) => json(await countsUnder(parseInput(countIntentsQuerySchema, query(request), 'query')))) satisfies ApiHandler,
   getIntentConflicts: (async (_request, { id }) => json(await getIntentConflicts(id))) satisfies ApiHandler,
   getOutboxStatus: (async () => json(await outboxStatus(), { headers: NO_STORE })) satisfies ApiHandler,
+  listOutboxEvents: (async (request) => json(await listRecentEvents(query(request)), { headers: NO_STORE })) satisfies ApiHandler,
   getRowLockHolders: (async (request, _params, actor) => json(queriesFor(actor, { holders: await rowLockHolders(query(request)) }), { headers: NO_STORE })) satisfies ApiHandler,
   listReplayRuns: (async () => json({ runs: (await listRuns(30)).map(summarizeRun) }, { headers: NO_STORE })) satisfies ApiHandler,
   getReplayRun: (async (_request, { id }) => {
@@ -202,7 +205,8 @@ async function pendingMigrations(): Promise<string[]> {
 /**
  * Readiness, for a load balancer deciding whether to send traffic here (liveness is /api/health): the database
  * answers, it has every migration this build expects (an instance of a newer release waits until the upgrade's
- * migrations are applied), and the live feed is listening. Says which check failed.
+ * migrations are applied), and the live feed is listening. Says which check failed. With read replicas, each one's
+ * lag (ms and bytes of WAL) and whether it is in rotation.
  */
 async function getReadiness(): Promise<JsonAnswer> {
   const checks: Record<string, Check> = {};
@@ -220,7 +224,10 @@ async function getReadiness(): Promise<JsonAnswer> {
     checks.live = { ok: false, detail: 'could not start' };
   }
   const ready = Object.values(checks).every((c) => c.ok);
-  return json({ ready, checks }, { status: ready ? 200 : 503, headers: NO_STORE });
+  // Read replicas never make an instance unready: a replica out of rotation sends its reads to the primary.
+  // Named by their place in DATABASE_READ_URL: this answer is open, and host names are nobody's business outside.
+  const replicas = (await replicaStatus().catch(() => [])).map(({ host: _host, ...shown }) => shown);
+  return json({ ready, checks, ...(replicas.length ? { replicas } : {}) }, { status: ready ? 200 : 503, headers: NO_STORE });
 }
 
 export const API_HANDLERS: Record<string, ApiHandler> = { ...intentHandlers, ...operationsHandlers, ...consoleHandlers, ...metaHandlers };

@@ -2,6 +2,7 @@ import { requireRequestActor } from '@/lib/auth/request';
 import type { AuthActor } from '@/lib/auth/types';
 import { OPERATIONS, type ApiOperation } from '@/lib/openapi/operations';
 import { API_HANDLERS, HEAD_HANDLERS, JsonAnswer, type ApiHandler, type OpenHandler, type PathValues } from './api-handlers';
+import { withReadYourWrites } from './read-after';
 import { errorJson, toErrorResponse, unknownEndpoint } from './respond';
 
 /**
@@ -148,7 +149,8 @@ export class ApiRouter {
       // The caller is known and allowed before the body is read, so a refused request touches nothing. The audit
       // log's actor comes from here, never from the request body.
       actor = await requireRequestActor(request, bound.op.permission!);
-      return await handler(request, params, actor, closed);
+      const caller = actor;
+      return await withReadYourWrites(request, method, caller, () => handler(request, params, caller, closed));
     } catch (err) {
       return toErrorResponse(err, actor);
     }

@@ -303,6 +303,22 @@ const INLINE_REFERENCE = /^\$(?:\$|undefined$|NaN$|Infinity$|-Infinity$|-0$|D|n-
 
 const REACT_ARRAY_SLOTS = 1_000_000;
 
+/**
+ * React writes an object met a second time in the arguments as a path back to its first place in the same body
+ * (`$0:diff:items:0`: part 0, then keys). Such a reference needs no other part; it is let through when its path
+ * leads, through plain objects and arrays of this body, to a key that is there, which is the check React makes
+ * itself before it follows one (and answers with a 500 when it fails).
+ */
+function resolvesInBody(root: unknown, reference: string): boolean {
+  if (!reference.startsWith('$0:')) return false;
+  let at: unknown = root;
+  for (const key of reference.slice(3).split(':')) {
+    if (at === null || typeof at !== 'object' || !Object.prototype.hasOwnProperty.call(at, key)) return false;
+    at = (at as Record<string, unknown>)[key];
+  }
+  return true;
+}
+
 /** What is wrong with a text action body, or null when React can decode it without another part. */
 export function checkActionArguments(text: string): Refusal | null {
   let value: unknown;
@@ -324,7 +340,7 @@ export function checkActionArguments(text: string): Refusal | null {
       return { status: 413, code: 'payload_too_large', message: 'A server action’s arguments hold more values than React decodes (a million).', details: { field: 'body' } };
     }
     if (typeof item === 'string') {
-      if (item.startsWith('$') && !INLINE_REFERENCE.test(item)) {
+      if (item.startsWith('$') && !INLINE_REFERENCE.test(item) && !resolvesInBody(value, item)) {
         return {
           status: 400,
           code: 'invalid_request',

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { Prisma } from '@/generated/prisma/client';
-import { db, planWithValues } from '@/lib/db/client';
+import { planWithValues } from '@/lib/db/client';
+import { readDb } from '@/lib/db/read';
 import { baseConditions, checkContention, checkRange, countsUnder, LIST_TIMEOUT_MS, resolveSearch, SearchTooSlowError, TIMED_OUT, whereClause, withTimeout, type ResolvedSearch } from '@/lib/search/intents';
 import { NotFoundError, ValidationError } from '@/lib/shared/errors';
-import { INTENT_COLUMNS, selectAuditEvents, selectConflictEvents, selectCorrections, selectIntent, toIntent, type IntentRow } from './repository';
+import { INTENT_COLUMNS, selectAuditEvents, selectConflictEvents, selectIntent, selectIntentWithCorrections, toIntent, type IntentRow } from './repository';
 import { listIntentsSchema } from './schemas';
 import { intentIdSchema } from '@/lib/shared/fields';
 import { parseInput } from '@/lib/shared/validation';
@@ -56,9 +57,10 @@ export async function listIntents(input: ListQueryInput, resolved?: { search: Re
   }
   // The same indexes read backwards: the longest unchanged first.
   const orderBy = oldest ? Prisma.sql`ORDER BY updated_at ASC, id ASC` : Prisma.sql`ORDER BY updated_at DESC, id DESC`;
-  const query = db().$queryRaw<IntentRow[]>`${planWithValues}
+  const client = await readDb();
+  const query = client.$queryRaw<IntentRow[]>`${planWithValues}
     SELECT ${INTENT_COLUMNS} FROM intents ${whereClause(where)} ${orderBy} LIMIT ${limit + 1}`;
-  const rows = search.scansPayload ? await withTimeout(LIST_TIMEOUT_MS, query) : await query;
+  const rows = search.scansPayload ? await withTimeout(LIST_TIMEOUT_MS, query, client) : await query;
   if (rows === TIMED_OUT) throw new SearchTooSlowError('list');
   const items = rows.slice(0, limit).map(toIntent);
   return { items, nextCursor: rows.length > limit ? encodeCursor(items[items.length - 1]) : null };
@@ -79,20 +81,14 @@ function idOrThrow(id: unknown): string {
 
 export async function getIntent(idInput: string): Promise<IntentWithCorrections> {
   const id = idOrThrow(idInput);
-  // One snapshot for the intent and its history, so the version always matches the corrections shown.
-  return db().$transaction(
-    async (tx) => {
-      const row = await selectIntent(tx, id);
-      if (!row) throw new NotFoundError(`Intent ${id}`, { id });
-      return { ...toIntent(row), corrections: await selectCorrections(tx, id) };
-    },
-    { isolationLevel: 'RepeatableRead' },
-  );
+  const intent = await selectIntentWithCorrections(id);
+  if (!intent) throw new NotFoundError(`Intent ${id}`, { id });
+  return intent;
 }
 
 export async function getIntentAudit(idInput: string): Promise<AuditEvent[]> {
   const id = idOrThrow(idInput);
-  return db().$transaction(
+  return (await readDb()).$transaction(
     async (tx) => {
       if (!(await selectIntent(tx, id))) throw new NotFoundError(`Intent ${id}`, { id });
       return selectAuditEvents(tx, id);
@@ -103,7 +99,7 @@ export async function getIntentAudit(idInput: string): Promise<AuditEvent[]> {
 
 export async function getIntentConflicts(idInput: string): Promise<ConflictEvent[]> {
   const id = idOrThrow(idInput);
-  return db().$transaction(async (tx) => {
+  return (await readDb()).$transaction(async (tx) => {
     if (!(await selectIntent(tx, id))) throw new NotFoundError(`Intent ${id}`, { id });
     return selectConflictEvents(tx, id);
   });

@@ -8,6 +8,7 @@ import { snapshotOptionsSchema } from '@/lib/locks/queries';
 import { holdersQuerySchema } from '@/lib/locks/holders';
 import { episodeIdSchema, episodesQuerySchema } from '@/lib/locks/history/episodes';
 import { auditQuerySchema } from '@/lib/audit/log';
+import { recentEventsQuerySchema } from '@/lib/events/recent';
 import { pipelineRequestSchema, rerunPlanQuerySchema } from '@/lib/pipeline/rerun';
 import { consoleReplaySchema } from '@/lib/replay/runner';
 import { positionSchema } from '@/lib/live/positions';
@@ -34,6 +35,7 @@ import {
   lockEpisodesSchema,
   readinessSchema,
   outboxStatusSchema,
+  recentEventsPageSchema,
   reevaluateResultSchema,
   replayRunSchema,
   replayRunsSchema,
@@ -538,6 +540,20 @@ export const OPERATIONS: ApiOperation[] = [
     permission: 'intents.read',
     success: { status: 200, description: 'The outbox as the relays see it.', schema: outboxStatusSchema },
     errors: {},
+  },
+  {
+    operationId: 'listOutboxEvents',
+    method: 'get',
+    path: '/api/console/events/recent',
+    summary: 'Events out: the most recent events, published or waiting',
+    description:
+      'The outbox’s events, newest first (in the order they were written), in keyset pages: `type` keeps one event type, `intent` one intent’s events, `state` only the events JetStream acknowledged (`published`, with their stream sequence) or only those still waiting for a relay (`waiting`). Published events are kept `OUTBOX_RETENTION_HOURS` (72 by default). Each item carries the message as published (see `x-events`).',
+    tag: 'console',
+    auth: 'bearer',
+    permission: 'intents.read',
+    query: recentEventsQuerySchema,
+    success: { status: 200, description: 'One page of events, newest first.', schema: recentEventsPageSchema },
+    errors: { 400: ['invalid_request'] },
   },
   {
     operationId: 'listReplayRuns',

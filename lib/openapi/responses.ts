@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { ALL_SUBJECTS } from '@/lib/events/subjects';
+import type { RecentEventsPage } from '@/lib/events/recent';
 import type { OutboxStatus } from '@/lib/events/status';
 import type { LocksSnapshot } from '@/lib/locks/types';
 import type { EpisodePage, EpisodeWithSamples } from '@/lib/locks/history/episodes';
@@ -126,6 +128,20 @@ export const readinessSchema = z
   .object({
     ready: z.boolean(),
     checks: z.record(z.string(), z.object({ ok: z.boolean(), detail: z.string() })).meta({ description: 'database, migrations, live: each with what was found.' }),
+    replicas: z
+      .array(
+        z.object({
+          name: z.string().meta({ description: '`replica-N`: the replica\'s place in DATABASE_READ_URL' }),
+          inRotation: z.boolean().meta({ description: 'false: its reads go to the primary until it catches up' }),
+          replayLsn: z.string().nullable(),
+          lagBytes: z.number().int().nullable().meta({ description: 'WAL the primary has written that the replica has not replayed' }),
+          lagMs: z.number().int().nullable().meta({ description: 'how long ago the primary was at the first position the replica has not replayed' }),
+          problem: z.string().nullable(),
+          checkedAt: z.string().nullable(),
+        }),
+      )
+      .optional()
+      .meta({ description: 'Only with read replicas configured. A replica out of rotation does not make the instance unready.' }),
   })
   .meta({ id: 'Readiness' });
 
@@ -289,6 +305,27 @@ export const outboxStatusSchema = z
   })
   .meta({ id: 'OutboxStatus' });
 
+export const outboxEventSchema = z
+  .object({
+    id: z.string().regex(/^\d+$/).meta({ description: 'The outbox row’s id (a 64-bit integer, as a string): the order events were written in.', example: '1042' }),
+    eventId: uuid.meta({ description: 'The event’s own id, also its message id (`Nats-Msg-Id`): deduplicate on it.' }),
+    type: z.enum(ALL_SUBJECTS).meta({ description: 'The event type (the payload’s `type`; the NATS subject before any environment prefix).' }),
+    orderingKey: z.string().meta({ description: 'Whose events stay in order: the intent id, or a lock’s resource.' }),
+    intentId: uuid.nullable().meta({ description: 'The intent, for `evt.intent.*`; null for lock events.' }),
+    createdAt: isoTime,
+    publishedAt: isoTime.nullable().meta({ description: 'When JetStream acknowledged it; null while it waits in the outbox.' }),
+    streamSeq: z.int().nullable().meta({ description: 'JetStream’s stream sequence, once published.' }),
+    payload: jsonObject.meta({ description: 'The message as published (or as it will be): see `x-events`.' }),
+  })
+  .meta({ id: 'OutboxEvent' });
+
+export const recentEventsPageSchema = z
+  .object({
+    items: z.array(outboxEventSchema),
+    nextCursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next (older) page; null on the last page.' }),
+  })
+  .meta({ id: 'OutboxEventsPage' });
+
 export const lockHolderSchema = z
   .object({
     pid: z.int().meta({ description: 'The backend holding the lock.' }),
@@ -340,6 +377,7 @@ agree<SameKeys<LocksSnapshot, z.input<typeof locksSnapshotSchema>>>();
 agree<SameKeys<EpisodeWithSamples, z.input<typeof lockEpisodeWithSamplesSchema>>>();
 agree<SameKeys<EpisodePage, z.input<typeof lockEpisodesSchema>>>();
 agree<Fits<OutboxStatus, typeof outboxStatusSchema>>();
+agree<SameKeys<RecentEventsPage['items'][number], z.input<typeof outboxEventSchema>>>();
 agree<Fits<LockTimeoutDetails, typeof lockTimeoutDetailsSchema>>();
 agree<Fits<RunLockEpisodes, typeof replayRunLockEpisodesSchema>>();
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { db } from '@/lib/db/client';
+import { readDb } from '@/lib/db/read';
 import { DomainError, NotFoundError } from '@/lib/shared/errors';
 import { parseInput } from '@/lib/shared/validation';
 import { isUuid, UUID_PREFIX, uuidPrefixRange } from './parse';
@@ -39,7 +39,7 @@ export async function resolveIntentId(ref: unknown): Promise<string> {
   if (isUuid(given)) return given;
   const text = given.toLowerCase();
   const { low, high } = uuidPrefixRange(text);
-  const rows = await db().$queryRaw<{ id: string }[]>`
+  const rows = await (await readDb()).$queryRaw<{ id: string }[]>`
     SELECT id::text AS id FROM intents WHERE id BETWEEN ${low}::uuid AND ${high}::uuid ORDER BY id LIMIT ${CANDIDATES_SHOWN + 1}`;
   if (rows.length === 0) throw new NotFoundError(`Intent ${text}…`, { id: text });
   if (rows.length > 1) throw new AmbiguousIdError(text, rows.map((r) => r.id));

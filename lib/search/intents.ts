@@ -1,7 +1,8 @@
 import { Prisma } from '@/generated/prisma/client';
 import { COUNT_CAP, exactAnswer, type CountsAnswer } from '@/lib/counts/answer';
 import { countsFromRows, maintainedStatusCounts, statusCountsQuery } from '@/lib/counts/status-counts';
-import { db, planWithValues, type Tx } from '@/lib/db/client';
+import { db, planWithValues, type Db, type Tx } from '@/lib/db/client';
+import { readDb } from '@/lib/db/read';
 import { SQLSTATE, sqlState } from '@/lib/db/sqlstate';
 import { DomainError, ValidationError } from '@/lib/shared/errors';
 import { INTENT_STATUSES, type IntentStatus } from '@/lib/shared/intent-states';
@@ -102,8 +103,9 @@ function payloadConditions(payload: PayloadSearch): Prisma.Sql[] {
 const replayFlags = (includeReplay: boolean) => (includeReplay ? [false, true] : [false]);
 
 /** Decides what `q` means against the data: at most one small indexed lookup (an id, an id range or a source). */
-export async function resolveSearch(q: string | null | undefined, includeReplay = false, client: Tx = db()): Promise<ResolvedSearch> {
+export async function resolveSearch(q: string | null | undefined, includeReplay = false, given?: Tx): Promise<ResolvedSearch> {
   const parsed = parseSearch(q);
+  const client = given ?? (await readDb());
   switch (parsed.kind) {
     case 'none':
       return { kind: 'none', conditions: [], jumpTo: null, scansPayload: false };
@@ -167,9 +169,9 @@ export const TIMED_OUT = Symbol('timed out');
  * must not take seconds). A batch, not an interactive transaction: one round of messages to the database, so the
  * bound costs almost nothing itself.
  */
-export async function withTimeout<T>(timeoutMs: number, query: Prisma.PrismaPromise<T>): Promise<T | typeof TIMED_OUT> {
+export async function withTimeout<T>(timeoutMs: number, query: Prisma.PrismaPromise<T>, client: Db = db()): Promise<T | typeof TIMED_OUT> {
   try {
-    const [, result] = await db().$transaction([db().$executeRawUnsafe(`SET LOCAL statement_timeout = ${Math.round(timeoutMs)}`), query]);
+    const [, result] = await client.$transaction([client.$executeRawUnsafe(`SET LOCAL statement_timeout = ${Math.round(timeoutMs)}`), query]);
     return result as T;
   } catch (err) {
     if (sqlState(err) === SQLSTATE.queryCanceled) return TIMED_OUT;
@@ -215,12 +217,13 @@ async function estimateMatches(clause: Prisma.Sql, includeReplay: boolean): Prom
   const key = JSON.stringify([clause.sql, clause.values]);
   const now = Date.now();
   const known = cachedEstimate(key, now);
-  if (known !== undefined) return { estimate: known, all: countsFromRows(await statusCountsQuery(includeReplay)) };
+  const client = await readDb();
+  if (known !== undefined) return { estimate: known, all: countsFromRows(await statusCountsQuery(includeReplay, client)) };
   try {
-    const [, plan, all] = await db().$transaction([
-      db().$executeRawUnsafe(`SET LOCAL statement_timeout = ${COUNTS_TIMEOUT_MS}`),
-      db().$queryRaw<Plan>`EXPLAIN (FORMAT JSON) SELECT 1 FROM intents ${clause}`,
-      statusCountsQuery(includeReplay),
+    const [, plan, all] = await client.$transaction([
+      client.$executeRawUnsafe(`SET LOCAL statement_timeout = ${COUNTS_TIMEOUT_MS}`),
+      client.$queryRaw<Plan>`EXPLAIN (FORMAT JSON) SELECT 1 FROM intents ${clause}`,
+      statusCountsQuery(includeReplay, client),
     ]);
     const estimate = Math.round(plan[0]['QUERY PLAN'][0].Plan['Plan Rows']);
     rememberEstimate(key, estimate, now);
@@ -258,11 +261,12 @@ export async function countsUnder(filters: IntentFilters, options: { cap?: numbe
   const includeReplay = filters.includeReplay ?? false;
   const q = filters.q?.trim();
   if (!q && !filters.source && !filters.from && !filters.to && !filters.contention && !filters.stuck) {
-    return exactAnswer(await maintainedStatusCounts({ includeReplay }));
+    return exactAnswer(await maintainedStatusCounts({ includeReplay, client: await readDb() }));
   }
   const search = options.search ?? (await resolveSearch(q, includeReplay));
   const clause = whereClause(baseConditions(filters, search));
-  const countQuery = db().$queryRaw<{ status: IntentStatus; n: bigint }[]>`${planWithValues}
+  const client = await readDb();
+  const countQuery = client.$queryRaw<{ status: IntentStatus; n: bigint }[]>`${planWithValues}
     SELECT status::text AS status, count(*) AS n FROM (SELECT status FROM intents ${clause} LIMIT ${cap + 1}) m GROUP BY status`;
   let rows: { status: IntentStatus; n: bigint }[];
   if (search.scansPayload) {
@@ -271,7 +275,7 @@ export async function countsUnder(filters: IntentFilters, options: { cap?: numbe
     const planned = await estimateMatches(clause, includeReplay);
     if (planned === null) return unknown;
     if (planned.estimate > cap * ESTIMATE_ABOVE_CAP_TIMES) return estimatedCounts(planned.estimate, planned.all, cap);
-    const counted = await withTimeout(COUNTS_TIMEOUT_MS, countQuery);
+    const counted = await withTimeout(COUNTS_TIMEOUT_MS, countQuery, client);
     if (counted === TIMED_OUT) return estimatedCounts(planned.estimate, planned.all, cap);
     rows = counted;
   } else {
@@ -292,11 +296,12 @@ export type OldestWaiting = { id: string; status: IntentStatus; since: string } 
  * the status list index read backwards), whatever the table's size.
  */
 export async function oldestWaiting(status?: IntentStatus | null): Promise<OldestWaiting> {
+  const client = await readDb();
   const rows = status
-    ? await db().$queryRaw<{ id: string; status: IntentStatus; since: Date }[]>`
+    ? await client.$queryRaw<{ id: string; status: IntentStatus; since: Date }[]>`
         SELECT id::text AS id, status::text AS status, updated_at AS since FROM intents
         WHERE is_replay = false AND status = ${status}::"IntentStatus" AND status <> 'COMPLETED' ORDER BY updated_at, id LIMIT 1`
-    : await db().$queryRaw<{ id: string; status: IntentStatus; since: Date }[]>`
+    : await client.$queryRaw<{ id: string; status: IntentStatus; since: Date }[]>`
         SELECT id::text AS id, status::text AS status, updated_at AS since FROM intents
         WHERE is_replay = false AND status <> 'COMPLETED' ORDER BY updated_at, id LIMIT 1`;
   return rows[0] ? { ...rows[0], since: rows[0].since.toISOString() } : null;

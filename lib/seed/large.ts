@@ -48,6 +48,9 @@ export async function seedLargeData(count: number): Promise<LargeSeedResult> {
             'currency', (ARRAY['EUR','USD','GBP','JPY'])[1 + (g / 7) % 4],
             'lines', 1 + g % 5,
             'batch', 'large-seed')`;
+      // audit_events takes rows only into months it has a partition for (prisma/functions/70_partitions.sql): the
+      // seed's back-dated months are made first.
+      await tx.$queryRaw`SELECT "bridge_partitions_cover"('audit_events'::regclass, (SELECT min(created_at) FROM seed_large), now())::text`;
       const intents = await tx.$executeRaw`
         INSERT INTO intents (id, status, payload, source, version, is_replay, created_at, updated_at)
         SELECT id, status::"IntentStatus",

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { db } from '@/lib/db/client';
+import { readDb } from '@/lib/db/read';
 import { NotFoundError, ValidationError } from '@/lib/shared/errors';
 import { intentIdSchema } from '@/lib/shared/fields';
 import { parseInput } from '@/lib/shared/validation';
@@ -52,7 +52,7 @@ export async function getIntentTimeline(idInput: unknown, queryInput: TimelineQu
   const id = parseInput(intentIdSchema, idInput, 'id').toLowerCase();
   const { limit, cursor: rawCursor } = parseInput(timelineQuerySchema, queryInput);
   const cursor = decodeCursor(rawCursor);
-  return db().$transaction(
+  return (await readDb()).$transaction(
     async (tx) => {
       const [exists] = await tx.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM intents WHERE id = ${id}::uuid`;
       if (exists.n === 0) throw new NotFoundError(`Intent ${id}`, { id });

@@ -1,4 +1,6 @@
-import { db, type Tx } from '@/lib/db/client';
+import type { Tx } from '@/lib/db/client';
+import { readDb, replicaStatus } from '@/lib/db/read';
+import type { ReplicaStatus } from '@/lib/db/replicas';
 import { env } from '@/lib/env';
 
 /** What the Workers page and GET /api/workers show: the registry, the queue by state, claims, retries, throughput. */
@@ -36,6 +38,8 @@ export type WorkersOverview = {
   failed: FailedView[];
   throughput: ThroughputPoint[];
   totals: Record<'claimed' | 'completed' | 'failed' | 'retried' | 'released' | 'rescued' | 'lost', number>;
+  /** The read replicas as this instance's monitor sees them (empty without DATABASE_READ_URL): no query of its own. */
+  replicas: ReplicaStatus[];
 };
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
@@ -62,8 +66,13 @@ export async function selectWorkerTotals(tx: Tx): Promise<WorkersOverview['total
 }
 
 export async function getWorkersOverview(): Promise<WorkersOverview> {
+  const [overview, replicas] = await Promise.all([readOverview(), replicaStatus()]);
+  return { ...overview, replicas };
+}
+
+async function readOverview(): Promise<Omit<WorkersOverview, 'replicas'>> {
   const lostAfterMs = Math.max(3 * env().WORKER_HEARTBEAT_MS, 15_000);
-  return db().$transaction(
+  return (await readDb()).$transaction(
     async (tx) => {
       await tx.$executeRaw`SELECT set_config('statement_timeout', '3000ms', true)`;
       const workers = await tx.$queryRaw<(Omit<WorkerView, 'startedAt' | 'heartbeatAt' | 'stoppedAt' | 'claims'> & { startedAt: Date; heartbeatAt: Date; stoppedAt: Date | null; claims: bigint })[]>`

@@ -8,18 +8,17 @@ const previousLockTimeout = vi.hoisted(() => {
   return previous;
 });
 
-import { db } from '@/lib/db/client';
 import { concurrencySettings } from '@/lib/env';
 import { updateIntentStatus } from '@/lib/intents/commands';
 import { getIntentConflicts } from '@/lib/intents/queries';
-import { dbFingerprint, holdRowLocks, persistedOutcomes, clearOutcomes, resetEngine, session, waitForWaiters } from '../barriers';
+import { dbFingerprint, holdRowLocks, resetEngine } from '../barriers';
 import { intentRow, makeIntent, tester } from '../helpers';
 import { api, signInApiCaller } from './route-client';
 
 /**
- * The API under contention: lock waits that run out are 423 lock_timeout (status, bulk, corrections); a deadlock between a bulk update and a foreign transaction is retried inside the
- * request and answered 200, with the deadlock recorded; a stale expectedVersion is a conflict even when the intent
- * has meanwhile reached a state that would refuse the command anyway.
+ * The API under contention: lock waits that run out are 423 lock_timeout (status, bulk, corrections); a stale
+ * expectedVersion is a conflict even when the intent has meanwhile reached a state that would refuse the command
+ * anyway. A deadlock inside a request: deadlock-in-request.test.ts.
  */
 beforeAll(async () => {
   await resetEngine();
@@ -83,50 +82,6 @@ describe('lock waits that run out', () => {
     expect((await api.status(intent.id, { status: 'COMPLETED' })).status).toBe(423);
     await holder.release();
     expect((await api.status(intent.id, { status: 'COMPLETED' })).body).toMatchObject({ alreadyApplied: false, intent: { version: 3 } });
-  });
-});
-
-describe('a deadlock inside a request', () => {
-  it('a bulk update crossing a foreign transaction is chosen as victim, retried inside the request, and answered 200; the deadlock is recorded', async () => {
-    const [x, y] = [await makeIntent('PROCESSED'), await makeIntent('PROCESSED')];
-    const [first, second] = [x.id, y.id].sort(); // the bulk locks in id order
-    await clearOutcomes();
-    // The foreign transaction takes the bulk's second row first, and checks for deadlocks only after 10 s: when the
-    // cycle closes, the bulk (100 ms) is the one that finds it and is rolled back.
-    const foreign = await session('bridge-test:foreign');
-    await foreign.query('BEGIN');
-    await foreign.query(`SET LOCAL deadlock_timeout = '10s'`);
-    await foreign.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [second]);
-    const t0 = performance.now();
-    const bulk = api.bulk({ ids: [first, second], status: 'FAILED' });
-    let res: Awaited<typeof bulk>;
-    try {
-      // The bulk holds `first` and waits for `second`; now the foreign transaction asks for `first`.
-      await waitForWaiters(1, { application: `bridge:bulk_update_status:${first}` });
-      const foreignGetsFirst = foreign.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [first]);
-      await foreignGetsFirst; // granted once the bulk was rolled back
-      // The bulk's retry now queues behind the foreign transaction, which commits without changing anything.
-      await waitForWaiters(1, { application: `bridge:bulk_update_status:${first}` });
-      await foreign.query('COMMIT');
-      res = await bulk;
-    } finally {
-      // Whatever happened, the foreign transaction must not outlive the test: it would block every later reset.
-      await foreign.query('ROLLBACK').catch(() => undefined);
-    }
-    const elapsed = performance.now() - t0;
-    console.log(`[measure] API bulk deadlock: detected, retried and answered in ${elapsed.toFixed(0)} ms (deadlock_timeout ${100} ms + backoff)`);
-    expect(res.status).toBe(200);
-    expect(res.body.intents.map((i: { status: string; version: number }) => [i.status, i.version])).toEqual([
-      ['FAILED', 3],
-      ['FAILED', 3],
-    ]);
-    const events = await db().$queryRaw<{ operation: string; intentIds: string[]; detail: string; attempt: number; retried: boolean }[]>`
-      SELECT operation, intent_ids::text[] AS "intentIds", detail, attempt, retried FROM deadlock_events`;
-    expect(events).toEqual([{ operation: 'bulk_update_status', intentIds: [first, second], detail: expect.stringMatching(/deadlock detected[\s\S]*Process \d+ waits for ShareLock on transaction \d+; blocked by process \d+/), attempt: 1, retried: true }]);
-    expect(events[0].detail).toContain(`blocked by process ${foreign.pid}`);
-    const counts = await persistedOutcomes();
-    expect(counts).toMatchObject({ 'bulk_update_status/deadlock_detected': 1, 'bulk_update_status/deadlock_retried': 1 });
-    expect(counts['bulk_update_status/deadlock_exhausted']).toBeUndefined();
   });
 });
 

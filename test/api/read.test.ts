@@ -123,6 +123,11 @@ describe('GET /api/intents/:id', () => {
       [{ amount: 4 }, 5],
     ]);
     expect(res.body.corrections[0]).toMatchObject({ source: 'svc', reason: 'to 2', actor: tester.name, statusBefore: 'PROCESSED', statusAfter: 'CORRECTED', metadata: null });
+    // The same shapes as every other answer: ids as text, timestamps in JavaScript's ISO form.
+    for (const c of res.body.corrections) {
+      expect(c).toMatchObject({ id: expect.stringMatching(/^\d+$/), intentId: intent.id, correctionId: expect.any(String) });
+      expect(c.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    }
   });
 
   it('404 not_found in the error envelope for an unknown id (upper-case uuid too)', async () => {

@@ -23,6 +23,7 @@ const { GET: getContention } = apiRoute('/api/console/contention');
 const { GET: getCounts } = apiRoute('/api/console/intents/counts');
 const { GET: getConflicts } = apiRoute('/api/console/intents/{id}/conflicts');
 const { GET: getReplayRuns } = apiRoute('/api/console/replay/runs');
+const { GET: getRecentEvents } = apiRoute('/api/console/events/recent');
 const { GET: getLeases } = apiRoute('/api/leases');
 const { POST: postAcquire } = apiRoute('/api/leases/{resource}/acquire');
 const { GET: getPipelineRuns, POST: postPipeline } = apiRoute('/api/intents/{id}/pipeline');
@@ -121,6 +122,7 @@ export const DOORS: Door[] = [
     fuzz: false,
   },
   { name: 'GET /api/console/replay/runs', method: 'GET', permission: 'replay.read', path: () => '/api/console/replay/runs', call: (r) => getReplayRuns(r, undefined), fuzz: false },
+  { name: 'GET /api/console/events/recent', method: 'GET', permission: 'intents.read', path: () => '/api/console/events/recent?limit=5', call: (r) => getRecentEvents(r, undefined), fuzz: false },
   {
     name: 'POST /api/intents/:id/pipeline',
     method: 'POST',

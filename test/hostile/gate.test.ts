@@ -185,6 +185,13 @@ describe('the front door', () => {
       '["$"]',
       '"$0"',
       '[{"a":[{"b":[[["$2"]]]}]}]',
+      // Paths back into the body that lead nowhere React would follow.
+      '[{"a":1},"$0:5"]',
+      '[{"a":{"b":1}},"$0:0:a:c"]',
+      '["x","$0:0:length"]',
+      '[{"a":1},"$0:0:__proto__"]',
+      '[{"a":1},"$0:"]',
+      '[{"a":1},"$1:0"]',
       `${'['.repeat(5000)}"$1"${']'.repeat(5000)}`,
       'not json',
       '',
@@ -211,6 +218,9 @@ describe('the front door', () => {
     const inline = JSON.stringify([{ paused: true, note: '$$5 off — café ✓', at: '$D2026-11-27T10:00:00.000Z', gone: '$undefined', n: '$n12345', x: ['$NaN', '$-0', '$Infinity', '$-Infinity'], fn: '$T' }]);
     const big = JSON.stringify([{ text: 'ü'.repeat(200_000) }]);
     expect((await send('POST', '/workers', action, inline)).status).toBe(200);
+    // An object passed twice: React writes the second as a path back to the first, inside the same body.
+    const twice = JSON.stringify([{ diff: { items: [{ qty: 2 }] }, before: { items: ['$0:0:diff:items:0'] } }]);
+    expect((await send('POST', '/workers', action, twice)).status).toBe(200);
     // In many small writes: the screen must wait for the whole declared length.
     const pieces = () =>
       (async function* () {
@@ -221,8 +231,8 @@ describe('the front door', () => {
     // Multipart bodies are React's other encoding, and Next's own: not read here.
     const multipart = await send('POST', '/workers', { 'next-action': '7f00ff', 'content-type': 'multipart/form-data; boundary=x' }, '--x\r\nContent-Disposition: form-data; name="0"\r\n\r\n["$K1"]\r\n--x--\r\n');
     expect(multipart.status).toBe(200);
-    expect(bodies).toEqual([inline, big, '--x\r\nContent-Disposition: form-data; name="0"\r\n\r\n["$K1"]\r\n--x--\r\n']);
-    expect(reached).toHaveLength(3);
+    expect(bodies).toEqual([inline, twice, big, '--x\r\nContent-Disposition: form-data; name="0"\r\n\r\n["$K1"]\r\n--x--\r\n']);
+    expect(reached).toHaveLength(4);
   });
 
   it('answers what Node would drop or answer bare (Upgrade, CONNECT, no Host, an unknown Expect) in the envelope', async () => {

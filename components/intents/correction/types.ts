@@ -1,4 +1,5 @@
 import type { ActionError } from '@/lib/console/action-result';
+import type { FieldEdit } from '@/lib/console/field-edits';
 import type { JsonRecord, RecordedBefore } from '@/lib/console/json-diff';
 import type { ChangesSince } from '@/lib/intents/changes-since';
 import type { ReevaluateResult } from '@/lib/shared/intent-types';
@@ -11,7 +12,13 @@ export type Conflict = { submission: Submission; base: JsonRecord; changes: Chan
 
 export type Outcome = { kind: 'ok'; result: ReevaluateResult } | { kind: 'error'; error: ActionError } | null;
 
-/** The form as the reviewer left it: kept across reloads (lib/console/correction-draft.ts). */
-export type Draft = { text: string; reason: string; source: string; key: string; opened: { version: number; payload: JsonRecord }; conflict: Conflict | null };
+/** Which editor the reviewer uses: field by field, or the diff as JSON. Both edit the same correction. */
+export type EditMode = 'fields' | 'json';
+
+/**
+ * The form as the reviewer left it: kept across reloads (lib/console/correction-draft.ts). In `fields` mode the
+ * correction is `edits` (the JSON `text` is written from them when the reviewer switches); in `json` mode it is `text`.
+ */
+export type Draft = { mode: EditMode; edits: FieldEdit[]; text: string; reason: string; source: string; key: string; opened: { version: number; payload: JsonRecord }; conflict: Conflict | null };
 
 export const EMPTY_DIFF = '{\n  \n}';

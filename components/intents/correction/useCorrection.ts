@@ -3,13 +3,14 @@
 import { useRef, useState } from 'react';
 import { correctIntentAction } from '@/app/actions/intents';
 import type { ActionResult } from '@/lib/console/action-result';
+import { editsFromText, parseFieldEdits } from '@/lib/console/field-edits';
 import { newIdempotencyKey } from '@/lib/console/ids';
 import { formatJson, mergeDiff, parseDiffText, recordBefore, type JsonRecord } from '@/lib/console/json-diff';
 import { useActionMutation } from '@/lib/console/use-action-mutation';
 import type { ChangesSince } from '@/lib/intents/changes-since';
 import { intentKeys } from '@/lib/intents/keys';
 import type { IntentWithCorrections, ReevaluateResult } from '@/lib/shared/intent-types';
-import { EMPTY_DIFF, type Outcome, type Submission } from './types';
+import { EMPTY_DIFF, type Draft, type EditMode, type Outcome, type Submission } from './types';
 import { useCorrectionDraft } from './useCorrectionDraft';
 
 /** A second click racing the first gets "still in progress": wait for the first one's stored result. */
@@ -30,8 +31,8 @@ export function useCorrection(intent: IntentWithCorrections) {
   const [touched, setTouched] = useState(false);
   const [outcome, setOutcome] = useState<Outcome>(null);
   const inFlight = useRef(false);
-  const parsed = parseDiffText(draft.text);
-  const cleared = () => ({ conflict: null, text: EMPTY_DIFF, reason: '', key: newIdempotencyKey('correction') });
+  const parsed = draft.mode === 'fields' ? parseFieldEdits(draft.opened.payload, draft.edits) : parseDiffText(draft.text);
+  const cleared = () => ({ conflict: null, text: EMPTY_DIFF, edits: [], reason: '', key: newIdempotencyKey('correction') });
 
   const mutation = useActionMutation({
     action: (submission: Submission) => correctOnce(intent.id, submission),
@@ -56,7 +57,10 @@ export function useCorrection(intent: IntentWithCorrections) {
   const submit = (submission: Submission) => {
     if (inFlight.current) return;
     inFlight.current = true;
-    mutation.mutate(submission);
+    // Sent as plain JSON, each value once: a diff built field by field shares objects with the payload its
+    // before-values come from, and React encodes a repeated object as a reference to its first place, which the
+    // server's screening of action bodies refuses.
+    mutation.mutate(JSON.parse(JSON.stringify(submission)) as Submission);
   };
 
   const submitDraft = () => {
@@ -83,5 +87,24 @@ export function useCorrection(intent: IntentWithCorrections) {
     update({ ...cleared(), opened: { version: current.version, payload: current.payload as JsonRecord } });
   };
 
-  return { draft, update, parsed, touched, setTouched, outcome, pending: mutation.isPending, submitDraft, reapply, discard };
+  /** Changes editor, carrying the correction over; refused (with what to fix) while it does not read in the other one. */
+  const switchMode = (mode: EditMode): string | null => {
+    const next = switchedDraft(draft, mode);
+    if (typeof next === 'string') return next;
+    update(next);
+    return null;
+  };
+
+  return { draft, update, parsed, touched, setTouched, outcome, pending: mutation.isPending, submitDraft, reapply, discard, switchMode };
+}
+
+function switchedDraft(draft: Draft, mode: EditMode): Partial<Draft> | string {
+  if (mode === draft.mode) return {};
+  if (mode === 'json') {
+    if (draft.edits.length === 0) return { mode, text: EMPTY_DIFF };
+    const built = parseFieldEdits(draft.opened.payload, draft.edits);
+    return built.ok ? { mode, text: formatJson(built.diff) } : `Fix the fields first: ${built.message}`;
+  }
+  const read = editsFromText(draft.opened.payload, draft.text);
+  return read.ok ? { mode, edits: read.edits } : `Fix the JSON first: ${read.message}`;
 }

@@ -14,6 +14,8 @@ import { EMPTY_DIFF, type Conflict, type Draft } from './types';
  */
 export function useCorrectionDraft(intent: IntentWithCorrections) {
   const [draft, setDraft] = useState<Draft>(() => ({
+    mode: 'fields',
+    edits: [],
     text: EMPTY_DIFF,
     reason: '',
     source: 'console',
@@ -36,10 +38,16 @@ export function useCorrectionDraft(intent: IntentWithCorrections) {
 
   useEffect(() => {
     if (!restored.current) return;
-    if (!draft.conflict && draft.text === EMPTY_DIFF && !draft.reason.trim()) clearDraft(intentId);
+    if (isBlank(draft)) clearDraft(intentId);
     else saveDraft(intentId, draft);
   }, [intentId, draft]);
 
   const update = (patch: Partial<Draft> | ((d: Draft) => Partial<Draft>)) => setDraft((d) => ({ ...d, ...(typeof patch === 'function' ? patch(d) : patch) }));
   return [draft, update] as const;
+}
+
+/** Nothing worth keeping: no conflict, no reason, and nothing typed in the editor in use. */
+function isBlank(draft: Draft): boolean {
+  const edited = draft.mode === 'fields' ? draft.edits.length > 0 : draft.text !== EMPTY_DIFF;
+  return !draft.conflict && !edited && !draft.reason.trim();
 }
