@@ -1,6 +1,9 @@
 import { expect, test } from '@playwright/test';
 import { useSessionOf } from './auth';
 import { screenshot, seedIntent, short, uniqueMarker } from './intents-fixtures';
+import { db } from '../lib/db/client';
+import { feedbackBridge, registerBridge } from '../lib/pipeline/bridges';
+import { runPipeline } from '../lib/pipeline/run';
 
 /**
  * The pipeline and the Workers page against a production build (no worker runs in the browser tests: the queue
@@ -56,4 +59,73 @@ test('a viewer sees the Workers page but cannot act on it', async ({ page, conte
   await useSessionOf(context, baseURL!, ['viewer']);
   await page.goto('/workers');
   await expect(page.getByRole('button', { name: /claiming/ })).toBeDisabled();
+});
+
+/**
+ * Seeds an intent the way a failed run leaves it: the pipeline ran here with a `feedback` bridge that fails (its
+ * partner down), so input and normalize completed and the intent is FAILED at feedback. The server's own bridges
+ * are the real ones: a rerun from feedback there runs the real feedback and output.
+ */
+async function failedAtFeedback(marker: string) {
+  const intent = await seedIntent('RECEIVED', { order: ` ${marker} `, amount: 5, feedback: { amount: 6 } });
+  registerBridge({ ...feedbackBridge, run: async () => Promise.reject(new Error('the feedback partner is down')) }, { replace: true });
+  try {
+    const { intent: after } = await runPipeline({ id: intent.id }, { name: 'e2e-seed' }, { door: 'console' });
+    expect(after.status).toBe('FAILED');
+  } finally {
+    registerBridge(feedbackBridge, { replace: true });
+  }
+  return intent;
+}
+
+test('an operator reruns a FAILED intent from a chosen bridge: the plan first, then a new round', async ({ page, context, baseURL }) => {
+  await useSessionOf(context, baseURL!, ['operator']);
+  const intent = await failedAtFeedback(uniqueMarker('RERUN'));
+  await page.goto(`/intents/${intent.id}`);
+  const panel = page.getByRole('region', { name: 'Pipeline runs' });
+  await panel.getByRole('button', { name: 'Rerun from a step…' }).click();
+  const dialog = page.getByRole('dialog', { name: `Rerun intent ${short(intent.id)} from a step` });
+  await dialog.getByLabel('Start from bridge').selectOption('feedback');
+  const plan = dialog.getByTestId('rerun-plan');
+  await expect(plan.getByTestId('rerun-step-input')).toContainText('reused');
+  await expect(plan.getByTestId('rerun-step-normalize')).toContainText('reused');
+  await expect(plan.getByTestId('rerun-step-feedback')).toContainText('runs again');
+  await expect(plan.getByTestId('rerun-step-feedback')).toContainText('evt.intent.corrected');
+  await expect(plan.getByTestId('rerun-step-output')).toContainText('runs again');
+  await expect(plan).toContainText('FAILED → RECEIVED → NORMALIZED → PROCESSED');
+  await expect(plan).toContainText('Runs as round 2');
+  // No reason, no rerun.
+  await expect(dialog.getByRole('button', { name: 'Rerun from feedback' })).toBeDisabled();
+  await dialog.getByLabel('Reason, kept in the audit (required)').fill('the feedback partner is back');
+  await screenshot(page, 'rerun-plan');
+  await dialog.getByRole('button', { name: 'Rerun from feedback' }).click();
+  await expect(panel.getByRole('status')).toHaveText('Rerun from feedback: run succeeded (round 2); the intent is COMPLETED.');
+  await expect(panel.getByText('FAILFAST, round 2, console by')).toBeVisible();
+  await expect(panel.getByText('replayed', { exact: true })).toHaveCount(2);
+  await screenshot(page, 'rerun-done');
+
+  await page.goto(`/audit?intent=${intent.id}`);
+  const started = page.getByRole('table').getByRole('row').filter({ hasText: 'Pipeline run started' }).filter({ hasText: 'rerun from feedback' });
+  await expect(started).toContainText('round 2');
+  await expect(started).toContainText('the feedback partner is back');
+});
+
+test('the Workers page reruns every failed intent matching a filter from a chosen bridge, after a summed plan', async ({ page, context, baseURL }) => {
+  await useSessionOf(context, baseURL!, ['operator']);
+  const marker = uniqueMarker('RERUNMANY');
+  const intents = [await failedAtFeedback(marker), await failedAtFeedback(marker)];
+  // As a worker leaves an intent that ran out of attempts: its queue row failed with the last error.
+  for (const i of intents) await db().$executeRaw`UPDATE intent_work SET state = 'failed', finished_at = now(), last_error = ${`feedback: the partner is down (${marker})`} WHERE intent_id = ${i.id}::uuid`;
+  await page.goto('/workers');
+  await page.getByPlaceholder('error contains…').fill(marker);
+  for (const i of intents) await expect(page.getByRole('link', { name: short(i.id) })).toBeVisible();
+  await page.getByRole('button', { name: 'Rerun all failed matching the filter…' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Rerun failed intents from a step' });
+  await dialog.getByLabel('Start from bridge').selectOption('normalize');
+  await expect(dialog.getByTestId('rerun-many-plan')).toContainText('2 of 2 intents will be rerun from normalize');
+  await expect(dialog.getByRole('row').filter({ hasText: 'input' })).toContainText('2');
+  await dialog.getByLabel(/^Reason/).fill('partner fixed, rerun from normalize');
+  await screenshot(page, 'rerun-many-plan');
+  await dialog.getByRole('button', { name: 'Rerun 2 from normalize' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'Rerun 2 intents: 2 completed, 0 did not.' })).toBeVisible();
 });

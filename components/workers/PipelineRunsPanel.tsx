@@ -17,6 +17,7 @@ import type { PipelineMode, PipelineRun, PipelineRunRecord, PipelineStep } from 
 import type { ActionError } from '@/lib/console/action-result';
 import { LockHolderLink } from '@/components/locks/LockHolderLink';
 import own from './pipeline.module.css';
+import { RerunFromStep } from '@/components/pipeline/RerunFromStep';
 
 const RUN_TONE: Record<PipelineRun['status'], string> = {
   running: styles.badgeWait,
@@ -36,7 +37,7 @@ type Notice = { tone: 'ok' | 'error'; text: string; error?: ActionError };
  * once — the status card's "Move back to RECEIVED" only moves it). The runs live under the intent's detail key, so
  * the live feed refreshes them as bridges start and finish; the run's banner goes once the intent moves past it.
  */
-export function PipelineRunsPanel({ id, canRun }: { id: string; canRun: boolean }) {
+export function PipelineRunsPanel({ id, canRun, bridges = [] }: { id: string; canRun: boolean; bridges?: string[] }) {
   const intent = useQuery({ queryKey: intentKeys.detail(id), queryFn: () => fetchIntent(id) });
   const runs = useQuery({ queryKey: pipelineKeys.runs(id), queryFn: () => fetchPipelineRuns(id) });
   const [mode, setMode] = useState<PipelineMode>('FAILFAST');
@@ -56,7 +57,10 @@ export function PipelineRunsPanel({ id, canRun }: { id: string; canRun: boolean 
       id="pipeline-runs"
       actions={
         status && status !== 'COMPLETED' ? (
-          <PipelineActions mode={mode} setMode={setMode} again={status === 'FAILED'} canRun={canRun} busy={pipeline.isPending} onRun={(again) => pipeline.mutate(again)} />
+          <div className={styles.actions}>
+            <PipelineActions mode={mode} setMode={setMode} again={status === 'FAILED'} canRun={canRun} busy={pipeline.isPending} onRun={(again) => pipeline.mutate(again)} />
+            <RerunFromStep id={id} status={status} bridges={bridges} canRun={canRun} onDone={({ atVersion, ...message }) => show(message, atVersion)} />
+          </div>
         ) : undefined
       }
     >
@@ -77,7 +81,7 @@ export function PipelineRunsPanel({ id, canRun }: { id: string; canRun: boolean 
 function PipelineActions(p: { mode: PipelineMode; setMode: (m: PipelineMode) => void; again: boolean; canRun: boolean; busy: boolean; onRun: (again: boolean) => void }) {
   const noRights = p.canRun ? undefined : 'Needs the operator role';
   return (
-    <div className={styles.actions}>
+    <>
       <label className="visually-hidden" htmlFor="pipeline-mode">
         Mode
       </label>
@@ -94,7 +98,7 @@ function PipelineActions(p: { mode: PipelineMode; setMode: (m: PipelineMode) => 
       >
         {p.busy ? 'Running…' : p.again ? 'Run pipeline again' : 'Run pipeline'}
       </button>
-    </div>
+    </>
   );
 }
 

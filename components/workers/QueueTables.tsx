@@ -1,11 +1,11 @@
 import Link from 'next/link';
 import styles from '@/components/locks/console.module.css';
-import { formatUtc, formatUtcTime } from '@/components/ui/time';
+import { formatUtcTime } from '@/components/ui/time';
 import { shortId } from '@/lib/console/ids';
 import type { WorkersOverview } from '@/lib/workers/queries';
 import type { Pending } from './useWorkerControls';
 
-/** The intents the queue holds right now: claimed, waiting for a retry, or out of attempts. */
+/** The intents the queue holds right now: claimed, or waiting for a retry (those out of attempts: components/pipeline/RerunFailedList.tsx). */
 
 function IntentLink({ id }: { id: string }) {
   return (
@@ -92,38 +92,6 @@ export function ScheduledTable({ data, disabled, title, onAsk }: { data: Workers
                     Cancel
                   </button>
                 </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-    </section>
-  );
-}
-
-export function FailuresTable({ data }: { data: WorkersOverview }) {
-  return (
-    <section className={styles.section} aria-labelledby="workers-failed">
-      <h2 id="workers-failed">Recent failures</h2>
-      {data.failed.length === 0 ? (
-        <div className={styles.empty}>No intent has run out of attempts.</div>
-      ) : (
-        <table className={styles.table}>
-          <thead>
-            <tr>
-              <th>intent</th>
-              <th>when</th>
-              <th>reason</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.failed.map((f) => (
-              <tr key={f.intentId}>
-                <td>
-                  <IntentLink id={f.intentId} />
-                </td>
-                <td className="nowrap">{f.finishedAt ? formatUtc(f.finishedAt) : '—'}</td>
-                <td className="wrap">{f.lastError}</td>
               </tr>
             ))}
           </tbody>

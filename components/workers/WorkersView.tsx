@@ -9,7 +9,8 @@ import { formatUtc } from '@/components/ui/time';
 import { fetchWorkersOverview, workerKeys } from '@/lib/console/workers-client';
 import type { WorkersOverview } from '@/lib/workers/queries';
 import { BridgeSetTable, type BridgeInfo } from './BridgeSetTable';
-import { ClaimsTable, FailuresTable, ScheduledTable } from './QueueTables';
+import { RerunFailedList } from '@/components/pipeline/RerunFailedList';
+import { ClaimsTable, ScheduledTable } from './QueueTables';
 import { QueueTiles } from './QueueTiles';
 import { ReplicasTable } from './ReplicasTable';
 import { ThroughputChart } from './ThroughputChart';
@@ -26,7 +27,7 @@ type Props = {
 
 /**
  * The Workers page: live workers and their heartbeats, the queue by state, claims in flight (stale ones marked),
- * scheduled retries, recent failures, throughput over the last hour, and the operators' controls (pause and resume
+ * scheduled retries, recent failures (with rerun from a step, several at once), throughput over the last hour, and the operators' controls (pause and resume
  * claiming, retry now, cancel a retry), each confirmed first and audited.
  */
 export function WorkersView({ canControl, bridgeSet, bridges, settings }: Props) {
@@ -62,13 +63,13 @@ export function WorkersView({ canControl, bridgeSet, bridges, settings }: Props)
       )}
       {overview.error && !data && <ErrorState error={overview.error} onRetry={() => void overview.refetch()} />}
       {!data && !overview.error && <Skeleton label="Loading workers" lines={8} />}
-      {data && <WorkersSections data={data} bridges={bridges} controlsOff={controlsOff} noRights={noRights} onAsk={controls.setPending} />}
+      {data && <WorkersSections data={data} bridgeSet={bridgeSet} bridges={bridges} controlsOff={controlsOff} noRights={noRights} onAsk={controls.setPending} />}
       <WorkerControlDialog pending={controls.pending} busy={controls.busy} onConfirm={controls.confirm} onCancel={() => controls.setPending(null)} />
     </div>
   );
 }
 
-function WorkersSections({ data, bridges, controlsOff, noRights, onAsk }: { data: WorkersOverview; bridges: BridgeInfo[]; controlsOff: boolean; noRights?: string; onAsk: (p: Pending) => void }) {
+function WorkersSections({ data, bridgeSet, bridges, controlsOff, noRights, onAsk }: { data: WorkersOverview; bridgeSet: string[]; bridges: BridgeInfo[]; controlsOff: boolean; noRights?: string; onAsk: (p: Pending) => void }) {
   return (
     <>
       <QueueTiles data={data} />
@@ -82,7 +83,7 @@ function WorkersSections({ data, bridges, controlsOff, noRights, onAsk }: { data
         <ScheduledTable data={data} disabled={controlsOff} title={noRights} onAsk={onAsk} />
       </div>
       <div className={styles.grid2}>
-        <FailuresTable data={data} />
+        <RerunFailedList failed={data.failed} bridges={bridgeSet} canRun={!controlsOff} />
         <BridgeSetTable bridges={bridges} />
       </div>
       <ReplicasTable data={data} />

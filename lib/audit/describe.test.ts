@@ -47,6 +47,11 @@ describe('describeAudit', () => {
       what: 'round 2 · failfast · via worker',
       reason: null,
     });
+    expect(describeAudit({ ...base, action: 'pipeline_started', details: { round: 3, mode: 'FAILFAST', door: 'console', reason: 'partner is back', rerun: { fromBridge: 'output', reused: ['input'] } } })).toEqual({
+      label: 'Pipeline run started',
+      what: 'rerun from output · round 3 · failfast · via console',
+      reason: 'partner is back',
+    });
     expect(describeAudit({ ...base, action: 'bridge_started', details: { bridge: 'normalize', status: 'NORMALIZED', version: 1 } }).what).toBe('normalize · intent at NORMALIZED v1');
     expect(describeAudit({ ...base, action: 'bridge_failed', details: { bridge: 'feedback', error: 'partner timed out' } })).toMatchObject({ label: 'Pipeline step failed', what: 'feedback · partner timed out' });
     expect(describeAudit({ ...base, action: 'pipeline_finished', details: { status: 'succeeded' } })).toMatchObject({ label: 'Pipeline run finished', what: 'succeeded' });

@@ -50,8 +50,11 @@ export function describeAudit(e: AuditEntry): AuditLine {
       const refused = (d.refused ?? {}) as Record<string, unknown>;
       return { label, what: join(num(d.pid) !== null && `pid ${d.pid as number}`, text(d.applicationName) && `${d.applicationName as string}`, text(refused.message)), reason };
     }
-    case 'pipeline_started':
-      return { label, what: join(num(d.round) !== null && `round ${d.round as number}`, text(d.mode) && (d.mode as string).toLowerCase(), text(d.door) && `via ${d.door as string}`), reason };
+    case 'pipeline_started': {
+      const rerun = (typeof d.rerun === 'object' && d.rerun !== null ? d.rerun : {}) as Record<string, unknown>;
+      const from = text(rerun.fromBridge) && `rerun from ${rerun.fromBridge as string}`;
+      return { label, what: join(from, num(d.round) !== null && `round ${d.round as number}`, text(d.mode) && (d.mode as string).toLowerCase(), text(d.door) && `via ${d.door as string}`), reason };
+    }
     case 'bridge_started':
     case 'bridge_skipped':
     case 'bridge_replayed':

@@ -25,7 +25,7 @@ import { takeLocksSnapshot } from '@/lib/locks/queries';
 import { metricsText } from '@/lib/metrics/registry';
 import { openApiDocument } from '@/lib/openapi/document';
 import { pipelineHistory } from '@/lib/pipeline/history';
-import { runPipeline, runPipelineInputSchema } from '@/lib/pipeline/run';
+import { pipelineRequestInputSchema, planRerun, rerunPlanQuerySchema, runOrRerunPipeline } from '@/lib/pipeline/rerun';
 import { runWithComparison } from '@/lib/replay/compare';
 import { baselineInputSchema, setBaselineForUser } from '@/lib/replay/pinning';
 import { cancelReplayForUser, startReplayForUser } from '@/lib/replay/runner';
@@ -93,8 +93,13 @@ const intentHandlers = {
   }) satisfies ApiHandler,
   getIntentAudit: (async (_request, { id }) => json(await getIntentAudit(await resolveIntentId(id)))) satisfies ApiHandler,
   getIntentTimeline: (async (request, { id }) => json(await getIntentTimeline(id, query(request)))) satisfies ApiHandler,
-  /** Runs the BridgeSet on the intent: 200 `{ intent, run }`, 423 `lock_timeout` while another execution holds it. */
-  runPipeline: (async (request, { id }, actor) => json(await runPipeline(await readInput(request, runPipelineInputSchema, { id }), actor, { door: 'api' }))) satisfies ApiHandler,
+  /** Runs the BridgeSet on the intent (or reruns it from `fromBridge`): 200 `{ intent, run }`, 423 `lock_timeout` while another execution holds it. */
+  runPipeline: (async (request, { id }, actor) => json(await runOrRerunPipeline(await readInput(request, pipelineRequestInputSchema, { id }), actor, { door: 'api' }))) satisfies ApiHandler,
+  // The query is checked before the id is resolved: a bad query is 400 whether or not the intent exists.
+  planPipelineRerun: (async (request, { id }) => {
+    const { fromBridge } = parseInput(rerunPlanQuerySchema, query(request));
+    return json(await planRerun({ fromBridge, id: await resolveIntentId(id) }));
+  }) satisfies ApiHandler,
   listPipelineRuns: (async (_request, { id }) => json(await pipelineHistory(await resolveIntentId(id)))) satisfies ApiHandler,
 };
 

@@ -9,9 +9,9 @@ import { holdersQuerySchema } from '@/lib/locks/holders';
 import { episodeIdSchema, episodesQuerySchema } from '@/lib/locks/history/episodes';
 import { auditQuerySchema } from '@/lib/audit/log';
 import { recentEventsQuerySchema } from '@/lib/events/recent';
-import { runPipelineSchema } from '@/lib/pipeline/run';
 import { compareQuerySchema } from '@/lib/replay/compare';
 import { baselineInputSchema } from '@/lib/replay/pinning';
+import { pipelineRequestSchema, rerunPlanQuerySchema } from '@/lib/pipeline/rerun';
 import { consoleReplaySchema } from '@/lib/replay/runner';
 import { positionSchema } from '@/lib/live/positions';
 import { timelinePageSchema, timelineQuerySchema } from '@/lib/timeline/types';
@@ -159,16 +159,45 @@ const CONSOLE_AND_WORKER_OPERATIONS: ApiOperation[] = [
     operationId: 'runPipeline',
     method: 'post',
     path: '/api/intents/{id}/pipeline',
-    summary: 'Run the BridgeSet pipeline on an intent',
+    summary: 'Run the BridgeSet pipeline on an intent, or rerun it from a step',
     description:
-      'Input → Normalize → Feedback → Output under a NOWAIT execution lock: a second concurrent run is refused at once with 423 `lock_timeout` naming the holder. FAILFAST (the default) fails the intent at the first failing bridge; CONTINUE records the failure and goes on. With `fencing: { resource, token }` the run is refused at its start (409 `fencing_token_stale`, nothing recorded) unless the token is the resource’s current grant (the one its lease acquire answered, not yet superseded), and every change its bridges make carries the same fence: a run whose lease passed to another holder mid-run stops with 409 `fencing_token_stale`.',
+      'Input → Normalize → Feedback → Output under a NOWAIT execution lock: a second concurrent run is refused at once with 423 `lock_timeout` naming the holder. FAILFAST (the default) fails the intent at the first failing bridge; CONTINUE records the failure and goes on. With `fencing: { resource, token }` the run is refused at its start (409 `fencing_token_stale`, nothing recorded) unless the token is the resource’s current grant (the one its lease acquire answered, not yet superseded), and every change its bridges make carries the same fence: a run whose lease passed to another holder mid-run stops with 409 `fencing_token_stale`.\n\n**Rerun from a step**: with `fromBridge` (and a required `reason`), a FAILED or stuck intent runs again from that bridge as a new round: the steps before it are reused from the latest run (recorded as `replayed`, not run), the intent is moved back (through FAILED → RECEIVED, then forward) to the status that bridge started at, and the bridges from it on run. The plan it follows is the one `GET /api/intents/{id}/pipeline/plan` answers, made again under the execution lock; pass that plan’s `intent.version` as `expectedVersion` to be refused (409 `version_conflict`) if the intent changed since. The answer carries the `plan` beside the run. An unknown bridge or a missing reason is 400 naming the field; a step before `fromBridge` the latest run did not finish is 409 `rerun_refused`.',
     tag: 'intents',
     auth: 'bearer',
     permission: 'pipeline.run',
     pathParams: intentIdParams,
-    body: runPipelineSchema,
+    body: pipelineRequestSchema,
+    dataDependent400: 'A `fromBridge` that names no bridge of the configured BridgeSet (`PIPELINE_BRIDGES`) is 400 `invalid_request` naming the field: the set is configuration, not part of this document.',
     success: { status: 200, description: 'The intent after the run, and the run with its steps.', schema: z.looseObject({ intent: z.looseObject({ id: z.string() }), run: z.looseObject({ id: z.string(), mode: z.string(), status: z.string(), steps: z.array(z.looseObject({ bridge: z.string(), status: z.string() })) }) }).meta({ id: 'PipelineResult' }) },
-    errors: { 404: ['not_found'], 409: ['invalid_transition', 'version_conflict', 'fencing_token_stale'], 423: ['lock_timeout'], 503: ['deadlock', 'cancelled'] },
+    errors: { 404: ['not_found'], 409: ['invalid_transition', 'version_conflict', 'fencing_token_stale', 'rerun_refused'], 423: ['lock_timeout'], 503: ['deadlock', 'cancelled'] },
+  },
+  {
+    operationId: 'planPipelineRerun',
+    method: 'get',
+    path: '/api/intents/{id}/pipeline/plan',
+    summary: 'The plan of a rerun from a step, before running it',
+    description:
+      'What `POST /api/intents/{id}/pipeline` with `{ fromBridge, reason }` would do now: the steps reused from the latest run (with their recorded results), the bridges that run again and what each may change (status moves, corrections, events sent out — as each bridge declares), the status moves made before the first bridge runs, the round, and the intent (status, version, payload) the plan was made on. Nothing is changed. The rerun itself follows the same plan, made again under the execution lock.',
+    tag: 'intents',
+    auth: 'bearer',
+    permission: 'intents.read',
+    pathParams: intentRefParams,
+    query: rerunPlanQuerySchema,
+    dataDependent400: 'A `fromBridge` that names no bridge of the configured BridgeSet (`PIPELINE_BRIDGES`) is 400 `invalid_request` naming the field: the set is configuration, not part of this document.',
+    success: {
+      status: 200,
+      description: 'The plan.',
+      schema: z
+        .looseObject({
+          intentId: z.string(),
+          fromBridge: z.string(),
+          round: z.number(),
+          moves: z.array(z.array(z.string())),
+          steps: z.array(z.looseObject({ bridge: z.string(), action: z.enum(['reuse', 'run']) })),
+        })
+        .meta({ id: 'RerunPlan' }),
+    },
+    errors: { 400: ['invalid_request', 'ambiguous_id'], 404: ['not_found'], 409: ['invalid_transition', 'rerun_refused'], 423: ['lock_timeout'] },
   },
   {
     operationId: 'listPipelineRuns',

@@ -41,6 +41,7 @@ export const inputBridge: Bridge = {
   name: 'input',
   description: 'Validates the payload (a non-empty object, no blank keys) and moves RECEIVED to NORMALIZED.',
   accepts: ['RECEIVED'],
+  effects: { moves: [['RECEIVED', 'NORMALIZED']], correction: null },
   async run(ctx) {
     const keys = Object.keys(ctx.intent.payload);
     if (keys.length === 0) throw new BridgeError('The payload is empty: there is nothing to process.', { field: 'payload' });
@@ -56,6 +57,7 @@ export const normalizeBridge: Bridge = {
   name: 'normalize',
   description: 'Writes the canonical payload (strings trimmed) as a correction when it differs, and moves NORMALIZED to PROCESSED.',
   accepts: ['NORMALIZED'],
+  effects: { moves: [['NORMALIZED', 'PROCESSED']], correction: 'the canonical payload (strings trimmed), when it differs' },
   async run(ctx) {
     const diff = mergeDiff(ctx.intent.payload, canonicalPayload(ctx.intent.payload) as JsonObject);
     const changed = Object.keys(diff);
@@ -73,6 +75,7 @@ export const feedbackBridge: Bridge = {
   name: 'feedback',
   description: 'Applies the payload’s `feedback` object as a correction (PROCESSED → CORRECTED); without one the intent stays PROCESSED.',
   accepts: ['PROCESSED'],
+  effects: { moves: [['PROCESSED', 'CORRECTED']], correction: 'the payload’s `feedback` object, when it has one (moving PROCESSED to CORRECTED)' },
   async run(ctx): Promise<JsonObject> {
     const feedback = ctx.intent.payload.feedback;
     if (!isPlainObject(feedback) || Object.keys(feedback).length === 0) return { corrected: false };
@@ -86,6 +89,13 @@ export const outputBridge: Bridge = {
   name: 'output',
   description: 'Moves PROCESSED or CORRECTED to COMPLETED.',
   accepts: ['PROCESSED', 'CORRECTED'],
+  effects: {
+    moves: [
+      ['PROCESSED', 'COMPLETED'],
+      ['CORRECTED', 'COMPLETED'],
+    ],
+    correction: null,
+  },
   async run(ctx) {
     const done = await ctx.moveTo('COMPLETED');
     return { completedAtVersion: done.version };

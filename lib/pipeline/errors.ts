@@ -19,3 +19,12 @@ export class LostClaimError extends DomainError {
   readonly code = 'lost_claim';
   readonly httpStatus = 409;
 }
+
+/**
+ * A rerun from a step that cannot be planned on this intent: a step before the chosen bridge was not finished by the
+ * latest run (nothing recorded to reuse), or the chosen bridge's starting status is not known. Nothing changed.
+ */
+export class RerunRefusedError extends DomainError {
+  readonly code = 'rerun_refused';
+  readonly httpStatus = 409;
+}

@@ -44,7 +44,15 @@ const holds = (alias: string) =>
 const col = <T, V>(items: readonly T[], pick: (item: T) => V): V[] => items.map(pick);
 const json = (value: JsonValue | null | undefined) => (value === null || value === undefined ? null : JSON.stringify(value));
 
-export type RunStart = { intentId: string; mode: PipelineMode; door: PipelineDoor; actor: string; claimToken: string | null };
+export type RunStart = {
+  intentId: string;
+  mode: PipelineMode;
+  door: PipelineDoor;
+  actor: string;
+  claimToken: string | null;
+  /** Added to the run's `pipeline_started` audit event (a rerun's bridge, reason and reused steps). */
+  details?: JsonObject;
+};
 
 export type StartedRun = {
   intentStatus: IntentStatus | null;
@@ -73,8 +81,8 @@ export async function startRuns(exec: Exec, items: readonly RunStart[], fencing:
   return exec<StartedRun>(Prisma.sql`
     WITH input AS (
       SELECT * FROM unnest(${col(items, (i) => i.intentId)}::uuid[], ${col(items, (i) => i.claimToken)}::bigint[], ${col(items, (i) => i.mode)}::text[],
-                           ${col(items, (i) => i.door)}::text[], ${col(items, (i) => i.actor)}::text[])
-        WITH ORDINALITY AS t(intent_id, claim_token, mode, door, actor, ord)
+                           ${col(items, (i) => i.door)}::text[], ${col(items, (i) => i.actor)}::text[], ${col(items, (i) => json(i.details))}::jsonb[])
+        WITH ORDINALITY AS t(intent_id, claim_token, mode, door, actor, details, ord)
     ), ${HELD},
     checked AS (
       SELECT i.*, it.status::text AS intent_status, w.round AS work_round, ${holds('i')} AS claim_held,
@@ -99,7 +107,8 @@ export async function startRuns(exec: Exec, items: readonly RunStart[], fencing:
       INSERT INTO audit_events (intent_id, action, actor, details)
       SELECT r.intent_id, 'pipeline_started', r.actor,
              jsonb_build_object('runId', r.id, 'mode', r.mode, 'door', r.door, 'round', r.round, 'claimToken', r.claim_token::text)
-      FROM run r
+               || COALESCE(o.details, '{}'::jsonb)
+      FROM run r JOIN opening o ON o.intent_id = r.intent_id AND o.claim_token IS NOT DISTINCT FROM r.claim_token
     )
     SELECT c.intent_status AS "intentStatus", c.claim_held AS "claimHeld", c.claimed_by AS "claimedBy",
            r.id::text AS "runId", r.round, r.started_at AS "startedAt",

@@ -66,7 +66,17 @@ export type RunPipelineOptions = {
   failIntentOnFailure?: boolean;
   /** Checked between bridges: an aborted run stops as `interrupted` without starting the next bridge. */
   signal?: AbortSignal;
+  /**
+   * A rerun's reused steps, by bridge: recorded from an earlier round's result instead of run (`replayed`, or
+   * `skipped` again when the earlier round skipped it). Bridges not named here run as usual.
+   */
+  reuse?: ReadonlyMap<string, ReusedStep>;
+  /** Added to the run's `pipeline_started` audit event. */
+  startDetails?: JsonObject;
 };
+
+/** A step a rerun takes from an earlier round: its recorded result, or `skipped` when it did not run then either. */
+export type ReusedStep = { status: 'replayed'; result: JsonValue } | { status: 'skipped' };
 
 /** An audit reason the engine accepts (at most 500 UTF-16 units), cut between characters, never inside one. */
 export function auditReason(text: string): string {
@@ -96,6 +106,8 @@ type RunPlan = {
   writer: RunWriter;
   failIntent: boolean;
   signal: AbortSignal;
+  reuse: ReadonlyMap<string, ReusedStep>;
+  startDetails: JsonObject | undefined;
 };
 
 function planRun(input: RunPipelineInput, actor: Actor, options: RunPipelineOptions): RunPlan {
@@ -115,6 +127,8 @@ function planRun(input: RunPipelineInput, actor: Actor, options: RunPipelineOpti
     writer: token !== null ? batchedWriter() : directWriter(fencing),
     failIntent: options.failIntentOnFailure ?? true,
     signal: options.signal ?? new AbortController().signal,
+    reuse: options.reuse ?? new Map(),
+    startDetails: options.startDetails,
   };
 }
 
@@ -137,7 +151,7 @@ async function openRun(plan: RunPlan): Promise<Opened> {
   const { id } = plan;
   let started: StartedRun;
   try {
-    started = await plan.writer.startRun({ intentId: id, mode: plan.mode, door: plan.door, actor: plan.actor.name, claimToken: plan.token });
+    started = await plan.writer.startRun({ intentId: id, mode: plan.mode, door: plan.door, actor: plan.actor.name, claimToken: plan.token, details: plan.startDetails });
   } catch (err) {
     const stale = await fencingError(err, plan.fencing);
     throw stale ? refusal(plan, stale) : err;
@@ -190,8 +204,11 @@ type BridgeOutcome = { step: PipelineStep; error: string | null; fenced: Fencing
  */
 async function runBridge(plan: RunPlan, opened: Opened, position: number, bridge: Bridge): Promise<BridgeOutcome> {
   const { id, actor, token } = plan;
-  const recorded = opened.recorded[bridge.name];
-  const step = await plan.writer.startStep({ intentId: id, runId: opened.runId, round: opened.round, position, bridge: bridge.name, accepts: bridge.accepts, replayed: recorded, actor: actor.name, claimToken: token });
+  const reused = plan.reuse.get(bridge.name);
+  const recorded = reused ? (reused.status === 'replayed' ? reused.result : undefined) : opened.recorded[bridge.name];
+  // A reused step that was skipped is recorded as skipped again: it accepts no status, so it cannot run.
+  const accepts = reused ? [] : bridge.accepts;
+  const step = await plan.writer.startStep({ intentId: id, runId: opened.runId, round: opened.round, position, bridge: bridge.name, accepts, replayed: recorded, actor: actor.name, claimToken: token });
   if (step.stepId === null) throw new LostClaimError(`The claim on intent ${id} was lost before bridge ${bridge.name}.`, { intentId: id, bridge: bridge.name });
   announceCommitted();
   if (step.stepStatus !== 'running') {
@@ -251,6 +268,11 @@ export async function runPipeline(input: RunPipelineInput, actor: Actor, options
   const plan = planRun(input, actor, options);
   // A worker's claim is its execution lock; an operator's run takes the lock for its length.
   return plan.token !== null ? execute(plan) : withPipelineLock(plan.id, () => execute(plan), actor.name);
+}
+
+/** The pipeline for a caller that already holds the intent's execution lock (a rerun, which prepares the intent under it first). */
+export async function runPipelineUnderLock(input: RunPipelineInput, actor: Actor, options: RunPipelineOptions = {}): Promise<PipelineResult> {
+  return execute(planRun(input, actor, options));
 }
 
 async function execute(plan: RunPlan): Promise<PipelineResult> {

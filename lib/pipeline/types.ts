@@ -30,6 +30,19 @@ export type BridgeContext = {
 };
 
 /**
+ * What a bridge may change when it runs, declared beside its code so the console can say it before a rerun: the
+ * status moves it may make (each one audited and sent out as `evt.intent.status_changed`) and the correction it may
+ * write (audited, sent out as `evt.intent.corrected`). A bridge that declares nothing is described as able to do
+ * anything the engine's commands allow.
+ */
+export type BridgeEffects = {
+  /** `[from, to]` pairs; empty when it never moves the status. */
+  moves: readonly (readonly [IntentStatus, IntentStatus])[];
+  /** The correction it may write, in words; null when it never corrects. */
+  correction: string | null;
+};
+
+/**
  * A bridge: one small deterministic step of the pipeline. It runs only when the intent's status is one it
  * `accepts` (otherwise the step is recorded as skipped), changes the intent only through the context's engine
  * commands, and returns a JSON result that is recorded and replayed (not re-run) by a later run of the same round.
@@ -40,6 +53,8 @@ export type Bridge = {
   /** Its contract in one sentence, shown in the console. */
   description: string;
   accepts: readonly IntentStatus[];
+  /** What it may change; shown in a rerun's plan. */
+  effects?: BridgeEffects;
   run(ctx: BridgeContext): Promise<JsonObject | void>;
 };
 

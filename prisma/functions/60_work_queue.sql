@@ -7,7 +7,10 @@
 CREATE OR REPLACE FUNCTION "intent_work_follow_status"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF NEW.status = 'RECEIVED' THEN
-    INSERT INTO intent_work (intent_id) VALUES (NEW.id)
+    -- An intent without a row yet (made in another status, or older than the queue) may have runs already: its
+    -- next round comes after theirs, so nothing they recorded is replayed into it.
+    INSERT INTO intent_work (intent_id, round)
+    VALUES (NEW.id, 1 + COALESCE((SELECT max(r.round) FROM pipeline_runs r WHERE r.intent_id = NEW.id), 0))
     ON CONFLICT (intent_id) DO UPDATE
       SET state = 'available', round = intent_work.round + 1, attempt = 0, run_after = now(), claimed_by = NULL,
           claimed_at = NULL, heartbeat_at = NULL, lease_until = NULL, last_error = NULL, finished_at = NULL;

@@ -8,6 +8,7 @@ const { POST: statusRoute } = apiRoute('/api/intents/{id}/status');
 const { POST: reevalRoute } = apiRoute('/api/intents/{id}/reeval');
 const { POST: bulkRoute } = apiRoute('/api/intents/bulk-status');
 const { GET: pipelineRunsRoute, POST: pipelineRoute } = apiRoute('/api/intents/{id}/pipeline');
+const { GET: rerunPlanRoute } = apiRoute('/api/intents/{id}/pipeline/plan');
 const { GET: healthRoute } = apiRoute('/api/health');
 
 /**
@@ -58,6 +59,7 @@ export const api = {
   reeval: (id: string, body: unknown) => send(reevalRoute, `/api/intents/${encodeURIComponent(id)}/reeval`, 'POST', body, id),
   bulk: (body: unknown) => send(bulkRoute, '/api/intents/bulk-status', 'POST', body),
   pipeline: (id: string, body?: unknown) => send(pipelineRoute, `/api/intents/${encodeURIComponent(id)}/pipeline`, 'POST', body, id),
+  rerunPlan: (id: string, fromBridge: string) => send(rerunPlanRoute, `/api/intents/${encodeURIComponent(id)}/pipeline/plan?fromBridge=${encodeURIComponent(fromBridge)}`, 'GET', undefined, id),
   pipelineRuns: (id: string) => send(pipelineRunsRoute, `/api/intents/${encodeURIComponent(id)}/pipeline`, 'GET', undefined, id),
   health: async (): Promise<ApiResponse> => {
     const response = await healthRoute(new Request('http://localhost:3000/api/health'));

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
 import { bulkStatusSchema, createIntentSchema, listIntentsSchema, reevaluateSchema, updateStatusSchema } from '@/lib/intents/schemas';
-import { runPipelineSchema } from '@/lib/pipeline/run';
+import { pipelineRequestSchema } from '@/lib/pipeline/rerun';
 import { apiRequest, resetAuth, userWithToken } from '../auth-helpers';
 import { makeIntent, resetDatabase } from '../helpers';
 import { DOORS, type Door } from './routes';
@@ -72,7 +72,7 @@ const SCHEMAS: Record<string, { safeParse: (v: unknown) => { success: boolean } 
   'POST /api/intents/:id/status': updateStatusSchema,
   'POST /api/intents/:id/reeval': reevaluateSchema,
   'POST /api/intents/bulk-status': bulkStatusSchema,
-  'POST /api/intents/:id/pipeline': runPipelineSchema,
+  'POST /api/intents/:id/pipeline': pipelineRequestSchema,
 };
 
 type Case = { kind: 'body'; body: unknown } | { kind: 'raw'; text: string; contentType: string } | { kind: 'query'; query: Record<string, string> } | { kind: 'id'; id: string } | { kind: 'auth'; header: string };

@@ -28,6 +28,7 @@ const { GET: getRecentEvents } = apiRoute('/api/console/events/recent');
 const { GET: getLeases } = apiRoute('/api/leases');
 const { POST: postAcquire } = apiRoute('/api/leases/{resource}/acquire');
 const { GET: getPipelineRuns, POST: postPipeline } = apiRoute('/api/intents/{id}/pipeline');
+const { GET: getRerunPlan } = apiRoute('/api/intents/{id}/pipeline/plan');
 const { GET: getWorkers } = apiRoute('/api/workers');
 const { POST: postReplayRun } = apiRoute('/api/replay/runs');
 const { POST: postReplayCancel } = apiRoute('/api/replay/runs/{id}/cancel');
@@ -133,6 +134,13 @@ export const DOORS: Door[] = [
     validBody: () => ({ mode: 'FAILFAST' }),
   },
   { name: 'GET /api/intents/:id/pipeline', method: 'GET', permission: 'intents.read', path: (id) => `/api/intents/${id}/pipeline`, call: (r, id) => getPipelineRuns(r, params(id)) },
+  {
+    name: 'GET /api/intents/:id/pipeline/plan',
+    method: 'GET',
+    permission: 'intents.read',
+    path: (id) => `/api/intents/${id}/pipeline/plan?fromBridge=input`,
+    call: (r, id) => getRerunPlan(r, params(id)),
+  },
   { name: 'GET /api/workers', method: 'GET', permission: 'intents.read', path: () => '/api/workers', call: (r) => getWorkers(r, undefined), fuzz: false },
   {
     name: 'POST /api/replay/runs',

@@ -11,7 +11,7 @@ import { requirePageUser } from '@/lib/auth/server';
 import { parseIntentFilters } from '@/lib/console/filters';
 import { listNavigation } from '@/lib/console/list-nav';
 import { livePositionForPage } from '@/lib/console/live-position';
-import { concurrencySettings } from '@/lib/env';
+import { concurrencySettings, env } from '@/lib/env';
 import { NotFoundError } from '@/lib/shared/errors';
 import { intentKeys } from '@/lib/intents/keys';
 import { getIntent } from '@/lib/intents/queries';
@@ -64,7 +64,7 @@ export default async function IntentPage({ params, searchParams }: { params: Pro
               <Suspense fallback={<Skeleton label="Loading the timeline" lines={6} />}>
                 <TimelineServerPanel id={id} />
               </Suspense>
-              <PipelineRunsPanel id={id} canRun={can(user, 'pipeline.run')} />
+              <PipelineRunsPanel id={id} canRun={can(user, 'pipeline.run')} bridges={env().PIPELINE_BRIDGES} />
               <Suspense fallback={<Skeleton label="Loading conflict events" lines={2} />}>
                 <ConflictsServerPanel id={id} />
               </Suspense>
