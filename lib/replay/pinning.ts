@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { storable, STORABLE_MESSAGE } from '@/lib/shared/text';
 import { recordAuditEvent } from '@/lib/audit/record';
 import { requirePermission } from '@/lib/auth/errors';
 import type { AuthActor } from '@/lib/auth/types';
@@ -20,7 +21,7 @@ export type BaselineChange = { baseline: PinnedBaseline | null; changed: boolean
 export const baselineInputSchema = z.strictObject({
   id: z.uuid({ error: 'must be a run id (a UUID)' }),
   pinned: z.boolean({ error: 'must be true (pin this run as the baseline) or false (unpin it)' }),
-  note: z.string({ error: 'must be text' }).trim().max(200, { error: 'must be at most 200 characters' }).optional(),
+  note: z.string({ error: 'must be text' }).trim().max(200, { error: 'must be at most 200 characters' }).refine(storable, { error: STORABLE_MESSAGE }).optional(),
 });
 export type BaselineInput = z.input<typeof baselineInputSchema>;
 
