@@ -10,6 +10,9 @@ import { seedIntent, uniqueMarker } from './intents-fixtures';
 const form = (page: Page) => page.getByRole('form', { name: 'Correction' });
 
 test('a second reviewer sees “being edited by X until hh:mm”; leaving releases the lease', async ({ browser, baseURL }) => {
+  // Three people's sessions and eight page loads, each step waiting for what it asserts: more than the default
+  // minute when the suites run side by side on two cores.
+  test.slow();
   const intent = await seedIntent('PROCESSED', { marker: uniqueMarker('e2e-lease'), amount: 10 });
 
   const firstContext = await browser.newContext();
