@@ -76,6 +76,9 @@ test('a reviewer applies a correction (a double click applies it once) and sees 
 });
 
 test('two reviewers edit the same intent: the second sees the conflict, what changed and who changed it, and re-applies', async ({ browser, baseURL }) => {
+  // Two people's pages, each live, through forty steps that each wait for what they assert: more than the default
+  // minute when the suites run side by side on two cores.
+  test.slow();
   const marker = uniqueMarker('e2e-conflict');
   const intent = await seedIntent('PROCESSED', { marker, amount: 10, currency: 'EUR' });
 
