@@ -163,6 +163,9 @@ test('a reviewer discards an edit that conflicts, and starts again from the curr
 });
 
 test('the conflict and the draft survive a reload; the reviewer reworks the edit before re-applying', async ({ browser, baseURL }) => {
+  // Two reviewers' pages, a conflict and a reload on the way: more than the default minute when the suites run
+  // side by side on two cores.
+  test.slow();
   const intent = await seedIntent('PROCESSED', { marker: uniqueMarker('e2e-rework'), amount: 10, note: 'n' });
   const first = await browser.newContext();
   const second = await browser.newContext();

@@ -7,6 +7,9 @@ import { expectLive, rowOf, screenshot, seedIntent, short, uniqueMarker } from '
  * intent and move it through its statuses, change several at once, and see exactly which ones a bulk change refused.
  */
 test('an operator searches and filters, shares the URL, opens an intent and moves it to COMPLETED', async ({ page, context, browser, baseURL }) => {
+  // A shared link opened in a second page and a page reload on the way: more than the default minute when the
+  // suites run side by side on two cores.
+  test.slow();
   const marker = uniqueMarker('e2e-ops');
   const received = await seedIntent('RECEIVED', { marker, kind: 'payment', amount: 10 });
   const normalized = await seedIntent('NORMALIZED', { marker, kind: 'refund', amount: 20 });
