@@ -100,7 +100,7 @@ test('an operator reruns a FAILED intent from a chosen bridge: the plan first, t
   await screenshot(page, 'rerun-plan');
   await dialog.getByRole('button', { name: 'Rerun from feedback' }).click();
   await expect(panel.getByRole('status')).toHaveText('Rerun from feedback: run succeeded (round 2); the intent is COMPLETED.');
-  await expect(panel.getByText('FAILFAST, round 2, console by')).toBeVisible();
+  await expect(panel.getByText('of round 2, FAILFAST, console by')).toBeVisible();
   await expect(panel.getByText('replayed', { exact: true })).toHaveCount(2);
   await screenshot(page, 'rerun-done');
 
