@@ -16,6 +16,7 @@ import { refusalVersion } from '@/lib/console/action-notice';
 import type { IntentStatus } from '@/lib/shared/intent-states';
 import { RerunPlanView } from './RerunPlanView';
 import own from './rerun.module.css';
+import { BridgePicker } from './BridgePicker';
 
 type Props = { id: string; status: IntentStatus | undefined; bridges: string[]; canRun: boolean };
 /** What the rerun says afterwards, and the intent's version it speaks of (the banner goes once the intent moves past it). */
@@ -61,16 +62,7 @@ export function RerunFromStep({ id, status, bridges, canRun, onDone }: Props & {
         onCancel={() => setOpen(false)}
         onConfirm={() => rerun.mutate(undefined)}
       >
-        <label className={own.field}>
-          <span>Start from bridge</span>
-          <select value={fromBridge} onChange={(e) => setFromBridge(e.target.value)} data-testid="rerun-bridge">
-            {bridges.map((b) => (
-              <option key={b} value={b}>
-                {b}
-              </option>
-            ))}
-          </select>
-        </label>
+        <BridgePicker bridges={bridges} value={fromBridge} onChange={setFromBridge} testId="rerun-bridge" />
         {plan.isPending && <Skeleton label="Making the plan" lines={3} />}
         {plan.error && <ErrorState title="This rerun cannot be planned" error={plan.error} />}
         {plan.data && <RerunPlanView plan={plan.data} />}

@@ -12,6 +12,7 @@ import { useActionMutation } from '@/lib/console/use-action-mutation';
 import { workerKeys } from '@/lib/console/workers-client';
 import type { RerunManyPlan, RerunManyResult } from '@/lib/pipeline/rerun-many';
 import own from './rerun.module.css';
+import { BridgePicker } from './BridgePicker';
 
 /** Which failed intents to rerun: the ones ticked, or every failed one whose last error contains a text. */
 export type RerunTargets = { ids: string[] } | { errorContains: string };
@@ -53,16 +54,7 @@ export function RerunManyDialog({ targets, bridges, onClose, onDone }: { targets
       onCancel={onClose}
       onConfirm={() => rerun.mutate(undefined)}
     >
-      <label className={own.field}>
-        <span>Start from bridge</span>
-        <select value={fromBridge} onChange={(e) => setFromBridge(e.target.value)} data-testid="rerun-many-bridge">
-          {bridges.map((b) => (
-            <option key={b} value={b}>
-              {b}
-            </option>
-          ))}
-        </select>
-      </label>
+      <BridgePicker bridges={bridges} value={fromBridge} onChange={setFromBridge} testId="rerun-many-bridge" />
       {plan.isPending && <Skeleton label="Making the plan" lines={3} />}
       {plan.error && <ErrorState title="This rerun cannot be planned" error={plan.error} />}
       {plan.data && <ManyPlanSummary plan={plan.data} />}
