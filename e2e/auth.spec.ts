@@ -27,6 +27,11 @@ test('an admin creates a user, who signs in with the one-time password and must 
   const revealed = page.getByTestId('revealed-secret');
   await expect(revealed).toContainText(`One-time password for ${username}`);
   const oneTimePassword = (await revealed.locator('code').textContent())!.trim();
+  // The list is a page at a time: the search finds the new user, and says how many match.
+  await page.getByRole('search', { name: 'Find users' }).getByLabel('Username contains').fill(username);
+  await page.getByRole('search', { name: 'Find users' }).getByRole('button', { name: 'Find' }).click();
+  await expect(page).toHaveURL(new RegExp(`/admin/users\\?q=${username}$`));
+  await expect(page.getByTestId('users-shown')).toHaveText(`1 of 1 user whose name contains “${username}”`);
   await expect(page.getByTestId(`user-${username}`)).toContainText('one-time password');
 
   const theirs = await browser.newContext();
@@ -154,7 +159,7 @@ test('creating a user: the username rule is stated beside the field, and no role
 test('users page: a refused role change shows the saved roles again, and nothing refused is offered on yourself', async ({ page }) => {
   const me = await signInAs(page, ['admin'], '/admin/users');
   const target = await createE2eUser(['operator']);
-  await page.reload();
+  await page.goto(`/admin/users?q=${target.username}`);
   const row = page.getByTestId(`user-${target.username}`);
   const roles = row.getByRole('form', { name: `Roles of ${target.username}` });
   await roles.getByRole('checkbox', { name: 'operator' }).uncheck();
@@ -166,6 +171,7 @@ test('users page: a refused role change shows the saved roles again, and nothing
   await roles.getByRole('button', { name: 'Save roles' }).click();
   await expect(roles.getByRole('status')).toHaveText(`${target.username}: roles saved.`);
 
+  await page.goto(`/admin/users?q=${me.username}`);
   const mine = page.getByTestId(`user-${me.username}`);
   await expect(mine).toContainText('(you)');
   await expect(mine.getByRole('button', { name: 'Disable' })).toHaveCount(0);
@@ -176,7 +182,7 @@ test('users page: a refused role change shows the saved roles again, and nothing
 test('users page: Disable and Reset password ask in the console’s dialog, saying what will happen', async ({ page }) => {
   await signInAs(page, ['admin'], '/admin/users');
   const target = await createE2eUser(['viewer']);
-  await page.reload();
+  await page.goto(`/admin/users?q=${target.username}`);
   const row = page.getByTestId(`user-${target.username}`);
   let browserDialogs = 0;
   page.on('dialog', (d) => {

@@ -67,4 +67,10 @@ export const createTokenSchema = z.object({
 });
 
 export const userIdSchema = z.uuid({ error: 'must be a user id' });
+
+/** The users page's search and page position, from its URL: a name fragment, and the username to continue after. */
+export const userListSchema = z.object({
+  q: z.string({ error: 'must be text' }).trim().max(64, { error: 'is too long: a username has at most 64 characters' }).optional(),
+  after: z.string({ error: 'must be text' }).max(64, { error: 'is too long: a username has at most 64 characters' }).optional(),
+});
 export const tokenIdSchema = z.uuid({ error: 'must be a token id' });

@@ -18,7 +18,7 @@ import {
   type SignInFailureState,
   type SignInLimits,
 } from './rate-limit';
-import { createUserSchema, newPasswordSchema, ROLES_REQUIRED, rolesSchema, signInSchema, userIdSchema } from './schemas';
+import { createUserSchema, newPasswordSchema, ROLES_REQUIRED, rolesSchema, signInSchema, userIdSchema, userListSchema } from './schemas';
 import { forgetVerifiedCredentials } from './token-cache';
 import { createSession, revokeUserSessions, type SessionInfo, type SessionPolicy, sessionPolicy } from './sessions';
 import type { AuthActor, ClientInfo, UserView } from './types';
@@ -109,10 +109,39 @@ export async function changeOwnPassword(input: { currentPassword: unknown; newPa
 
 // ── administration (users.manage) ───────────────────────────────────────────────────────────────────────────────
 
-export async function listUsers(actor: AuthActor): Promise<UserView[]> {
+/** One page of the users page's list: at most `USERS_PAGE_SIZE` users, by username. */
+export type UserPage = {
+  users: UserView[];
+  /** How many users match the search (all users without one). */
+  matching: number;
+  /** Enabled admins in the whole table, not only on this page: the last one may not drop their own admin role. */
+  enabledAdmins: number;
+  /** The username to continue after, when more match. */
+  next: string | null;
+};
+
+export const USERS_PAGE_SIZE = 50;
+
+/**
+ * The users, a page at a time, optionally those whose name contains `q`. A page, not the whole table: an
+ * organisation's hundreds of users, each with their role and account forms, made the page slow to render and to use.
+ */
+export async function listUsers(actor: AuthActor, input: unknown = {}): Promise<UserPage> {
   requirePermission(actor, 'users.manage');
-  const rows = await db().user.findMany({ select: userSelect, orderBy: { username: 'asc' } });
-  return rows.map(view);
+  const { q, after } = parseInput(userListSchema, input);
+  const where = q ? { username: { contains: q, mode: 'insensitive' as const } } : {};
+  const [rows, matching, enabledAdmins] = await Promise.all([
+    db().user.findMany({
+      select: userSelect,
+      where: after ? { ...where, username: { ...where.username, gt: after } } : where,
+      orderBy: { username: 'asc' },
+      take: USERS_PAGE_SIZE + 1,
+    }),
+    db().user.count({ where }),
+    db().user.count({ where: { roles: { has: 'admin' }, disabled: false } }),
+  ]);
+  const page = rows.slice(0, USERS_PAGE_SIZE);
+  return { users: page.map(view), matching, enabledAdmins, next: rows.length > USERS_PAGE_SIZE ? page[page.length - 1].username : null };
 }
 
 /**

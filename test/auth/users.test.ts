@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
 import { createSession, validateSession } from '@/lib/auth/sessions';
 import { verifyApiToken } from '@/lib/auth/tokens';
-import { changeOwnPassword, createUser, listUsers, resetUserPassword, setUserDisabled, setUserRoles, signIn } from '@/lib/auth/users';
+import { changeOwnPassword, createUser, listUsers, resetUserPassword, setUserDisabled, setUserRoles, signIn, USERS_PAGE_SIZE } from '@/lib/auth/users';
 import { actorOf, makeUser, resetAuth, TEST_PASSWORD, userWithToken } from '../auth-helpers';
 
 async function codeOf(p: Promise<unknown>): Promise<string> {
@@ -65,6 +65,34 @@ describe('user administration', () => {
       expect(await codeOf(resetUserPassword(target.id, actor))).toBe('forbidden');
     }
     expect(await db().user.count({ where: { roles: { has: 'admin' } } })).toBe(0);
+  });
+
+  it('lists users a page at a time, by name, searched by a fragment of it; a bad search names its field', async () => {
+    const admin = actorOf((await makeUser(['admin'], { username: 'zz-admin' })).user);
+    await makeUser(['admin'], { username: 'zz-off-admin', disabled: true });
+    // Rows straight into the table: the listing reads no password, and hashing 60 of them would only cost time.
+    await db().user.createMany({
+      data: Array.from({ length: 60 }, (_, i) => ({ username: `ops-${String(i).padStart(2, '0')}`, roles: ['viewer'], passwordHash: 'x', createdBy: 'test' })),
+    });
+    const first = await listUsers(admin);
+    expect(first.users).toHaveLength(USERS_PAGE_SIZE);
+    expect(first.users[0].username).toBe('ops-00');
+    expect(first.matching).toBe(62);
+    // The last admin's guard reads the whole table, not the page (neither admin is on this one).
+    expect(first.enabledAdmins).toBe(1);
+    expect(first.next).toBe(`ops-${USERS_PAGE_SIZE - 1}`);
+    const second = await listUsers(admin, { after: first.next });
+    expect(second.users.map((u) => u.username)).toEqual([...Array.from({ length: 10 }, (_, i) => `ops-${50 + i}`), 'zz-admin', 'zz-off-admin']);
+    expect(second.next).toBeNull();
+
+    const found = await listUsers(admin, { q: ' OPS-5 ' });
+    expect(found.users.map((u) => u.username)).toEqual(Array.from({ length: 10 }, (_, i) => `ops-5${i}`));
+    expect(found.matching).toBe(10);
+    expect((await listUsers(admin, { q: 'nobody' })).matching).toBe(0);
+
+    const refused = (await listUsers(admin, { q: 'x'.repeat(65) }).then(() => null, (e: unknown) => e)) as { code: string; details: { fields: { field: string }[] } };
+    expect(refused.code).toBe('invalid_request');
+    expect(refused.details.fields.map((f) => f.field)).toEqual(['q']);
   });
 
   it('role changes apply to live sessions and tokens at once', async () => {

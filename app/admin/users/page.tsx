@@ -10,7 +10,8 @@ import { signInLimits } from '@/lib/auth/rate-limit';
 import { USERNAME_RULE } from '@/lib/auth/schemas';
 import { requirePageUser } from '@/lib/auth/server';
 import type { UserView } from '@/lib/auth/types';
-import { listUsers, signInFailuresByUsername } from '@/lib/auth/users';
+import { listUsers, signInFailuresByUsername, USERS_PAGE_SIZE, type UserPage } from '@/lib/auth/users';
+import { ValidationError } from '@/lib/shared/errors';
 
 export const dynamic = 'force-dynamic';
 export const metadata = { title: 'Users · Bridge Console' };
@@ -109,11 +110,57 @@ function AccountActions({ user, isMe, failures }: { user: UserView; isMe: boolea
   );
 }
 
-export default async function UsersPage() {
+/** The search box over the list and the way on to the next page: the URL carries both, so a view can be shared. */
+function UserListNav({ q, after, shown, list }: { q: string; after: string; shown: number; list: UserPage }) {
+  const link = (params: Record<string, string>) => {
+    const search = new URLSearchParams(Object.entries(params).filter(([, v]) => v !== ''));
+    return search.size ? `/admin/users?${search}` : '/admin/users';
+  };
+  return (
+    <div className={styles.inline}>
+      <form method="get" action="/admin/users" role="search" aria-label="Find users" className={styles.inline}>
+        <label className={styles.label}>
+          Username contains
+          <input className={styles.input} type="search" name="q" defaultValue={q} maxLength={64} autoComplete="off" />
+        </label>
+        <button type="submit" className={styles.secondary}>
+          Find
+        </button>
+      </form>
+      <span className={styles.muted} data-testid="users-shown">
+        {list.matching === 0
+          ? q
+            ? `No username contains “${q}”.`
+            : 'No users.'
+          : `${shown} of ${list.matching} user${list.matching === 1 ? '' : 's'}${q ? ` whose name contains “${q}”` : ''}${after ? `, after ${after}` : ''}`}
+      </span>
+      {after && <Link href={link({ q })}>First page</Link>}
+      {list.next && <Link href={link({ q, after: list.next })}>Next {USERS_PAGE_SIZE} →</Link>}
+      {q && <Link href="/admin/users">All users</Link>}
+    </div>
+  );
+}
+
+export default async function UsersPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const me = await requirePageUser('/admin/users');
   if (!can(me, 'users.manage')) return <Forbidden permission="users.manage" />;
-  const [users, events, failures] = await Promise.all([listUsers(me), recentAuthEvents(30), signInFailuresByUsername(me)]);
-  const enabledAdmins = users.filter((u) => u.roles.includes('admin') && !u.disabled).length;
+  const params = await searchParams;
+  const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) ?? '';
+  const q = one(params.q).trim();
+  const after = one(params.after);
+  let list: UserPage;
+  let refused: string | null = null;
+  try {
+    list = await listUsers(me, { q: q || undefined, after: after || undefined });
+  } catch (err) {
+    // A hand-edited link: say what is wrong with it and show the first page.
+    if (!(err instanceof ValidationError)) throw err;
+    refused = err.message;
+    list = await listUsers(me);
+  }
+  const [events, failures] = await Promise.all([recentAuthEvents(30), signInFailuresByUsername(me)]);
+  const users = list.users;
+  const enabledAdmins = list.enabledAdmins;
   const windowMinutes = Math.round(signInLimits().windowMs / 60_000);
   return (
     <div className={styles.page}>
@@ -144,6 +191,12 @@ export default async function UsersPage() {
       </section>
       <section className={styles.section}>
         <h2>All users</h2>
+        {refused && (
+          <p role="alert" className={styles.error}>
+            {refused}
+          </p>
+        )}
+        <UserListNav q={refused ? '' : q} after={refused ? '' : after} shown={users.length} list={list} />
         <table className={styles.table}>
           <thead>
             <tr>
