@@ -1,7 +1,6 @@
 import { Prisma } from '@/generated/prisma/client';
 import { queryOnPool } from '@/lib/db/client';
 import { oneLineError } from '@/lib/db/pg-capture';
-import { env } from '@/lib/env';
 import type { JsonObject } from '@/lib/shared/json';
 
 /**
