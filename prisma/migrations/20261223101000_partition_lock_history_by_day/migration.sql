@@ -98,7 +98,9 @@ BEGIN
   IF NEW.ended_at IS NOT NULL THEN
     RETURN NEW;
   END IF;
-  PERFORM pg_advisory_xact_lock(hashtext('lock_episodes_open_root'), hashtext(NEW.root_pid || '/' || NEW.root_backend_start || '/' || coalesce(NEW.root_xact_start::text, '')));
+  -- Keyed on the root's numbers, not on timestamps as text (which would follow each session's time zone).
+  PERFORM pg_advisory_xact_lock(hashtext('lock_episodes_open_root'),
+    hashtext(NEW.root_pid || '/' || extract(epoch FROM NEW.root_backend_start) || '/' || coalesce(extract(epoch FROM NEW.root_xact_start)::text, '')));
   IF EXISTS (SELECT 1 FROM "lock_episodes" e
              WHERE e.root_pid = NEW.root_pid AND e.root_backend_start = NEW.root_backend_start
                AND e.root_xact_start IS NOT DISTINCT FROM NEW.root_xact_start AND e.ended_at IS NULL) THEN
