@@ -37,12 +37,13 @@ async function recordEpisodeOnRunIntent(runId: string): Promise<string> {
   const root = { pid: 4242, applicationName: `bridge:reevaluate:${intent.id}`, operation: 'reevaluate', query: 'SELECT 1', intents: [intent.id] };
   const waiters = [4343, 4344, 4345].map((pid) => ({ pid, applicationName: `bridge:reevaluate:${intent.id}`, operation: 'reevaluate', query: 'SELECT 1', intents: [intent.id] }));
   const tree = { tree: [{ pid: 4242, waitingBehind: 2, children: [], hiddenChildren: 2 }], backends: [] };
-  const [row] = await db().$queryRaw<{ id: bigint }[]>`
+  const [row] = await db().$queryRaw<{ id: bigint; startedAt: Date }[]>`
     INSERT INTO lock_episodes (root_pid, root_backend_start, root_xact_start, started_at, last_seen_at, ended_at, peak_waiters, peak_at, peak_tree, root, waiters, intent_ids, applications)
     VALUES (4242, now() - interval '1 hour', now() - interval '1 second', now(), now() + interval '4 seconds', now() + interval '4 seconds', 2, now() + interval '2 seconds',
             ${JSON.stringify(tree)}::jsonb, ${JSON.stringify(root)}::jsonb, ${JSON.stringify(waiters)}::jsonb, ARRAY[${intent.id}::uuid], ARRAY[${root.applicationName}])
-    RETURNING id`;
-  await db().$executeRaw`INSERT INTO lock_episode_intents (intent_id, episode_id, role) VALUES (${intent.id}::uuid, ${row.id}, 'root'), (${intent.id}::uuid, ${row.id}, 'waiter')`;
+    RETURNING id, started_at AS "startedAt"`;
+  await db().$executeRaw`INSERT INTO lock_episode_intents (intent_id, episode_id, episode_started_at, role)
+    VALUES (${intent.id}::uuid, ${row.id}, ${row.startedAt}, 'root'), (${intent.id}::uuid, ${row.id}, ${row.startedAt}, 'waiter')`;
   return String(row.id);
 }
 

@@ -118,7 +118,7 @@ export const envSchema = z.object({
   LOCK_HISTORY_IDLE_MS: intFrom(1000, 100, 600_000),
   /** How often a standing-by sampler tries to take the leadership over: the longest a dead leader goes unreplaced. */
   LOCK_HISTORY_TAKEOVER_MS: intFrom(2000, 100, 600_000),
-  /** Ended episodes are deleted after this many days. */
+  /** Episodes (with their samples and intents) and storm minutes are kept this many days, counted from the episode's start (whole days retire). */
   LOCK_HISTORY_RETENTION_DAYS: intFrom(14, 1, 3650),
   /** New root blockers written one by one per minute; beyond that they are counted in the minute's storm summary. */
   LOCK_HISTORY_EPISODES_PER_MINUTE: intFrom(120, 1, 100_000),
@@ -130,6 +130,8 @@ export const envSchema = z.object({
   // ── Partitioned history (lib/db/partitions.ts, docs/SCALE.md "Partitioned history") ──
   /** How many months past the current one housekeeping keeps partitions ready for. */
   PARTITION_MONTHS_AHEAD: intFrom(3, 1, 120),
+  /** How many days past the current one housekeeping keeps partitions ready for, in the tables partitioned by day. */
+  PARTITION_DAYS_AHEAD: intFrom(7, 1, 365),
   /** audit_events: a month's partition is retired once its newest possible row is this many days old; 0 keeps everything. */
   AUDIT_EVENTS_RETENTION_DAYS: intFrom(0, 0, 36_500),
   /** What retiring an expired audit_events partition does: `drop` it, or only `detach` it (kept as a table of its own, for archiving). */

@@ -1,7 +1,6 @@
 import { Prisma } from '@/generated/prisma/client';
 import { queryOnPool } from '@/lib/db/client';
 import { oneLineError } from '@/lib/db/pg-capture';
-import { env } from '@/lib/env';
 import type { JsonObject } from '@/lib/shared/json';
 
 /**
@@ -67,19 +66,4 @@ export function recordLockFailure(a: { intentIds: readonly string[]; operation: 
     holderPid: a.holderPid,
     details: a.nowait ? { nowait: true } : { lockTimeoutMs: a.lockTimeoutMs },
   });
-}
-
-export async function pruneEngineEvents(retentionDays = env().INTENT_ENGINE_EVENTS_RETENTION_DAYS): Promise<number> {
-  // In batches: a first prune after a long pause must not hold one huge DELETE.
-  let total = 0;
-  for (;;) {
-    const rows = await queryOnPool<{ n: number }>(Prisma.sql`
-      WITH gone AS (
-        DELETE FROM intent_engine_events WHERE id IN (
-          SELECT id FROM intent_engine_events WHERE at < now() - make_interval(days => ${retentionDays}::int) LIMIT 5000)
-        RETURNING 1)
-      SELECT count(*)::int AS n FROM gone`);
-    total += rows[0].n;
-    if (rows[0].n < 5000) return total;
-  }
 }

@@ -175,13 +175,6 @@ async function writeBatch({ countRows, waitRows, timeoutRows, intentRows }: Batc
   await db().$transaction(statements);
 }
 
-/** How long per-intent outcomes are kept: the Contention page looks back a day at most; shared links keep a week. */
-export const INTENT_OUTCOMES_RETENTION_DAYS = 7;
-
-export async function pruneIntentOutcomes(): Promise<number> {
-  return db().$executeRaw`DELETE FROM intent_outcome_minutes WHERE minute < now() - make_interval(days => ${INTENT_OUTCOMES_RETENTION_DAYS})`;
-}
-
 export async function flushOutcomes(): Promise<void> {
   if (flushing) await flushing;
   // Sorted by key: instances flushing the same minute at once upsert in one order and cannot deadlock each other.

@@ -90,8 +90,3 @@ export async function leaseEventTotals(client: Tx = db()): Promise<{ backend: Le
     SELECT backend, event, count(*) AS n FROM lease_events GROUP BY backend, event`;
   return rows.map((r) => ({ ...r, n: Number(r.n) }));
 }
-
-/** Events older than the retention go; the lease rows (and their tokens) stay. */
-export async function pruneLeaseEvents(retentionDays = 7, client: Db = db()): Promise<number> {
-  return client.$executeRaw`DELETE FROM lease_events WHERE at < now() - make_interval(days => ${retentionDays}::int)`;
-}

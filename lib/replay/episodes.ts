@@ -47,7 +47,7 @@ export async function lockEpisodesOfRun(run: Pick<ReplayRunView, 'id' | 'created
     WITH mine AS (
       SELECT e.*, ARRAY(
                SELECT DISTINCT li.intent_id::text FROM lock_episode_intents li JOIN intents i ON i.id = li.intent_id
-               WHERE li.episode_id = e.id AND i.is_replay AND i.payload->'replay'->>'run' = ${run.id}
+               WHERE li.episode_id = e.id AND li.episode_started_at = e.started_at AND i.is_replay AND i.payload->'replay'->>'run' = ${run.id}
                ORDER BY 1 LIMIT 10) AS run_intents
       FROM lock_episodes e
       WHERE e.started_at >= ${run.createdAt}::timestamptz AND e.started_at <= coalesce(${run.finishedAt}::timestamptz, now())

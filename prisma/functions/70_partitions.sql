@@ -1,21 +1,36 @@
--- Monthly range partitions of the append-only history tables (docs/SCALE.md, "Partitioned history").
+-- Range partitions of the history tables by time (docs/SCALE.md, "Partitioned history").
 --
--- Each partitioned table has one partition per calendar month (UTC), named <table>_pYYYY_MM, and after the last month
--- a catch-all, <table>_future, FROM (the month after) TO (MAXVALUE): a write never fails because housekeeping was
--- late. It is a range partition rather than a DEFAULT one on purpose: with only ranges, the planner knows the
--- partitions' order and reads a newest-first page (the Audit page) from the newest partition back, stopping when the
--- page is full; a DEFAULT partition could hold any time, so every partition would be opened and merged.
--- Housekeeping (lib/db/partitions.ts) calls bridge_partitions_maintain for each table: it creates the months ahead
--- (moving any rows the catch-all took into their months) and detaches, and drops unless asked to keep them for
+-- Each partitioned table has one partition per period, a calendar month or a day (UTC), named <table>_pYYYY_MM or
+-- <table>_pYYYY_MM_DD, and after the last one a catch-all, <table>_future, FROM (the period after) TO (MAXVALUE): a
+-- write never fails because housekeeping was late. It is a range partition rather than a DEFAULT one on purpose: with
+-- only ranges, the planner knows the partitions' order and reads a newest-first page (the Audit page) from the newest
+-- partition back, stopping when the page is full; a DEFAULT partition could hold any time, so every partition would
+-- be opened and merged.
+-- A table's period is the one its migration chose (a month for a table kept for months or forever, a day for one kept
+-- for days, so retiring whole partitions keeps at most a day more than asked), and these functions read it from the
+-- table's own partitions: nothing else records it, so it cannot disagree with them.
+-- Housekeeping (lib/db/partitions.ts) calls bridge_partitions_maintain for each table: it creates the periods ahead
+-- (moving any rows the catch-all took into their periods) and detaches, and drops unless asked to keep them for
 -- archiving, the partitions whose every row is older than the table's retention. A write older than the oldest
 -- partition has no home and is refused (23514): the product writes at now(); seeds of old history cover their
--- months first (bridge_partitions_cover).
+-- periods first (bridge_partitions_cover).
 --
--- Month arithmetic is done on UTC wall-clock time: a timestamptz plus '1 month' would follow the session's time zone.
+-- Period arithmetic is done on UTC wall-clock time: a timestamptz plus '1 month' would follow the session's time zone.
+
+-- Their parameters were renamed when tables partitioned by day came (a parameter's name cannot change in place).
+DROP FUNCTION IF EXISTS "bridge_partition_create"(regclass, timestamptz);
+DROP FUNCTION IF EXISTS "bridge_partitions_maintain"(regclass, timestamptz, int, int, boolean);
+
+-- The start of the period (`day` or `month`, UTC) `t` falls in, `later` periods on.
+CREATE OR REPLACE FUNCTION "bridge_period_start"(t timestamptz, period text, later int DEFAULT 0) RETURNS timestamptz
+LANGUAGE sql IMMUTABLE AS $$
+  SELECT (date_trunc(period, t AT TIME ZONE 'UTC')
+          + CASE period WHEN 'month' THEN make_interval(months => later) ELSE make_interval(days => later) END) AT TIME ZONE 'UTC'
+$$;
 
 CREATE OR REPLACE FUNCTION "bridge_month_start"(t timestamptz, months_later int DEFAULT 0) RETURNS timestamptz
 LANGUAGE sql IMMUTABLE AS $$
-  SELECT (date_trunc('month', t AT TIME ZONE 'UTC') + make_interval(months => months_later)) AT TIME ZONE 'UTC'
+  SELECT "bridge_period_start"(t, 'month', months_later)
 $$;
 
 -- The partitions of a table with their ranges, read from the catalog (so partitions made by hand count too), oldest
@@ -29,6 +44,14 @@ LANGUAGE sql STABLE AS $$
   FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
   WHERE i.inhparent = parent
   ORDER BY 3 NULLS LAST
+$$;
+
+-- A table's period: `day` when its newest bounded partition spans a day at most, else `month`.
+CREATE OR REPLACE FUNCTION "bridge_partition_period"(parent regclass) RETURNS text
+LANGUAGE sql STABLE AS $$
+  SELECT CASE WHEN p.to_at - p.from_at <= interval '1 day' THEN 'day' ELSE 'month' END
+  FROM "bridge_partitions"(parent) p WHERE p.to_at IS NOT NULL AND p.from_at IS NOT NULL
+  ORDER BY p.to_at DESC LIMIT 1
 $$;
 
 -- The column a table is partitioned by.
@@ -46,18 +69,27 @@ LANGUAGE sql STABLE AS $$
   FROM pg_attribute a WHERE a.attrelid = parent AND a.attnum > 0 AND NOT a.attisdropped
 $$;
 
--- Creates the partition of `parent` for the month `month` falls in and answers its name, unless a partition of its
--- own already covers any of that month (then NULL). A month the catch-all covers is carved out of it: the catch-all
--- is detached, the month and a new catch-all from the month after are created, the old catch-all's rows are copied
--- into them and it is dropped. A detached partition loses the append-only trigger it inherited, and the copies are
--- inserted into the partitions themselves, so the parent's statement triggers (the outbox) do not see them again.
--- A month after the catch-all's start can only be carved with every month before it (no gap may open): call
+-- The partitioned tables whose foreign keys reference `parent` (the lock history's samples and intents reference its
+-- episodes). They are partitioned on the same time as their parent row, in the same periods.
+CREATE OR REPLACE FUNCTION "bridge_partition_referencing"(parent regclass) RETURNS SETOF regclass
+LANGUAGE sql STABLE AS $$
+  SELECT DISTINCT k.conrelid::regclass FROM pg_constraint k JOIN pg_partitioned_table t ON t.partrelid = k.conrelid
+  WHERE k.contype = 'f' AND k.confrelid = parent AND k.conparentid = 0 AND k.conrelid <> parent
+$$;
+
+-- Creates the partition of `parent` for the period `at` falls in and answers its name, unless a partition of its
+-- own already covers any of that period (then NULL). A period the catch-all covers is carved out of it: the catch-all
+-- is detached, the period and a new catch-all from the period after are created, the old catch-all's rows are copied
+-- into them and it is dropped. A detached partition loses the row triggers it inherited, and the copies are inserted
+-- into the partitions themselves, so the parent's statement triggers (the outbox) do not see them again.
+-- A period after the catch-all's start can only be carved with every period before it (no gap may open): call
 -- bridge_partitions_cover for a range.
-CREATE OR REPLACE FUNCTION "bridge_partition_create"(parent regclass, month timestamptz) RETURNS text
+CREATE OR REPLACE FUNCTION "bridge_partition_create"(parent regclass, at timestamptz) RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE
-  lo timestamptz := "bridge_month_start"(month);
-  hi timestamptz := "bridge_month_start"(month, 1);
+  period text := "bridge_partition_period"(parent);
+  lo timestamptz;
+  hi timestamptz;
   nsp name;
   rel name;
   child text;
@@ -65,21 +97,23 @@ DECLARE
   future record;
   cols text := "bridge_partition_columns"(parent);
 BEGIN
-  IF key IS NULL THEN
-    RAISE EXCEPTION '% is not a partitioned table', parent USING ERRCODE = 'wrong_object_type';
+  IF key IS NULL OR period IS NULL THEN
+    RAISE EXCEPTION '% is not a table partitioned by day or month', parent USING ERRCODE = 'wrong_object_type';
   END IF;
-  IF EXISTS (SELECT 1 FROM "bridge_partitions"(parent) p WHERE p.to_at IS NOT NULL AND p.from_at < hi AND p.to_at > lo) THEN
+  lo := "bridge_period_start"(at, period);
+  hi := "bridge_period_start"(at, period, 1);
+  IF EXISTS (SELECT 1 FROM "bridge_partitions"(parent) p WHERE p.to_at IS NOT NULL AND coalesce(p.from_at, '-infinity') < hi AND p.to_at > lo) THEN
     RETURN NULL;
   END IF;
   SELECT n.nspname, c.relname INTO nsp, rel FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = parent;
-  child := format('%I.%I', nsp, rel || '_p' || to_char(lo AT TIME ZONE 'UTC', 'YYYY_MM'));
+  child := format('%I.%I', nsp, rel || '_p' || to_char(lo AT TIME ZONE 'UTC', CASE period WHEN 'month' THEN 'YYYY_MM' ELSE 'YYYY_MM_DD' END));
   SELECT p.partition, p.from_at INTO future FROM "bridge_partitions"(parent) p WHERE p.to_at IS NULL AND p.from_at IS NOT NULL;
   IF future.partition IS NULL OR hi <= future.from_at THEN
     EXECUTE format('CREATE TABLE %s PARTITION OF %s FOR VALUES FROM (%L) TO (%L)', child, parent, lo, hi);
     RETURN child::regclass::text;
   END IF;
   IF lo <> future.from_at THEN
-    RAISE EXCEPTION 'the month of % is not the first month of %''s catch-all partition (%)', month, parent, future.from_at
+    RAISE EXCEPTION 'the % of % is not the first of %''s catch-all partition (%)', period, at, parent, future.from_at
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
   EXECUTE format('ALTER TABLE %s DETACH PARTITION %s', parent, future.partition);
@@ -92,16 +126,22 @@ BEGIN
   RETURN child::regclass::text;
 END $$;
 
--- Creates the month partitions `parent` lacks from the month of `from_at` to the month of `to_at`, both included. A
--- range reaching into the catch-all starts at the catch-all's first month, so no gap opens before it.
+-- Creates the partitions `parent` lacks from the period of `from_at` to the period of `to_at`, both included. A
+-- range reaching into the catch-all starts at the catch-all's first period, so no gap opens before it. The tables
+-- referencing `parent` get the same periods first: a row of theirs always has its partition when its parent row has.
 CREATE OR REPLACE FUNCTION "bridge_partitions_cover"(parent regclass, from_at timestamptz, to_at timestamptz) RETURNS text[]
 LANGUAGE plpgsql AS $$
 DECLARE
-  m timestamptz := "bridge_month_start"(from_at);
+  period text := "bridge_partition_period"(parent);
+  m timestamptz := "bridge_period_start"(from_at, period);
   future_from timestamptz;
   made text;
+  child regclass;
   created text[] := '{}';
 BEGIN
+  FOR child IN SELECT * FROM "bridge_partition_referencing"(parent) LOOP
+    created := created || "bridge_partitions_cover"(child, from_at, to_at);
+  END LOOP;
   SELECT p.from_at INTO future_from FROM "bridge_partitions"(parent) p WHERE p.to_at IS NULL AND p.from_at IS NOT NULL;
   IF future_from < m AND future_from <= to_at THEN
     m := future_from;
@@ -109,7 +149,7 @@ BEGIN
   WHILE m <= to_at LOOP
     made := "bridge_partition_create"(parent, m);
     IF made IS NOT NULL THEN created := created || made; END IF;
-    m := "bridge_month_start"(m, 1);
+    m := "bridge_period_start"(m, period, 1);
   END LOOP;
   RETURN created;
 END $$;
@@ -117,30 +157,43 @@ END $$;
 -- Detaches the partitions of `parent` whose every row is older than `keep_days` at `now` (their upper bound is at or
 -- before now - keep_days), oldest first, and drops them unless `detach_only` (then they stay as tables of their own,
 -- for archiving: dump them, then drop them). The catch-all is never retired.
+-- The partitioned tables that reference `parent` retire their expired partitions first: theirs hold the rows that
+-- reference the rows of the parent's, and a partition still referenced cannot be detached. A partition of theirs
+-- kept as a table (detach only) drops its foreign key: it would otherwise keep pointing into the parent, and the
+-- parent's partition could not be detached either.
 CREATE OR REPLACE FUNCTION "bridge_partitions_retire"(parent regclass, now timestamptz, keep_days int, detach_only boolean) RETURNS text[]
 LANGUAGE plpgsql AS $$
 DECLARE
   cutoff timestamptz := ((now AT TIME ZONE 'UTC') - make_interval(days => keep_days)) AT TIME ZONE 'UTC';
   p record;
+  fk record;
+  child regclass;
   retired text[] := '{}';
 BEGIN
+  FOR child IN SELECT * FROM "bridge_partition_referencing"(parent) LOOP
+    retired := retired || "bridge_partitions_retire"(child, now, keep_days, detach_only);
+  END LOOP;
   FOR p IN SELECT * FROM "bridge_partitions"(parent) x WHERE x.to_at <= cutoff ORDER BY x.to_at LOOP
     EXECUTE format('ALTER TABLE %s DETACH PARTITION %s', parent, p.partition);
     retired := retired || p.partition::text;
     IF NOT detach_only THEN
       EXECUTE format('DROP TABLE %s', p.partition);
+    ELSE
+      FOR fk IN SELECT conname FROM pg_constraint WHERE conrelid = p.partition AND contype = 'f' AND conparentid = 0 LOOP
+        EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', p.partition, fk.conname);
+      END LOOP;
     END IF;
   END LOOP;
   RETURN retired;
 END $$;
 
--- One round of housekeeping for one table, at `now` (tests pass another time instead of waiting for it): the months
--- from now's to `months_ahead` later exist, every row the catch-all took is moved into its month, and, when
--- `keep_days` is set, expired partitions are retired. One instance at a time: a transaction-level advisory lock
--- (usable behind PgBouncer), which the others skip instead of waiting for (`ran` false). The DDL waits for the
--- engine's writes on the table for at most a second, then gives up until the next round, rather than holding every
--- later write in the lock queue behind it.
-CREATE OR REPLACE FUNCTION "bridge_partitions_maintain"(parent regclass, now timestamptz, months_ahead int, keep_days int, detach_only boolean)
+-- One round of housekeeping for one table, at `now` (tests pass another time instead of waiting for it): the periods
+-- from now's to `ahead` periods later exist, every row the catch-all took is moved into its period, and, when
+-- `keep_days` is set, expired partitions are retired (with those of the tables referencing it, see above). One
+-- instance at a time: a transaction-level advisory lock (usable behind PgBouncer), which the others skip instead of
+-- waiting for (`ran` false). The DDL waits for the engine's writes on the table for at most a second, then gives up
+-- until the next round, rather than holding every later write in the lock queue behind it.
+CREATE OR REPLACE FUNCTION "bridge_partitions_maintain"(parent regclass, now timestamptz, ahead int, keep_days int, detach_only boolean)
 RETURNS TABLE ("ran" boolean, "created" text[], "retired" text[])
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -153,7 +206,7 @@ BEGIN
     RETURN;
   END IF;
   PERFORM set_config('lock_timeout', '1s', true);
-  done := "bridge_partitions_cover"(parent, now, "bridge_month_start"(now, months_ahead));
+  done := "bridge_partitions_cover"(parent, now, "bridge_period_start"(now, "bridge_partition_period"(parent), ahead));
   SELECT p.partition INTO future FROM "bridge_partitions"(parent) p WHERE p.to_at IS NULL AND p.from_at IS NOT NULL;
   IF future IS NOT NULL THEN
     EXECUTE format('SELECT max(%I) FROM %s', "bridge_partition_key"(parent), future) INTO newest;

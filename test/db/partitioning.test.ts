@@ -75,7 +75,7 @@ function monthStart(t: Date, later = 0): Date {
 const months = (parts: PartitionRow[]) => parts.filter((p) => p.toAt !== null);
 const catchAll = (parts: PartitionRow[]) => parts.find((p) => p.toAt === null)!;
 
-const policy = (over: Partial<PartitionPolicy> = {}): PartitionPolicy => ({ table: 'audit_events', monthsAhead: 3, retentionDays: 0, detachOnly: false, ...over });
+const policy = (over: Partial<PartitionPolicy> = {}): PartitionPolicy => ({ table: 'audit_events', ahead: 3, retentionDays: 0, detachOnly: false, ...over });
 
 /** Some real history through the engine, plus rows written months ago (bulk batch records, with no intent). */
 async function writeHistory(now: Date) {
@@ -235,10 +235,10 @@ describe('audit_events partitioned by month', () => {
     const last = months(await partitions()).at(-1)!.fromAt;
     // The last minute of the last month that exists: nothing to create …
     const lastMinute = new Date(monthStart(last, 1).getTime() - 60_000);
-    expect(await maintainPartitions(policy({ monthsAhead: 0 }), lastMinute)).toMatchObject({ ran: true, created: [], retired: [] });
+    expect(await maintainPartitions(policy({ ahead: 0 }), lastMinute)).toMatchObject({ ran: true, created: [], retired: [] });
     // … and a second past the boundary, the new month and, with one month ahead, the next appear.
     const justAfter = new Date(monthStart(last, 1).getTime() + 1000);
-    const report = await maintainPartitions(policy({ monthsAhead: 1 }), justAfter);
+    const report = await maintainPartitions(policy({ ahead: 1 }), justAfter);
     expect(report.created).toEqual([monthName(monthStart(last, 1)), monthName(monthStart(last, 2))]);
     expect(catchAll(await partitions()).fromAt).toEqual(monthStart(last, 3));
     const [{ partition }] = await db().$queryRaw<{ partition: string }[]>`
@@ -246,7 +246,7 @@ describe('audit_events partitioned by month', () => {
       RETURNING tableoid::regclass::text AS partition`;
     expect(partition).toBe(monthName(monthStart(last, 2)));
     // Again at the same time: nothing more to do.
-    expect((await maintainPartitions(policy({ monthsAhead: 1 }), justAfter)).created).toEqual([]);
+    expect((await maintainPartitions(policy({ ahead: 1 }), justAfter)).created).toEqual([]);
   });
 
   it('retires exactly the expired partitions: only detached when asked, else dropped', async () => {
@@ -259,7 +259,7 @@ describe('audit_events partitioned by month', () => {
     const expiredRows = parts.filter((p) => expired.includes(p.name)).reduce((n, p) => n + p.rows, 0);
     const total = (await fingerprint()).rows;
 
-    const detached = await maintainPartitions(policy({ retentionDays: 10, detachOnly: true, monthsAhead: 0 }), at);
+    const detached = await maintainPartitions(policy({ retentionDays: 10, detachOnly: true, ahead: 0 }), at);
     expect(detached.retired).toEqual(expired);
     const left = await partitions();
     expect(left.map((p) => p.name)).toEqual(expect.arrayContaining(kept));
@@ -275,7 +275,7 @@ describe('audit_events partitioned by month', () => {
 
     // A month later with drop: the next expired month is detached and dropped, nothing else.
     const fourth = parts[3];
-    const dropped = await maintainPartitions(policy({ retentionDays: 10, monthsAhead: 0 }), new Date(fourth.toAt!.getTime() + 10 * DAY));
+    const dropped = await maintainPartitions(policy({ retentionDays: 10, ahead: 0 }), new Date(fourth.toAt!.getTime() + 10 * DAY));
     expect(dropped.retired).toEqual([fourth.name]);
     const [{ exists }] = await db().$queryRaw<{ exists: boolean }[]>`SELECT to_regclass(${fourth.name}) IS NOT NULL AS exists`;
     expect(exists).toBe(false);

@@ -2,7 +2,8 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
 import { editLeaseResource } from '@/lib/leases/edit-names';
 import { LeaseNotYoursError } from '@/lib/leases/errors';
-import { leaseHistory, pruneLeaseEvents, recentLeaseEvents, recordLeaseEvents } from '@/lib/leases/events';
+import { maintainPartitions, partitionPolicy } from '@/lib/db/partitions';
+import { leaseHistory, recentLeaseEvents, recordLeaseEvents } from '@/lib/leases/events';
 import { acquireLease, listLeases, refreshLease, releaseLease, sweepLeases, type LeaseActor } from '@/lib/leases/service';
 import { resetDatabase } from '../helpers';
 
@@ -67,11 +68,17 @@ describe('the lease event log', () => {
     ]);
   });
 
-  it('pruning keeps the last seven days by default', async () => {
+  it('keeps the last seven days: the day partitions older than that are retired, nothing newer', async () => {
     const event = (resource: string) => ({ resource, event: 'refreshed' as const, owner: 'svc-a', actor: 'system', token: 1, expiresAt: null });
     await recordLeaseEvents('postgres', [event('orders/old'), event('orders/new')]);
-    await db().$executeRaw`UPDATE lease_events SET at = now() - interval '8 days' WHERE resource = 'orders/old'`;
-    expect(await pruneLeaseEvents()).toBe(1);
+    // The day eight days back gets its partition, and the old event moves into it.
+    await db().$queryRaw`SELECT "bridge_partitions_cover"('lease_events'::regclass, now() - interval '8 days', now())::text`;
+    const [{ partition }] = await db().$queryRaw<{ partition: string }[]>`
+      UPDATE lease_events SET at = now() - interval '8 days' WHERE resource = 'orders/old' RETURNING tableoid::regclass::text AS partition`;
+    const report = await maintainPartitions(partitionPolicy('lease_events'));
+    expect(report.retired).toContain(partition);
+    const [{ gone }] = await db().$queryRaw<{ gone: boolean }[]>`SELECT to_regclass(${partition}) IS NULL AS gone`;
+    expect(gone).toBe(true);
     expect((await recentLeaseEvents({ limit: 10 })).map((e) => e.resource)).toEqual(['orders/new']);
   });
 });

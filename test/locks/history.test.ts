@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { db } from '@/lib/db/client';
+import { maintainPartitions, partitionPolicy } from '@/lib/db/partitions';
 import { reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { episodesForIntent, getEpisode, listEpisodes } from '@/lib/locks/history/episodes';
 import { LockSampler, type SamplerConfig } from '@/lib/locks/history/sampler';
@@ -22,7 +23,7 @@ const { GET: getRoute } = apiRoute('/api/locks/episodes/{id}');
  * sampler forward by calling its tick itself (never by waiting for its timer), so each sample happens at a known
  * point of the interleaving.
  */
-const config: SamplerConfig = { sampleMs: 1000, idleMs: 1000, takeoverMs: 1000, retentionDays: 14, episodesPerMinute: 120, backoff: { baseMs: 1000, maxMs: 30_000 } };
+const config: SamplerConfig = { sampleMs: 1000, idleMs: 1000, takeoverMs: 1000, episodesPerMinute: 120, backoff: { baseMs: 1000, maxMs: 30_000 } };
 const samplers: LockSampler[] = [];
 /** Every session a test opened, closed after it whatever happened (a failed test must not leave rows locked). */
 const sessions: Session[] = [];
@@ -320,27 +321,31 @@ describe('one sampler per database', () => {
 describe('retention and masking', () => {
   /** An ended episode written directly, `daysAgo` days back, with an intent and a sample. */
   async function pastEpisode(daysAgo: number, query: string, intentId: string): Promise<string> {
+    // Its day gets its partitions first (the episodes' and, following them, their samples' and intents').
+    await db().$queryRaw`SELECT "bridge_partitions_cover"('lock_episodes'::regclass, now() - make_interval(days => ${daysAgo}::int) - interval '1 minute', now())::text`;
     const tree = { tree: [{ pid: 4242, waitingBehind: 1, children: [{ pid: 4343, waitingBehind: 0, children: [], hiddenChildren: 0 }], hiddenChildren: 0 }], backends: [{ pid: 4242, query }, { pid: 4343, query }] };
-    const [row] = await db().$queryRaw<{ id: bigint }[]>`
+    const [row] = await db().$queryRaw<{ id: bigint; startedAt: Date }[]>`
       INSERT INTO lock_episodes (root_pid, root_backend_start, root_xact_start, started_at, last_seen_at, ended_at, peak_waiters, peak_at, peak_tree, root, waiters, intent_ids, applications)
       VALUES (4242, now() - make_interval(days => ${daysAgo}::int) - interval '1 hour', now() - make_interval(days => ${daysAgo}::int) - interval '1 minute',
               now() - make_interval(days => ${daysAgo}::int) - interval '10 seconds', now() - make_interval(days => ${daysAgo}::int), now() - make_interval(days => ${daysAgo}::int),
               1, now() - make_interval(days => ${daysAgo}::int), ${JSON.stringify(tree)}::jsonb,
               ${JSON.stringify({ pid: 4242, query, intents: [intentId] })}::jsonb, ${JSON.stringify([{ pid: 4343, query, intents: [intentId] }])}::jsonb,
               ARRAY[${intentId}::uuid], ARRAY['psql'])
-      RETURNING id`;
-    await db().$executeRaw`INSERT INTO lock_episode_samples (episode_id, at, waiters, tree) VALUES (${row.id}, now() - make_interval(days => ${daysAgo}::int), 1, ${JSON.stringify(tree)}::jsonb)`;
-    await db().$executeRaw`INSERT INTO lock_episode_intents (intent_id, episode_id, role) VALUES (${intentId}::uuid, ${row.id}, 'root')`;
+      RETURNING id, started_at AS "startedAt"`;
+    await db().$executeRaw`INSERT INTO lock_episode_samples (episode_id, episode_started_at, at, waiters, tree)
+      VALUES (${row.id}, ${row.startedAt}, now() - make_interval(days => ${daysAgo}::int), 1, ${JSON.stringify(tree)}::jsonb)`;
+    await db().$executeRaw`INSERT INTO lock_episode_intents (intent_id, episode_id, episode_started_at, role) VALUES (${intentId}::uuid, ${row.id}, ${row.startedAt}, 'root')`;
     return String(row.id);
   }
 
-  it('removes episodes older than the retention, with their samples and intents, and nothing else', async () => {
+  it('retires the days of episodes older than the retention, with their samples and intents, and nothing else', async () => {
     const intent = await makeIntent();
     const old = await pastEpisode(20, 'SELECT 1', intent.id);
     const recent = await pastEpisode(3, 'SELECT 1', intent.id);
     await db().$executeRaw`INSERT INTO lock_episode_totals (le_ms, count, sum_ms) VALUES (10000, 2, 20000)`;
-    const s = sampler({ retentionDays: 14 });
-    expect(await s.pruneNow()).toBe(1);
+    const [{ day }] = await db().$queryRaw<{ day: string }[]>`SELECT tableoid::regclass::text AS day FROM lock_episodes WHERE id = ${old}::bigint`;
+    const report = await maintainPartitions({ ...partitionPolicy('lock_episodes'), retentionDays: 14 });
+    expect(report.retired).toEqual(expect.arrayContaining([day, day.replace('lock_episodes', 'lock_episode_samples'), day.replace('lock_episodes', 'lock_episode_intents')]));
     expect((await listEpisodes({})).items.map((e) => e.id)).toEqual([recent]);
     const left = await db().$queryRaw<{ samples: number; intents: number; totals: number; intentsLeft: number }[]>`
       SELECT (SELECT count(*)::int FROM lock_episode_samples WHERE episode_id = ${old}::bigint) AS samples,

@@ -17,7 +17,7 @@ const { GET: runRoute } = apiRoute('/api/console/replay/runs/{id}');
  * sampler is ticked at that known point; meanwhile an unrelated blocking goes on in the same database, and after the
  * run another one on the run's intent: neither is the run's.
  */
-const config: SamplerConfig = { sampleMs: 1000, idleMs: 1000, takeoverMs: 1000, retentionDays: 14, episodesPerMinute: 120, backoff: { baseMs: 1000, maxMs: 30_000 } };
+const config: SamplerConfig = { sampleMs: 1000, idleMs: 1000, takeoverMs: 1000, episodesPerMinute: 120, backoff: { baseMs: 1000, maxMs: 30_000 } };
 const sessions: Session[] = [];
 let sampler: LockSampler | undefined;
 

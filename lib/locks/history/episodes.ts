@@ -90,7 +90,7 @@ function selectEpisodes(where: Prisma.Sql, limit: number): Prisma.Sql {
            round(extract(epoch FROM coalesce(e.ended_at, e.last_seen_at) - e.started_at) * 1000)::int AS "durationMs",
            e.root, e.waiters, e.peak_waiters AS "peakWaiters", e.peak_at AS "peakAt", e.peak_tree AS "peakTree", e.locks, e.applications,
            (SELECT coalesce(json_agg(json_build_object('id', i.intent_id, 'role', i.role) ORDER BY i.role DESC, i.intent_id), '[]')
-              FROM lock_episode_intents i WHERE i.episode_id = e.id) AS intents,
+              FROM lock_episode_intents i WHERE i.episode_id = e.id AND i.episode_started_at = e.started_at) AS intents,
            json_build_object(
              'lockTimeouts', (SELECT coalesce(json_agg(json_build_object('intentId', o.intent_id, 'minute', o.minute, 'operation', o.operation, 'count', o.count) ORDER BY o.minute), '[]')
                 FROM (SELECT * FROM intent_outcome_minutes o WHERE o.outcome = 'lock_timeout' AND o.intent_id = ANY(e.intent_ids)
@@ -147,7 +147,8 @@ export async function listEpisodes(input: unknown): Promise<EpisodePage> {
   if (q.intentId) conditions.push(Prisma.sql`e.id IN (SELECT episode_id FROM lock_episode_intents WHERE intent_id = ${q.intentId}::uuid)`);
   if (q.application) conditions.push(Prisma.sql`EXISTS (SELECT 1 FROM unnest(e.applications) a WHERE left(a, ${q.application.length}::int) = ${q.application})`);
   if (q.minDurationMs !== undefined) conditions.push(Prisma.sql`coalesce(e.ended_at, e.last_seen_at) - e.started_at >= make_interval(secs => ${q.minDurationMs / 1000}::float8)`);
-  if (cursor) conditions.push(Prisma.sql`(e.started_at, e.id) < (${cursor.at}::timestamptz, ${cursor.id}::bigint)`);
+  // The plain `started_at <=` beside the row comparison is what the planner prunes the day partitions on.
+  if (cursor) conditions.push(Prisma.sql`e.started_at <= ${cursor.at}::timestamptz AND (e.started_at, e.id) < (${cursor.at}::timestamptz, ${cursor.id}::bigint)`);
   const rows = await db().$queryRaw<Row[]>(selectEpisodes(Prisma.join(conditions, ' AND '), limit + 1));
   const items = rows.slice(0, limit).map(toEpisode);
   const storms = cursor
@@ -173,7 +174,8 @@ export async function getEpisode(input: unknown): Promise<EpisodeWithSamples | n
   if (!rows[0]) return null;
   const samples = await db().$queryRaw<{ at: Date; waiters: number; tree: EpisodeTree }[]>`
     SELECT at, waiters, tree FROM (
-      SELECT s.*, row_number() OVER (ORDER BY at) AS n, count(*) OVER () AS total FROM lock_episode_samples s WHERE s.episode_id = ${id}::bigint
+      SELECT s.*, row_number() OVER (ORDER BY at) AS n, count(*) OVER () AS total FROM lock_episode_samples s
+      WHERE s.episode_id = ${id}::bigint AND s.episode_started_at = ${rows[0].startedAt}::timestamptz
     ) s
     WHERE total <= ${MAX_SAMPLES}::int OR n = 1 OR n = total OR n % ceil(total::float8 / ${MAX_SAMPLES}::int)::int = 0
     ORDER BY at`;
@@ -209,10 +211,10 @@ export async function episodesForIntent(
     SELECT e.id, e.started_at AS "startedAt", e.ended_at AS "endedAt", e.peak_waiters AS "peakWaiters", e.root_pid AS "rootPid",
            round(extract(epoch FROM coalesce(e.ended_at, e.last_seen_at) - e.started_at) * 1000)::int AS "durationMs",
            min(i.role) AS role, e.write_seq::text AS "writeSeq"
-    FROM lock_episode_intents i JOIN lock_episodes e ON e.id = i.episode_id
+    FROM lock_episode_intents i JOIN lock_episodes e ON e.id = i.episode_id AND e.started_at = i.episode_started_at
     WHERE i.intent_id = ${intentId}::uuid
       AND (coalesce(e.write_seq, 0), e.id) > (${after.seq.toString()}::bigint, ${after.id.toString()}::bigint)
-    GROUP BY e.id
+    GROUP BY e.id, e.started_at
     ORDER BY coalesce(e.write_seq, 0), e.id
     LIMIT ${page.limit ?? 1000}`;
   return rows.map((r) => ({ ...r, id: String(r.id), startedAt: r.startedAt.toISOString(), endedAt: r.endedAt?.toISOString() ?? null }));

@@ -5,7 +5,7 @@ import { env } from '@/lib/env';
 import { LOCKS_BACKOFF, nextInterval, type BackoffPolicy } from '../backoff';
 import { LOCK_SNAPSHOT_LIMITS, readResolvedBackends, withSnapshotTransaction } from '../queries';
 import { continueEpisode, endOf, observeRoots, openEpisode, rootKeyString, type EpisodeLock, type RootObservation } from './fold';
-import { addToStorm, closeEpisodes, countLockWaiters, insertEpisode, pruneEpisodes, readEpisodeLocks, readOpenEpisodes, stillLeader, tryLeadership, updateEpisode } from './store';
+import { addToStorm, closeEpisodes, countLockWaiters, insertEpisode, readEpisodeLocks, readOpenEpisodes, stillLeader, tryLeadership, updateEpisode } from './store';
 
 /**
  * The lock history's sampler. Every console instance and worker process runs one; the one holding a session-level
@@ -14,8 +14,9 @@ import { addToStorm, closeEpisodes, countLockWaiters, insertEpisode, pruneEpisod
  *
  * - while nothing waits, looks every `idleMs` whether anything does (one read of pg_stat_activity);
  * - while anything waits, or an episode is in progress, reads the blocking graph every `sampleMs` exactly as the
- *   Locks page does (same query, same short lock_timeout / statement_timeout), and writes episodes;
- * - every RETENTION_EVERY_MS deletes a batch of episodes older than the retention.
+ *   Locks page does (same query, same short lock_timeout / statement_timeout), and writes episodes.
+ *
+ * Old episodes leave by whole days, with the rest of the partitioned history (lib/db/partitions.ts, housekeeping).
  *
  * Ticks are chained (the next is scheduled when one ends), so they never pile up; a tick the database refuses (its
  * timeouts fired, the connection broke) doubles the delay up to `backoff.maxMs`, and healthy ones bring it back.
@@ -26,7 +27,6 @@ export type SamplerConfig = {
   sampleMs: number;
   idleMs: number;
   takeoverMs: number;
-  retentionDays: number;
   episodesPerMinute: number;
   backoff: BackoffPolicy;
 };
@@ -43,8 +43,6 @@ export type TickReport = {
   tookMs: number;
 };
 
-const RETENTION_EVERY_MS = 10 * 60_000;
-const RETENTION_BATCH = 1000;
 const SAMPLER_APPLICATION = 'bridge:lock-sampler';
 
 export function samplerConfigFromEnv(): SamplerConfig {
@@ -53,7 +51,6 @@ export function samplerConfigFromEnv(): SamplerConfig {
     sampleMs: e.LOCK_HISTORY_SAMPLE_MS,
     idleMs: e.LOCK_HISTORY_IDLE_MS,
     takeoverMs: e.LOCK_HISTORY_TAKEOVER_MS,
-    retentionDays: e.LOCK_HISTORY_RETENTION_DAYS,
     episodesPerMinute: e.LOCK_HISTORY_EPISODES_PER_MINUTE,
     backoff: { baseMs: e.LOCK_HISTORY_SAMPLE_MS, maxMs: LOCKS_BACKOFF.maxMs },
   };
@@ -64,7 +61,6 @@ export class LockSampler {
   private readonly prisma: Db;
   private leader: { pid: number; backendStart: string } | null = null;
   private openEpisodes = 0;
-  private lastRetention = 0;
   private timer: NodeJS.Timeout | undefined;
   private running = false;
   private stopped = false;
@@ -160,12 +156,6 @@ export class LockSampler {
         Object.assign(report, await this.sample());
         report.sampled = true;
       }
-      if (Date.now() - this.lastRetention > RETENTION_EVERY_MS) {
-        this.lastRetention = Date.now();
-        const removed = await this.prisma.$transaction((tx) => pruneEpisodes(tx, this.config.retentionDays, RETENTION_BATCH));
-        // A full batch: more may be due; the next retention turn comes sooner.
-        if (removed === RETENTION_BATCH) this.lastRetention -= RETENTION_EVERY_MS / 2;
-      }
     } catch (err) {
       // The connection may be gone, and the leadership with it: check again on the next tick.
       if (!pressureReason(err)) this.leader = null;
@@ -187,7 +177,6 @@ export class LockSampler {
       if (this.leader) {
         // Whatever was in progress under the previous leader is continued from the database.
         this.openEpisodes = 1;
-        this.lastRetention = 0;
       }
       return this.leader !== null;
     } catch (err) {
@@ -195,11 +184,6 @@ export class LockSampler {
       if (pressureReason(err)) throw err;
       return false;
     }
-  }
-
-  /** Forces a retention pass now (tests, and the CLI); returns how many episodes went. */
-  async pruneNow(batch = RETENTION_BATCH): Promise<number> {
-    return this.prisma.$transaction((tx) => pruneEpisodes(tx, this.config.retentionDays, batch));
   }
 
   private async sample(): Promise<Pick<TickReport, 'opened' | 'continued' | 'closed' | 'summarised'>> {

@@ -70,7 +70,7 @@ export async function readOpenEpisodes(tx: Tx): Promise<OpenEpisode[]> {
     SELECT e.id, e.root_pid AS "rootPid", e.root_backend_start AS "rootBackendStart", e.root_xact_start AS "rootXactStart",
            e.started_at AS "startedAt", e.last_seen_at AS "lastSeenAt", e.peak_waiters AS "peakWaiters", e.waiters, e.locks,
            e.intent_ids::text[] AS "intentIds", e.applications,
-           (SELECT s.tree FROM lock_episode_samples s WHERE s.episode_id = e.id ORDER BY s.at DESC LIMIT 1) AS "lastTree"
+           (SELECT s.tree FROM lock_episode_samples s WHERE s.episode_id = e.id AND s.episode_started_at = e.started_at ORDER BY s.at DESC LIMIT 1) AS "lastTree"
     FROM lock_episodes e WHERE e.ended_at IS NULL`;
   return rows.map((r) => ({
     id: String(r.id),
@@ -86,7 +86,11 @@ export async function readOpenEpisodes(tx: Tx): Promise<OpenEpisode[]> {
   }));
 }
 
-/** A new episode with its first sample and its intents; null when one is already in progress for that root. */
+/**
+ * A new episode with its first sample and its intents; null when one is already in progress for that root (the
+ * table's trigger then writes no row). The sample and intents carry the episode's start beside its id: the history is
+ * partitioned by that start, and their foreign key names both.
+ */
 export async function insertEpisode(tx: Tx, e: ReturnType<typeof openEpisode>, intents: { id: string; role: string }[]): Promise<string | null> {
   const tree = JSON.stringify(e.tree);
   const rows = await tx.$queryRaw<{ id: bigint }[]>`
@@ -96,13 +100,13 @@ export async function insertEpisode(tx: Tx, e: ReturnType<typeof openEpisode>, i
       VALUES (${e.key.pid}::int, ${e.key.backendStart}::timestamptz, ${e.key.xactStart}::timestamptz, ${e.startedAt}::timestamptz,
               ${e.lastSeenAt}::timestamptz, ${e.peakWaiters}::int, ${e.peakAt}::timestamptz, ${tree}::jsonb, ${JSON.stringify(e.root)}::jsonb,
               ${JSON.stringify(e.waiters)}::jsonb, ${JSON.stringify(e.locks)}::jsonb, ${e.intentIds}::uuid[], ${e.applications}::text[])
-      ON CONFLICT (root_pid, root_backend_start, (COALESCE(root_xact_start, '-infinity'))) WHERE ended_at IS NULL DO NOTHING
-      RETURNING id
+      RETURNING id, started_at
     ), s AS (
-      INSERT INTO lock_episode_samples (episode_id, at, waiters, tree) SELECT id, ${e.lastSeenAt}::timestamptz, ${e.peakWaiters}::int, ${tree}::jsonb FROM e
+      INSERT INTO lock_episode_samples (episode_id, episode_started_at, at, waiters, tree)
+      SELECT id, started_at, ${e.lastSeenAt}::timestamptz, ${e.peakWaiters}::int, ${tree}::jsonb FROM e
     ), i AS (
-      INSERT INTO lock_episode_intents (intent_id, episode_id, role)
-      SELECT x.id, e.id, x.role FROM e, unnest(${intents.map((i) => i.id)}::uuid[], ${intents.map((i) => i.role)}::text[]) AS x(id, role)
+      INSERT INTO lock_episode_intents (intent_id, episode_id, episode_started_at, role)
+      SELECT x.id, e.id, e.started_at, x.role FROM e, unnest(${intents.map((i) => i.id)}::uuid[], ${intents.map((i) => i.role)}::text[]) AS x(id, role)
       ON CONFLICT DO NOTHING
     )
     SELECT id FROM e`;
@@ -127,14 +131,14 @@ export async function updateEpisode(tx: Tx, id: string, u: EpisodeUpdate, intent
         intent_ids = ${u.intentIds}::uuid[],
         applications = ${u.applications}::text[]
       WHERE id = ${id}::bigint AND ended_at IS NULL
-      RETURNING id
+      RETURNING id, started_at
     ), s AS (
-      INSERT INTO lock_episode_samples (episode_id, at, waiters, tree)
-      SELECT id, ${u.lastSeenAt}::timestamptz, ${u.sample?.waiters ?? 0}::int, ${sampleTree}::jsonb FROM e WHERE ${sampleTree}::jsonb IS NOT NULL
+      INSERT INTO lock_episode_samples (episode_id, episode_started_at, at, waiters, tree)
+      SELECT id, started_at, ${u.lastSeenAt}::timestamptz, ${u.sample?.waiters ?? 0}::int, ${sampleTree}::jsonb FROM e WHERE ${sampleTree}::jsonb IS NOT NULL
       ON CONFLICT DO NOTHING
     )
-    INSERT INTO lock_episode_intents (intent_id, episode_id, role)
-    SELECT x.id, e.id, x.role FROM e, unnest(${intents.map((i) => i.id)}::uuid[], ${intents.map((i) => i.role)}::text[]) AS x(id, role)
+    INSERT INTO lock_episode_intents (intent_id, episode_id, episode_started_at, role)
+    SELECT x.id, e.id, e.started_at, x.role FROM e, unnest(${intents.map((i) => i.id)}::uuid[], ${intents.map((i) => i.role)}::text[]) AS x(id, role)
     ON CONFLICT DO NOTHING`;
 }
 
@@ -165,15 +169,4 @@ export async function addToStorm(tx: Tx, minute: string, episodes: number, peakW
     )
     INSERT INTO lock_episode_totals AS t (le_ms, count, sum_ms) VALUES (-2, ${episodes}::int, 0)
     ON CONFLICT (le_ms) DO UPDATE SET count = t.count + EXCLUDED.count`;
-}
-
-/** Ended episodes (and storm minutes) older than the retention, at most `batch` of them; how many went. */
-export async function pruneEpisodes(tx: Tx, retentionDays: number, batch: number): Promise<number> {
-  const rows = await tx.$queryRaw<{ n: number }[]>`
-    WITH old AS (
-      SELECT id FROM lock_episodes WHERE ended_at < now() - make_interval(days => ${retentionDays}::int) ORDER BY ended_at LIMIT ${batch}::int
-    ), gone AS (DELETE FROM lock_episodes e USING old WHERE e.id = old.id RETURNING 1),
-    storms AS (DELETE FROM lock_episode_storms WHERE minute < now() - make_interval(days => ${retentionDays}::int))
-    SELECT count(*)::int AS n FROM gone`;
-  return rows[0]?.n ?? 0;
 }
