@@ -117,8 +117,8 @@ function UserListNav({ q, after, shown, list }: { q: string; after: string; show
     return search.size ? `/admin/users?${search}` : '/admin/users';
   };
   return (
-    <div className={styles.inline}>
-      <form method="get" action="/admin/users" role="search" aria-label="Find users" className={styles.inline}>
+    <div className={styles.listNav}>
+      <form method="get" action="/admin/users" role="search" aria-label="Find users">
         <label className={styles.label}>
           Username contains
           <input className={styles.input} type="search" name="q" defaultValue={q} maxLength={64} autoComplete="off" />
