@@ -243,9 +243,11 @@ async function prepareDatabase(holder: { database?: EmbeddedDb }): Promise<{ url
 }
 
 /**
- * Before a standby is made: a freshly seeded table has neither statistics nor hint bits nor a visibility map until
- * autovacuum gets to it, and a standby never sets them in its own files (it only replays what the primary logs).
- * VACUUM (ANALYZE) writes all three on the primary, and the copy carries them, so both sides read the same table.
+ * Before a standby is made: a standby cannot run VACUUM or ANALYZE, so its statistics and visibility map (what lets
+ * the list's index-only scans skip the table) are the ones the primary had, replayed; and with data checksums
+ * (initdb's default since PostgreSQL 18) the hint bits it sets on rows stay in its memory only, so a row the primary
+ * never vacuumed is checked against the commit log again after every eviction. VACUUM (ANALYZE) on the primary
+ * writes all three, and the copy carries them, so both sides read the same table.
  */
 async function vacuumAnalyze(): Promise<void> {
   const { db } = await import('../lib/db/client');
@@ -384,6 +386,7 @@ function printReport(intents: number, embedded: boolean, runsBySide: SideRun[]):
     row(`CPU of the console server during the ${concurrency} operators (list + counts)`, (r) => cpuText(r.together.cpu.server, r.together.seconds));
     row(`CPU of the primary's PostgreSQL during the ${concurrency} operators (list only)`, (r) => cpuText(r.listOnly.cpu.primary, r.listOnly.seconds));
     if (replicaShown) row(`CPU of the replica's PostgreSQL during the ${concurrency} operators (list only)`, (r) => cpuText(r.listOnly.cpu.replica, r.listOnly.seconds));
+    row(`CPU of the console server during the reference (\`/api/health\`)`, (r) => cpuText(r.reference.cpu.server, r.reference.seconds));
     row(`CPU of the primary's PostgreSQL, sequential requests (all of them)`, (r) => cpuText(r.sequential.cpu.primary, r.sequential.seconds));
     if (replicaShown) row(`CPU of the replica's PostgreSQL, sequential requests (all of them)`, (r) => cpuText(r.sequential.cpu.replica, r.sequential.seconds));
   }
