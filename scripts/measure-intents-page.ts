@@ -390,6 +390,7 @@ function printReport(intents: number, embedded: boolean, runsBySide: SideRun[]):
     row(`CPU of the primary's PostgreSQL, sequential requests (all of them)`, (r) => cpuText(r.sequential.cpu.primary, r.sequential.seconds));
     if (replicaShown) row(`CPU of the replica's PostgreSQL, sequential requests (all of them)`, (r) => cpuText(r.sequential.cpu.replica, r.sequential.seconds));
   }
+  row(`HTTP statuses in the ${concurrency}-operator phases (list + counts · list only · reference)`, (r) => [r.together, r.listOnly, r.reference].map((c) => c.statuses).join(' · '));
   row(`where the API's ${concurrency}-operator reads were served (\`Bridge-Read-Source\`)`, (r) => r.together.served || 'primary (no replicas configured: no header)');
   row('load average at start → end', (r) => `${loadText(r.load.start)} → ${loadText(r.load.end)}`);
   console.log(`\n(${availableParallelism()} cores)\n`);
