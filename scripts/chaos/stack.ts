@@ -4,6 +4,7 @@ import pg from 'pg';
 import { freePort, startEmbeddedPostgres, type EmbeddedDb } from '../../lib/db/embedded';
 import { migrate } from '../../lib/db/migrate';
 import { natsBinary, startTestNats, type TestNats } from '../../test/nats';
+import { startStandby, type Standby } from '../../test/replica-pair';
 import { startNext, type NextServer } from '../next-server';
 import type { Instance } from './api';
 import { startPgbouncer, type Bouncer } from './pgbouncer';
@@ -19,17 +20,32 @@ export async function until(check: () => Promise<boolean>, timeoutMs: number): P
   }
 }
 
-export type StackOptions = { logDir: string; pgbouncer: boolean; lockTimeoutMs: number; workerLeaseMs: number; say: (line: string) => void };
+export type StackOptions = {
+  logDir: string;
+  pgbouncer: boolean;
+  /** A hot standby of the database, serving the instances' reads (DATABASE_READ_URL). */
+  replica: boolean;
+  lockTimeoutMs: number;
+  workerLeaseMs: number;
+  say: (line: string) => void;
+};
+
+/**
+ * The replica's settings for the instances: a short lag limit and a quick monitor, so that a replay paused by the
+ * replica fault takes the replica out of rotation, and its resume brings it back, within a fault's turn.
+ */
+export const REPLICA_SETTINGS = { maxLagMs: 1_000, pollMs: 200 };
 
 /**
  * Every process of a chaos run and how to (re)start it: the database (throw-away unless CHAOS_DATABASE_URL names
- * one), PgBouncer and NATS when asked for, the console instances and the workers. `teardown()` stops whatever was
+ * one), its hot standby, PgBouncer and NATS when asked for, the console instances and the workers. `teardown()` stops whatever was
  * started, also after a failure.
  */
 export class ChaosStack {
   directUrl = '';
   token = '';
   embedded: EmbeddedDb | null = null;
+  standby: Standby | null = null;
   bouncer: Bouncer | null = null;
   nats: TestNats | null = null;
   watcher: pg.Client | null = null;
@@ -45,6 +61,8 @@ export class ChaosStack {
   /** The database, migrated, with one admin and one API token for every client, provisioned the way `npm start` does it. */
   async startDatabase(): Promise<void> {
     let directUrl = process.env.CHAOS_DATABASE_URL;
+    // The standby is made by copying the primary's data folder: only a throw-away database of this run has one here.
+    if (directUrl && this.o.replica) throw new Error('--replica needs the run’s own throw-away database: unset CHAOS_DATABASE_URL');
     if (!directUrl) {
       this.embedded = await startEmbeddedPostgres({ persistent: false, database: 'bridge_chaos' });
       directUrl = this.embedded.url;
@@ -63,6 +81,12 @@ export class ChaosStack {
     await bootstrapAuth();
     const { disconnectDb } = await import('../../lib/db/client');
     await disconnectDb();
+    if (this.o.replica && this.embedded) {
+      this.standby = await startStandby(this.embedded, { log: () => undefined });
+      this.o.say(
+        `hot standby on port ${this.standby.port}, streaming from it: the instances read from it (DATABASE_READ_URL; out of rotation past ${REPLICA_SETTINGS.maxLagMs} ms of lag)`,
+      );
+    }
   }
 
   /** PgBouncer (when asked for) and NATS (when there are workers); false when NATS is required but missing. */
@@ -113,7 +137,13 @@ export class ChaosStack {
       databaseUrl: this.appUrl,
       // One log per start: a restarted instance must not overwrite what its killed predecessor said.
       logFile: join(this.o.logDir, `instance-${String.fromCharCode(97 + i)}-${this.launches[i]}.log`),
-      env: { ...this.shared, WORKERS: '0' },
+      env: {
+        ...this.shared,
+        WORKERS: '0',
+        ...(this.standby
+          ? { DATABASE_READ_URL: this.standby.url, READ_REPLICA_MAX_LAG_MS: String(REPLICA_SETTINGS.maxLagMs), READ_REPLICA_POLL_MS: String(REPLICA_SETTINGS.pollMs) }
+          : {}),
+      },
     });
     this.instances[i].up = true;
   }
@@ -180,6 +210,7 @@ export class ChaosStack {
     for (const server of this.servers) await server?.stop().catch(() => undefined);
     await this.nats?.dispose().catch(() => undefined);
     await this.bouncer?.stop().catch(() => undefined);
+    await this.standby?.stop().catch(() => undefined);
     await this.embedded?.stop().catch(() => undefined);
   }
 }
