@@ -82,9 +82,10 @@ export class ChaosStack {
     const { disconnectDb } = await import('../../lib/db/client');
     await disconnectDb();
     if (this.o.replica && this.embedded) {
+      const started = Date.now();
       this.standby = await startStandby(this.embedded, { log: () => undefined });
       this.o.say(
-        `hot standby on port ${this.standby.port}, streaming from it: the instances read from it (DATABASE_READ_URL; out of rotation past ${REPLICA_SETTINGS.maxLagMs} ms of lag)`,
+        `hot standby on port ${this.standby.port} (made and up in ${Date.now() - started} ms), streaming from it: the instances read from it (DATABASE_READ_URL; out of rotation past ${REPLICA_SETTINGS.maxLagMs} ms of lag)`,
       );
     }
   }
