@@ -77,14 +77,15 @@ async function baseBackup(primary: EmbeddedDb, standbyDir: string): Promise<void
 
 /**
  * A hot standby of `primary` (an embedded PostgreSQL of this machine, with wal_level replica or above: the default),
- * streaming from it through a physical replication slot, answering read-only queries on a port of its own. Whatever
- * it started is stopped again when it fails to come up.
+ * streaming from it through a physical replication slot, answering read-only queries on a port of its own (`port`,
+ * when the caller must hand its address out before it is up). Whatever it started is stopped again when it fails to
+ * come up.
  */
-export async function startStandby(primary: EmbeddedDb, options: { log?: (line: string) => void } = {}): Promise<Standby> {
+export async function startStandby(primary: EmbeddedDb, options: { port?: number; log?: (line: string) => void } = {}): Promise<Standby> {
   const standbyDir = `${primary.dataDir}-standby`;
   await rm(standbyDir, { recursive: true, force: true });
   await baseBackup(primary, standbyDir);
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const log = (m: unknown) => (options.log ? options.log(String(m)) : process.env.REPLICA_LOG && console.error('[standby]', m));
   const standby = new EmbeddedPostgres({
     databaseDir: standbyDir,

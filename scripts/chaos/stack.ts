@@ -46,6 +46,9 @@ export class ChaosStack {
   token = '';
   embedded: EmbeddedDb | null = null;
   standby: Standby | null = null;
+  /** The standby's address (DATABASE_READ_URL of the instances), known before it is up. */
+  private readUrl: string | null = null;
+  private standbyStarting: Promise<Standby> | null = null;
   bouncer: Bouncer | null = null;
   nats: TestNats | null = null;
   watcher: pg.Client | null = null;
@@ -82,11 +85,17 @@ export class ChaosStack {
     const { disconnectDb } = await import('../../lib/db/client');
     await disconnectDb();
     if (this.o.replica && this.embedded) {
+      // Made while the services and the instances start: its address is known now, and an instance that looks at it
+      // before it answers keeps it out of rotation until it does. startInstances waits for it.
+      const port = await freePort();
+      this.readUrl = `postgresql://bridge:bridge@127.0.0.1:${port}${new URL(directUrl).pathname}`;
       const started = Date.now();
-      this.standby = await startStandby(this.embedded, { log: () => undefined });
-      this.o.say(
-        `hot standby on port ${this.standby.port} (made and up in ${Date.now() - started} ms), streaming from it: the instances read from it (DATABASE_READ_URL; out of rotation past ${REPLICA_SETTINGS.maxLagMs} ms of lag)`,
-      );
+      this.standbyStarting = startStandby(this.embedded, { port, log: () => undefined }).then((standby) => {
+        this.standby = standby;
+        this.o.say(`hot standby on port ${port} (made and up in ${Date.now() - started} ms), streaming from it: the instances read from it (out of rotation past ${REPLICA_SETTINGS.maxLagMs} ms of lag)`);
+        return standby;
+      });
+      this.standbyStarting.catch(() => undefined);
     }
   }
 
@@ -128,7 +137,7 @@ export class ChaosStack {
     this.ports = await Promise.all(Array.from({ length: count }, () => freePort()));
     this.instances = this.ports.map((port, i) => ({ name: `instance ${String.fromCharCode(65 + i)}`, url: `http://127.0.0.1:${port}`, up: false }));
     this.launches = this.instances.map(() => 0);
-    await Promise.all(this.instances.map((_, i) => this.launch(i)));
+    await Promise.all([...this.instances.map((_, i) => this.launch(i)), this.standbyStarting]);
   }
 
   async launch(i: number): Promise<void> {
@@ -141,8 +150,8 @@ export class ChaosStack {
       env: {
         ...this.shared,
         WORKERS: '0',
-        ...(this.standby
-          ? { DATABASE_READ_URL: this.standby.url, READ_REPLICA_MAX_LAG_MS: String(REPLICA_SETTINGS.maxLagMs), READ_REPLICA_POLL_MS: String(REPLICA_SETTINGS.pollMs) }
+        ...(this.readUrl
+          ? { DATABASE_READ_URL: this.readUrl, READ_REPLICA_MAX_LAG_MS: String(REPLICA_SETTINGS.maxLagMs), READ_REPLICA_POLL_MS: String(REPLICA_SETTINGS.pollMs) }
           : {}),
       },
     });
@@ -211,6 +220,8 @@ export class ChaosStack {
     for (const server of this.servers) await server?.stop().catch(() => undefined);
     await this.nats?.dispose().catch(() => undefined);
     await this.bouncer?.stop().catch(() => undefined);
+    // A standby still coming up is waited for, then stopped (one that failed has stopped itself).
+    await this.standbyStarting?.catch(() => undefined);
     await this.standby?.stop().catch(() => undefined);
     await this.embedded?.stop().catch(() => undefined);
   }
