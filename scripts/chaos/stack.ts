@@ -49,6 +49,8 @@ export class ChaosStack {
   /** The standby's address (DATABASE_READ_URL of the instances), known before it is up. */
   private readUrl: string | null = null;
   private standbyStarting: Promise<Standby> | null = null;
+  private tearingDown: Promise<void> | null = null;
+  private readonly starting = new Set<Promise<NextServer>>();
   bouncer: Bouncer | null = null;
   nats: TestNats | null = null;
   watcher: pg.Client | null = null;
@@ -141,8 +143,9 @@ export class ChaosStack {
   }
 
   async launch(i: number): Promise<void> {
+    this.refuseWhileStopping();
     this.launches[i]++;
-    this.servers[i] = await startNext({
+    const starting = startNext({
       port: this.ports[i],
       databaseUrl: this.appUrl,
       // One log per start: a restarted instance must not overwrite what its killed predecessor said.
@@ -155,7 +158,24 @@ export class ChaosStack {
           : {}),
       },
     });
+    // A start still under way when the run stops is waited for by the teardown, then stopped.
+    this.starting.add(starting);
+    try {
+      const server = await starting;
+      if (this.tearingDown) {
+        await server.stop();
+        throw new Error('the run is stopping');
+      }
+      this.servers[i] = server;
+    } finally {
+      this.starting.delete(starting);
+    }
     this.instances[i].up = true;
+  }
+
+  /** Nothing new starts once the teardown has begun (a fault's restart racing a signal, say). */
+  private refuseWhileStopping(): void {
+    if (this.tearingDown) throw new Error('the run is stopping');
   }
 
   /** The session the runner watches the workers and the outbox with. */
@@ -173,6 +193,7 @@ export class ChaosStack {
   }
 
   async spawnWorker(i: number): Promise<WorkerProcess> {
+    this.refuseWhileStopping();
     const start = ++this.workerStarts[i];
     const logFile = join(this.o.logDir, `worker-${i + 1}-${start}.log`);
     const w = startWorker({ name: `worker ${i + 1}`, logFile, env: this.workerEnv() });
@@ -215,7 +236,15 @@ export class ChaosStack {
     return { killed: victim.pid, held: holding, started: (await this.spawnWorker(i)).pid };
   }
 
-  async teardown(): Promise<void> {
+  /** Stops everything this stack started; a second call (a signal during a failure's teardown) waits for the first. */
+  teardown(): Promise<void> {
+    this.tearingDown ??= this.stopAll();
+    return this.tearingDown;
+  }
+
+  private async stopAll(): Promise<void> {
+    // An instance still starting stops itself once up (launch), before this goes on to the database under it.
+    await Promise.allSettled([...this.starting]);
     for (const w of this.workers) await w?.kill().catch(() => undefined);
     for (const server of this.servers) await server?.stop().catch(() => undefined);
     await this.nats?.dispose().catch(() => undefined);
