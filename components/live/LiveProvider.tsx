@@ -2,6 +2,7 @@
 
 import { useQueryClient, type QueryClient, type QueryKey } from '@tanstack/react-query';
 import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useSyncExternalStore, type ReactNode, type RefObject } from 'react';
+import { readAfterLiveEvent } from '@/lib/console/api-client';
 import type { CountsAnswer } from '@/lib/counts/answer';
 import { openEventStream } from './event-stream';
 import { flushDirty, markDirty, type Dirty, type Pause } from './invalidation';
@@ -14,13 +15,18 @@ import { flushDirty, markDirty, type Dirty, type Pause } from './invalidation';
  * page and they arrive with the events. Views can pause live refresh for their keys (`useLivePause`), e.g. while rows are
  * selected: the keys are only marked stale, and refetched when the pause ends.
  *
+ * Each message carries the WAL position of the changes it names (`lsn`): it becomes the tab's read-after position
+ * (lib/console/api-client.ts) before any refetch it causes, so the refetch is not answered by a read replica that has
+ * not replayed those changes yet.
+ *
  * Positions: the last `id:` received is the position to resume from. The browser's own reconnect sends it as
  * `Last-Event-ID`; when the connection had to be recreated, it goes as `?since=`. A page can hand over the
  * position it read before loading its data (`<LiveSince>`), so nothing committed between the server render and the
  * stream opening is lost.
  */
-export type LiveEvent = { id: string; intentId: string | null; action: string; toStatus: string | null };
-export type LiveMessage = { kind: 'changes'; events: LiveEvent[]; counts?: CountsAnswer | null } | { kind: 'reset'; counts?: CountsAnswer | null };
+export type LiveEvent = { id: string; intentId: string | null; action: string; toStatus: string | null; lsn?: string };
+/** `lsn`: the WAL position at or past the commits of the changes a message stands for (lib/live/stream.ts). */
+export type LiveMessage = { kind: 'changes'; events: LiveEvent[]; counts?: CountsAnswer | null; lsn?: string } | { kind: 'reset'; counts?: CountsAnswer | null; lsn?: string };
 export type LiveConnection = 'off' | 'connecting' | 'live' | 'reconnecting';
 export type LiveState = { connection: LiveConnection; serverListening: boolean; lastEventAt: number | null };
 
@@ -56,6 +62,8 @@ export function LiveProvider({ enabled, children }: { enabled: boolean; children
 
   const deliver = useCallback(
     (message: LiveMessage) => {
+      // Before anything refetches: the reads this message causes must see the changes it names.
+      readAfterLiveEvent(message.lsn);
       schedule.mark(message);
       setState({ lastEventAt: Date.now() });
       schedule.flushSoon();

@@ -40,13 +40,13 @@ export function openEventStream({ position, deliver, setState }: StreamHandlers)
       const e = event as MessageEvent<string>;
       remember(e);
       const data = JSON.parse(e.data) as { events: LiveEvent[]; counts?: CountsAnswer | null };
-      deliver({ kind: 'changes', events: data.events, counts: data.counts });
+      deliver({ kind: 'changes', events: data.events, counts: data.counts, lsn: data.events.at(-1)?.lsn });
     });
     source.addEventListener('reset', (event) => {
       const e = event as MessageEvent<string>;
       remember(e);
-      const data = (e.data ? JSON.parse(e.data) : {}) as { counts?: CountsAnswer | null };
-      deliver({ kind: 'reset', counts: data.counts });
+      const data = (e.data ? JSON.parse(e.data) : {}) as { lsn?: string; counts?: CountsAnswer | null };
+      deliver({ kind: 'reset', counts: data.counts, lsn: data.lsn });
     });
     source.addEventListener('status', (event) => {
       const data = JSON.parse((event as MessageEvent<string>).data) as { listening: boolean };

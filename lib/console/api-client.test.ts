@@ -1,19 +1,20 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError, getJson, postJson, retryUnlessRefused } from './api-client';
+import { ApiError, getJson, postJson, readAfterLiveEvent, readAfterPosition, retryUnlessRefused } from './api-client';
 
 /** A real HTTP server answering as the JSON API does: each path one answer. */
 let server: Server;
 let base: string;
-const received: { method?: string; body: string }[] = [];
+const received: { method?: string; body: string; readAfter?: string }[] = [];
 
 beforeAll(async () => {
   server = createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c));
     req.on('end', () => {
-      received.push({ method: req.method, body });
+      const readAfter = req.headers['bridge-read-after'];
+      received.push({ method: req.method, body, ...(typeof readAfter === 'string' ? { readAfter } : {}) });
       const send = (status: number, value: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
       if (req.url === '/ok') return send(200, { hello: 'world' });
       if (req.url === '/invalid') return send(400, { error: { code: 'invalid_request', message: 'limit must be a whole number', details: { fields: [{ field: 'limit', message: 'must be a whole number' }] } } });
@@ -73,5 +74,26 @@ describe('api-client', () => {
     received.length = 0;
     await postJson(`${base}/ok`, { owner: 'me', token: 7 }, { keepalive: true });
     expect(received).toEqual([{ method: 'POST', body: '{"owner":"me","token":7}' }]);
+  });
+
+  it('sends the furthest position the live feed named as Bridge-Read-After on every read from then on, never on a command', async () => {
+    received.length = 0;
+    await getJson(`${base}/ok`);
+    expect(received.at(-1)?.readAfter).toBeUndefined();
+    readAfterLiveEvent('0/16B3748');
+    await getJson(`${base}/ok`);
+    expect(received.at(-1)?.readAfter).toBe('0/16B3748');
+    // An older position (an event of a batch already past), or one that is not a position, lowers nothing.
+    readAfterLiveEvent('0/16B0000');
+    readAfterLiveEvent('not-a-position');
+    readAfterLiveEvent(undefined);
+    expect(readAfterPosition()).toBe('0/16B3748');
+    // Compared as positions, not as text: 1/0 is past 0/FFFFFFFF.
+    readAfterLiveEvent('0/FFFFFFFF');
+    readAfterLiveEvent('1/0');
+    await getJson(`${base}/ok`);
+    expect(received.at(-1)?.readAfter).toBe('1/0');
+    await postJson(`${base}/ok`, {});
+    expect(received.at(-1)).toEqual({ method: 'POST', body: '{}' });
   });
 });

@@ -1,3 +1,5 @@
+import { parseLsn, READ_AFTER_HEADER } from '@/lib/db/lsn';
+
 /**
  * The browser's one way to call the JSON API (and /api/console for what only the console needs). Every failure
  * becomes an `ApiError` carrying the error envelope (`code`, `message`, `details`) and the HTTP status, so pages
@@ -45,6 +47,26 @@ export function retryUnlessRefused(failures: number, error: unknown): boolean {
   return failures < 1;
 }
 
+/**
+ * The furthest WAL position the live feed has told this tab about (each event's `lsn`: at or past the commit of the
+ * change it names). Every read the tab sends from then on carries it as `Bridge-Read-After`, so the refetch an event
+ * causes is never answered by a read replica that has not replayed that change yet — the server sends the read to
+ * the primary instead (docs/DEPLOY.md, "Read-your-writes") — and no later read shows an older state than one already
+ * shown. Without read replicas the server ignores the header.
+ */
+let readAfter: { text: string; value: bigint } | null = null;
+
+/** Raises the tab's read-after position to `lsn` (a live event's); an older or unreadable position changes nothing. */
+export function readAfterLiveEvent(lsn: string | null | undefined): void {
+  const value = parseLsn(lsn);
+  if (value !== null && (readAfter === null || value > readAfter.value)) readAfter = { text: lsn!.trim(), value };
+}
+
+/** The position the tab's reads wait for, as sent (null before any event carried one). */
+export function readAfterPosition(): string | null {
+  return readAfter?.text ?? null;
+}
+
 async function send(url: string, init: RequestInit): Promise<Response> {
   try {
     return await fetch(url, { cache: 'no-store', ...init, headers: { accept: 'application/json', ...init.headers } });
@@ -64,7 +86,7 @@ async function answer<T>(res: Response): Promise<T> {
 
 /** GET a JSON answer; `signal` lets TanStack Query cancel it. */
 export async function getJson<T>(url: string, signal?: AbortSignal): Promise<T> {
-  return answer<T>(await send(url, { signal }));
+  return answer<T>(await send(url, { signal, headers: readAfter ? { [READ_AFTER_HEADER]: readAfter.text } : undefined }));
 }
 
 /**

@@ -14,3 +14,10 @@ export function parseLsn(text: string | null | undefined): bigint | null {
 export function formatLsn(lsn: bigint): string {
   return `${(lsn >> 32n).toString(16).toUpperCase()}/${(lsn & 0xffffffffn).toString(16).toUpperCase()}`;
 }
+
+/**
+ * The request header a reader sends with the position its read must see (a command's `Bridge-Commit-Lsn`, a live
+ * event's `lsn`): a read replica that has not replayed that far does not serve the read. Here, beside the position's
+ * parsing, because the browser's API client sends it too and must not pull in the server's database layer.
+ */
+export const READ_AFTER_HEADER = 'Bridge-Read-After';

@@ -35,6 +35,8 @@ export type StandbyOptions = {
   database?: string;
   /** The standby's own settings besides the ones it must have (its max_connections is the primary's default, 300). */
   extraFlags?: string[];
+  /** The port it listens on, when the caller must hand its address out before it is up (default: a free one). */
+  port?: number;
   /** Keep the copy on stop (default: removed). */
   persistent?: boolean;
   log?: (message: unknown) => void;
@@ -128,7 +130,7 @@ export async function startStandby(primary: EmbeddedDb, options: StandbyOptions 
   const log = options.log ?? (() => undefined);
   await rm(dataDir, { recursive: true, force: true });
   await baseBackup(primary, dataDir, slot);
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,
@@ -146,26 +148,48 @@ export async function startStandby(primary: EmbeddedDb, options: StandbyOptions 
   // waits for the standby itself to answer instead. The promise rejects when the server stops: expected then.
   void server.start().catch(() => undefined);
   const url = `postgresql://bridge:bridge@127.0.0.1:${port}/${database}`;
+  // The slot would keep the primary's WAL for a standby that is gone.
+  const dropSlot = async () => {
+    const admin = new pg.Client({ connectionString: primary.url });
+    admin.on('error', () => undefined);
+    await admin
+      .connect()
+      .then(() => admin.query('SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active', [slot]))
+      .catch(() => undefined)
+      .finally(() => admin.end().catch(() => undefined));
+  };
+  const stopServer = async () => {
+    await server.stop().catch(() => undefined);
+    if (!options.persistent) await rm(dataDir, { recursive: true, force: true });
+    await dropSlot();
+  };
   // Replaying the WAL written during the copy comes before the first connection: a large, busy primary takes a while.
-  const client = await until(
-    'the standby to accept read-only connections',
-    async () => {
-      const c = new pg.Client({ connectionString: url });
-      c.on('error', () => undefined);
-      try {
-        await c.connect();
-        const { rows } = await c.query<{ standby: boolean }>('SELECT pg_is_in_recovery() AS standby');
-        if (!rows[0].standby) throw new Error('the copy came up as a primary, not a standby');
-        return c;
-      } catch (err) {
-        await c.end().catch(() => undefined);
-        if (err instanceof Error && err.message.includes('not a standby')) throw err;
-        return null;
-      }
-    },
-    600_000,
-    50,
-  );
+  let client: pg.Client;
+  try {
+    client = await until(
+      'the standby to accept read-only connections',
+      async () => {
+        const c = new pg.Client({ connectionString: url });
+        c.on('error', () => undefined);
+        try {
+          await c.connect();
+          const { rows } = await c.query<{ standby: boolean }>('SELECT pg_is_in_recovery() AS standby');
+          if (!rows[0].standby) throw new Error('the copy came up as a primary, not a standby');
+          return c;
+        } catch (err) {
+          await c.end().catch(() => undefined);
+          if (err instanceof Error && err.message.includes('not a standby')) throw err;
+          return null;
+        }
+      },
+      600_000,
+      50,
+    );
+  } catch (err) {
+    // Whatever was started is stopped again when it does not come up.
+    await stopServer();
+    throw err;
+  }
 
   const caughtUp = async ({ timeoutMs = 600_000 } = {}) => {
     const admin = new pg.Client({ connectionString: primary.url });
@@ -196,15 +220,7 @@ export async function startStandby(primary: EmbeddedDb, options: StandbyOptions 
     caughtUp,
     stop: async () => {
       await client.end().catch(() => undefined);
-      await server.stop();
-      // The slot would keep the primary's WAL for a standby that is gone.
-      const admin = new pg.Client({ connectionString: primary.url });
-      admin.on('error', () => undefined);
-      await admin
-        .connect()
-        .then(() => admin.query('SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active', [slot]))
-        .catch(() => undefined)
-        .finally(() => admin.end().catch(() => undefined));
+      await stopServer();
     },
   };
 }

@@ -1,5 +1,6 @@
 import { readAfterCookieName, readAfterSetCookie, readCookie } from '@/lib/auth/cookies';
 import type { AuthActor } from '@/lib/auth/types';
+import { READ_AFTER_HEADER } from '@/lib/db/lsn';
 import { commitPosition, furthest, onPrimary, readReplicas, readServedBy, rememberTokenPosition, tokenPosition, withReadScope } from '@/lib/db/read';
 import { JsonAnswer } from './api-handlers';
 
@@ -11,7 +12,7 @@ import { JsonAnswer } from './api-handlers';
  * cookie), which the caller's next reads wait for. A read's answer says where it was served (`Bridge-Read-Source`).
  * Without read replicas the handler runs as it is, with nothing asked and no header added.
  */
-export const READ_AFTER_HEADER = 'Bridge-Read-After';
+export { READ_AFTER_HEADER };
 export const COMMIT_LSN_HEADER = 'Bridge-Commit-Lsn';
 export const READ_SOURCE_HEADER = 'Bridge-Read-Source';
 

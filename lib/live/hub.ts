@@ -23,8 +23,11 @@ export type LiveBatch =
    * page of this instance, so no page fetches them itself; null when they could not be read (pages refetch then).
    */
   | { kind: 'changes'; position: string; events: LiveEvent[]; counts?: CountsAnswer | null }
-  /** Too much happened at once (or since a resume point): refetch everything rather than receive each event. */
-  | { kind: 'reset'; position: string; counts?: CountsAnswer | null }
+  /**
+   * Too much happened at once (or since a resume point): refetch everything rather than receive each event. `lsn`:
+   * the WAL position at or past every change it stands for, which the refetch waits for (as each event's `lsn`).
+   */
+  | { kind: 'reset'; position: string; lsn?: string; counts?: CountsAnswer | null }
   | { kind: 'status'; listening: boolean };
 
 type Subscriber = (batch: LiveBatch) => void;
@@ -195,7 +198,7 @@ export class LiveHub {
       const position = formatPosition(next);
       if (next.overflow || next.events.length) {
         const counts = this.subscribers.size ? await this.readCounts() : null;
-        if (next.overflow) this.broadcast({ kind: 'reset', position, counts });
+        if (next.overflow) this.broadcast({ kind: 'reset', position, lsn: next.lsn, counts });
         else this.broadcast({ kind: 'changes', position, events: next.events, counts });
       }
     } catch (err) {

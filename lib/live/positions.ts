@@ -19,7 +19,18 @@ import { queryOnPool } from '@/lib/db/client';
  * column), so a snapshot can fall between the two while a higher id commits; that row is neither above maxId nor in
  * xip, yet it is not visible yet (test/live/positions.test.ts forces exactly this).
  */
-export type LiveEvent = { id: string; intentId: string | null; action: string; toStatus: string | null };
+export type LiveEvent = {
+  id: string;
+  intentId: string | null;
+  action: string;
+  toStatus: string | null;
+  /**
+   * The primary's WAL position (pg_lsn text, `16/B374D848`) at or past this change's commit: a read that waits for it
+   * (`Bridge-Read-After`) shows the change, also on a read replica (lib/db/read.ts). Every event of one batch carries
+   * the same position, read in the statement that found them.
+   */
+  lsn: string;
+};
 
 export type Snapshot = { maxId: string; xmin: string; xmax: string; xip: string[] };
 
@@ -45,7 +56,7 @@ export function formatPosition(p: { maxId: string; xmin: string }): string {
 export const CATCH_UP_LIMIT = 500;
 
 type SnapshotRow = { maxId: string; xmin: string; xmax: string; xip: string[] };
-type ChangesRow = SnapshotRow & { events: LiveEvent[] };
+type ChangesRow = SnapshotRow & { lsn: string; events: Omit<LiveEvent, 'lsn'>[] };
 
 /** The snapshot's four columns, read in the statement that uses them so that rows and snapshot agree. */
 const SNAPSHOT_COLUMNS = Prisma.sql`
@@ -65,9 +76,15 @@ export async function currentSnapshot(): Promise<Snapshot> {
  * on the pool directly (one statement each, no transaction): the hub reads up to twenty times a second under load,
  * and through Prisma's raw-query runtime each read cost the server more than the statement did.
  */
-async function changes(after: Prisma.Sql, limit: number): Promise<Snapshot & { events: LiveEvent[]; overflow: boolean }> {
+export type Changes = Snapshot & { events: LiveEvent[]; overflow: boolean; lsn: string };
+
+async function changes(after: Prisma.Sql, limit: number): Promise<Changes> {
+  // The WAL insert position, asked in the statement whose snapshot sees these events: every transaction that
+  // snapshot sees as committed had written its commit record before the statement began, and the insert position
+  // never moves backwards, so the position is at or past every one of their commits.
   const [row] = await queryOnPool<ChangesRow>(Prisma.sql`
     SELECT ${SNAPSHOT_COLUMNS},
+           pg_current_wal_insert_lsn()::text AS lsn,
            coalesce((
              SELECT json_agg(e ORDER BY e.seq) FROM (
                SELECT id AS seq, id::text AS id, intent_id::text AS "intentId", action, to_status::text AS "toStatus"
@@ -83,17 +100,17 @@ async function changes(after: Prisma.Sql, limit: number): Promise<Snapshot & { e
  * Events committed since the hub's last snapshot, exactly once, with the new snapshot. `limit + 1` rows come back at
  * most; more than `limit` means "too many, refetch all".
  */
-export function changesSinceSnapshot(since: Snapshot, limit = CATCH_UP_LIMIT): Promise<Snapshot & { events: LiveEvent[]; overflow: boolean }> {
+export function changesSinceSnapshot(since: Snapshot, limit = CATCH_UP_LIMIT): Promise<Changes> {
   return changes(Prisma.sql`tx_id >= ${since.xmax}::bigint OR tx_id = ANY(${since.xip}::bigint[])`, limit);
 }
 
 /** Events a client may have missed since a position it was given (resume after a disconnect): at least once. */
-export function changesSincePosition(since: Position, limit = CATCH_UP_LIMIT): Promise<Snapshot & { events: LiveEvent[]; overflow: boolean }> {
+export function changesSincePosition(since: Position, limit = CATCH_UP_LIMIT): Promise<Changes> {
   return changes(Prisma.sql`id > ${since.maxId}::bigint OR tx_id >= ${since.xmin}::bigint`, limit);
 }
 
-function withOverflow(row: ChangesRow, limit: number) {
-  const events = row.events.map(({ id, intentId, action, toStatus }) => ({ id, intentId, action, toStatus }));
+function withOverflow(row: ChangesRow, limit: number): Changes {
+  const events = row.events.map(({ id, intentId, action, toStatus }) => ({ id, intentId, action, toStatus, lsn: row.lsn }));
   const overflow = events.length > limit;
-  return { maxId: row.maxId, xmin: row.xmin, xmax: row.xmax, xip: row.xip, events: overflow ? [] : events, overflow };
+  return { maxId: row.maxId, xmin: row.xmin, xmax: row.xmax, xip: row.xip, events: overflow ? [] : events, overflow, lsn: row.lsn };
 }

@@ -6,10 +6,12 @@ import { changesSincePosition, formatPosition, positionSchema, type LiveEvent } 
 /**
  * One client's server-sent event stream. Messages:
  * - `event: ready` (id = a position): connected; nothing to catch up on, or the catch-up follows.
- * - `event: changes` (id = position after them): `{ events: [{ id, intentId, action, toStatus }], counts? }` —
- *   `counts`, the status counts after them (lib/counts/answer.ts), read once by the hub for every stream.
+ * - `event: changes` (id = position after them): `{ events: [{ id, intentId, action, toStatus, lsn }], counts? }` —
+ *   `counts`, the status counts after them (lib/counts/answer.ts), read once by the hub for every stream; `lsn`, the
+ *   primary's WAL position at or past the change's commit: a refetch the event causes sends it as `Bridge-Read-After`,
+ *   so a read replica that has not replayed the change yet does not answer it (lib/db/read.ts).
  * - `event: reset` (id = position): more happened than is worth sending one by one: refetch everything
- *   (`{ counts? }` as above).
+ *   (`{ lsn?, counts? }` as above).
  * - `event: status`: `{ listening }` — whether this server's database listener is connected.
  * - comment lines every HEARTBEAT_MS so proxies keep the connection and the browser notices a dead one.
  *
@@ -79,7 +81,7 @@ function batchMessage(batch: LiveBatch): string {
     case 'changes':
       return message('changes', batch.counts ? { events: batch.events, counts: batch.counts } : { events: batch.events }, batch.position);
     case 'reset':
-      return message('reset', batch.counts ? { counts: batch.counts } : {}, batch.position);
+      return message('reset', { ...(batch.lsn ? { lsn: batch.lsn } : {}), ...(batch.counts ? { counts: batch.counts } : {}) }, batch.position);
     case 'status':
       return message('status', { listening: batch.listening });
   }
@@ -164,7 +166,7 @@ export async function liveEventStream(
             const missed = await changesSincePosition(resumeFrom);
             const position = formatPosition(missed);
             send(message('ready', { resumed: true }, position));
-            if (missed.overflow) send(message('reset', {}, position));
+            if (missed.overflow) send(message('reset', { lsn: missed.lsn }, position));
             else if (missed.events.length) {
               for (const e of missed.events) sent.add(e.id);
               send(message('changes', { events: missed.events }, position));

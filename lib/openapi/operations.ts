@@ -480,7 +480,7 @@ export const OPERATIONS: ApiOperation[] = [
     path: '/api/events',
     summary: 'Live changes (server-sent events)',
     description:
-      'A `text/event-stream` of every committed change. Event ids are database positions: reconnect with `Last-Event-ID` (or `?since=`) to resume without missing anything.',
+      'A `text/event-stream` of every committed change. Event ids are database positions: reconnect with `Last-Event-ID` (or `?since=`) to resume without missing anything. `event: changes` carries `{ events: [{ id, intentId, action, toStatus, lsn }], counts? }`; `event: reset` (`{ lsn?, counts? }`) asks to refetch everything. `lsn` is the primary’s WAL position at or past the commit of the changes: with read replicas, send it as `Bridge-Read-After` on the reads the event makes you do, and they show the change (from a replica that has replayed it, else from the primary).',
     tag: 'console',
     auth: 'bearer',
     permission: 'intents.read',

@@ -5,14 +5,14 @@
  */
 export type Instance = { name: string; url: string; up: boolean };
 
-export type Answer = { status: number; body: unknown; ms: number } | { status: 'unreachable'; error: string; ms: number };
+export type Answer = { status: number; body: unknown; ms: number; headers: Headers } | { status: 'unreachable'; error: string; ms: number };
 
-export async function call(instance: Instance, token: string, method: string, path: string, body?: unknown): Promise<Answer> {
+export async function call(instance: Instance, token: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
   const started = performance.now();
   try {
     const res = await fetch(`${instance.url}${path}`, {
       method,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.timeout(30_000),
     });
@@ -23,7 +23,7 @@ export async function call(instance: Instance, token: string, method: string, pa
     } catch {
       // not JSON: kept as text, and judged as such
     }
-    return { status: res.status, body: parsed, ms: performance.now() - started };
+    return { status: res.status, body: parsed, ms: performance.now() - started, headers: res.headers };
   } catch (err) {
     const cause = (err as { cause?: { code?: string } }).cause?.code;
     return { status: 'unreachable', error: cause ?? (err instanceof Error ? err.message : String(err)), ms: performance.now() - started };

@@ -10,6 +10,11 @@ import { call, DOCUMENTED_5XX, errorCode, type Answer, type Instance } from './a
  * pausing past their lease, so a successor holds it when their late write arrives), creations and reads. Each 2xx
  * is an acknowledgement the database must still show at the end; each answer is counted by operation and status.
  *
+ * With `readYourWrites` (a run with a read replica), every acknowledged command is followed by the client's read of
+ * the intent it changed, through any instance, echoing the command's `Bridge-Commit-Lsn` as `Bridge-Read-After` as
+ * a client of several instances does: the read must show the change (the acknowledged version or a later one, the
+ * created intent), whether a replica or the primary serves it.
+ *
  * Workers take every RECEIVED intent through the pipeline to COMPLETED, which is terminal: a hot intent found
  * COMPLETED is replaced by a new one, so the clients keep contending on intents they can still move.
  */
@@ -24,6 +29,8 @@ export type ClientStats = {
   operations: Record<string, Record<string, number>>;
   acks: Ack[];
   problems: string[];
+  /** The read-your-writes probe: reads after a command by where they were served, and those that got no answer to judge. */
+  readYourWrites: { checked: number; bySource: Record<string, number>; unanswered: number; withoutPosition: number };
 };
 
 type Known = { id: string; status: IntentStatus; version: number };
@@ -46,7 +53,7 @@ const chance = (p: number) => Math.random() < p;
 const LEASES = ['chaos-lease-a', 'chaos-lease-b', 'chaos-lease-c'];
 
 export class ChaosClients {
-  readonly stats: ClientStats = { operations: {}, acks: [], problems: [] };
+  readonly stats: ClientStats = { operations: {}, acks: [], problems: [], readYourWrites: { checked: 0, bySource: {}, unanswered: 0, withoutPosition: 0 } };
   private readonly known = new Map<string, Known>();
   private readonly hot = new Set<string>();
   private hotSize = 0;
@@ -57,6 +64,7 @@ export class ChaosClients {
   constructor(
     private readonly instances: Instance[],
     private readonly token: string,
+    private readonly options: { readYourWrites?: boolean } = {},
   ) {}
 
   async seed(count: number): Promise<void> {
@@ -158,6 +166,7 @@ export class ChaosClients {
     this.learn(intent);
     this.stats.acks.push({ kind: 'created', intentId: intent.id });
     if (this.hot.size < this.hotSize) this.hot.add(intent.id);
+    await this.readOwnWrite(answer, intent.id, null);
     return intent.id;
   }
 
@@ -166,6 +175,37 @@ export class ChaosClients {
     const answer = await call(this.instance(), this.token, 'GET', `/api/intents/${id}`);
     this.record('read', answer);
     if (answer.status === 200) this.learn(answer.body as IntentView);
+  }
+
+  /**
+   * The read-your-writes probe: the client's next read after `answer` acknowledged `version` of `intentId` (null: it
+   * created it) must show it. Through any instance, with the command's position echoed as a multi-instance client
+   * does; a read that gets no 200 (an instance killed, a lock timeout) is counted, not judged — except a 404 for an
+   * intent whose creation was acknowledged.
+   */
+  private async readOwnWrite(answer: Answer, intentId: string, version: number | null): Promise<void> {
+    if (!this.options.readYourWrites || answer.status === 'unreachable') return;
+    const probe = this.stats.readYourWrites;
+    const lsn = answer.headers.get('bridge-commit-lsn');
+    if (!lsn) probe.withoutPosition++;
+    const instance = this.instance();
+    const read = await call(instance, this.token, 'GET', `/api/intents/${intentId}`, undefined, lsn ? { 'Bridge-Read-After': lsn } : {});
+    this.record('read own write', read);
+    if (read.status === 'unreachable') return void probe.unanswered++;
+    const source = read.headers.get('bridge-read-source') ?? 'unnamed';
+    const where = `${instance.name} (${source}, Bridge-Read-After ${lsn ?? 'none'})`;
+    if (read.status === 404 && version === null) {
+      this.stats.problems.push(`read-your-writes: ${where} answered 404 for intent ${intentId}, whose creation was acknowledged`);
+      return;
+    }
+    if (read.status !== 200) return void probe.unanswered++;
+    probe.checked++;
+    probe.bySource[source] = (probe.bySource[source] ?? 0) + 1;
+    const seen = read.body as IntentView;
+    this.learn(seen);
+    if (version !== null && seen.version < version) {
+      this.stats.problems.push(`read-your-writes: ${where} showed version ${seen.version} of intent ${intentId} after the command acknowledged version ${version}`);
+    }
   }
 
   /** Sends `body` once, or — for a keyed request — to two instances at the same moment, which must agree. */
@@ -202,6 +242,7 @@ export class ChaosClients {
       const { intent } = a.body as { intent: IntentView };
       this.learn(intent);
       this.stats.acks.push({ kind: 'status', intentId: intent.id, version: intent.version, status: intent.status });
+      await this.readOwnWrite(a, intent.id, intent.version);
     }
   }
 
@@ -225,6 +266,7 @@ export class ChaosClients {
       const r = a.body as { intentId: string; status: IntentStatus; version: number; correctionId: string };
       this.learn({ id: r.intentId, status: r.status, version: r.version });
       this.stats.acks.push({ kind: 'correction', intentId: r.intentId, version: r.version, correctionId: r.correctionId });
+      await this.readOwnWrite(a, r.intentId, r.version);
     }
   }
 
@@ -237,6 +279,7 @@ export class ChaosClients {
     const { intent, run } = answer.body as { intent: IntentView; run: { id: string; status: string } };
     this.learn(intent);
     this.stats.acks.push({ kind: 'pipeline', intentId: intent.id, runId: run.id, status: run.status });
+    await this.readOwnWrite(answer, intent.id, intent.version);
   }
 
   /**
@@ -268,6 +311,7 @@ export class ChaosClients {
         if (alreadyApplied) continue;
         if (supersededBefore) this.stats.problems.push(`fenced status change of ${intent.id} with token ${token} of ${resource} was applied after a higher token had been granted`);
         this.stats.acks.push({ kind: 'status', intentId: intent.id, version: intent.version, status: intent.status, fencing });
+        await this.readOwnWrite(a, intent.id, intent.version);
       } else {
         const [a] = await this.send('fenced correction', `/api/intents/${known.id}/reeval`, { ...this.correctionBody(), fencing }, false);
         if (a.status !== 200) continue;
@@ -276,6 +320,7 @@ export class ChaosClients {
         if (r.alreadyApplied) continue;
         if (supersededBefore) this.stats.problems.push(`fenced correction of ${r.intentId} with token ${token} of ${resource} was applied after a higher token had been granted`);
         this.stats.acks.push({ kind: 'correction', intentId: r.intentId, version: r.version, correctionId: r.correctionId, fencing });
+        await this.readOwnWrite(a, r.intentId, r.version);
       }
     }
     this.record('lease release', await call(this.instance(), this.token, 'POST', `/api/leases/${resource}/release`, { owner, token }));
@@ -286,9 +331,14 @@ export class ChaosClients {
     const status = this.target(this.known.get(ids[0]));
     const [answer] = await this.send('bulk', '/api/intents/bulk-status', { ids, status }, false);
     if (answer.status !== 200) return;
-    for (const intent of (answer.body as { intents: IntentView[] }).intents) {
+    const changed = (answer.body as { intents: IntentView[] }).intents;
+    for (const intent of changed) {
       this.learn(intent);
       this.stats.acks.push({ kind: 'status', intentId: intent.id, version: intent.version, status: intent.status });
+    }
+    if (changed.length) {
+      const one = pick(changed);
+      await this.readOwnWrite(answer, one.id, one.version);
     }
   }
 }

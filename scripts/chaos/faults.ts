@@ -11,8 +11,11 @@ import type { Instance } from './api';
  * - pause: a client that sends half a request, stops, then sends the rest;
  * - worker: one worker process SIGKILLed with its claims and pipeline runs in flight, and started again (the other
  *   worker's rescuer takes the claims over once their leases run out; the relay in it dies too);
- * - nats: the NATS server stopped while the relays publish, and started again a little later.
- * The last two are there when the run has workers and NATS.
+ * - nats: the NATS server stopped while the relays publish, and started again a little later;
+ * - replica: the read replica's replay paused under load until the instances take it out of rotation (their reads,
+ *   and every read that must see a command the replica has not replayed, go to the primary meanwhile), then resumed
+ *   until they put it back.
+ * Worker and nats are there when the run has workers and NATS; replica when it has a read replica.
  * Each returns a short description of what it did, or null when there was nothing to do it to.
  */
 export type Fault = { kind: string; inject: () => Promise<string | null> };
@@ -29,6 +32,8 @@ export type FaultContext = {
   restartWorker?: (index: number) => Promise<{ killed: number; held: number; started: number }>;
   workerCount?: number;
   nats?: { stop: () => Promise<void>; start: () => Promise<void> };
+  /** The read replica the instances read from, and the lag past which they take it out of rotation. */
+  replica?: { url: string; maxLagMs: number };
 };
 
 const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)];
@@ -59,8 +64,18 @@ const admin = (ctx: FaultContext, work: (c: pg.Client) => Promise<string | null>
 export function standardFaults(ctx: FaultContext): Fault[] {
   const worker = workerFault(ctx);
   const natsOutage = natsFault(ctx);
+  const replica = replicaFault(ctx);
   // The instance restart last: it takes longest, and every other kind should have had its turn by then.
-  return [terminateFault(ctx), deadlockFault(ctx), ...(worker ? [worker] : []), ...(natsOutage ? [natsOutage] : []), holdFault(ctx), pauseFault(ctx), restartFault(ctx)];
+  return [
+    terminateFault(ctx),
+    ...(replica ? [replica] : []),
+    deadlockFault(ctx),
+    ...(worker ? [worker] : []),
+    ...(natsOutage ? [natsOutage] : []),
+    holdFault(ctx),
+    pauseFault(ctx),
+    restartFault(ctx),
+  ];
 }
 
 function terminateFault(ctx: FaultContext): Fault {
@@ -231,6 +246,59 @@ function natsFault(ctx: FaultContext): Fault | null {
           await nats.start();
           return `NATS down for 2000 ms; ${backlog} event(s) waiting in the outbox when it came back`;
         },
+      }
+    : null;
+}
+
+type ReplicaView = { name: string; inRotation: boolean; lagMs: number | null };
+
+/** The replicas as an instance's /api/ready shows them; null when it does not answer (killed by another fault). */
+async function replicasSeenBy(instance: Instance): Promise<ReplicaView[] | null> {
+  try {
+    const res = await fetch(`${instance.url}/api/ready`, { signal: AbortSignal.timeout(5_000) });
+    return ((await res.json()) as { replicas?: ReplicaView[] }).replicas ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** Polls the instances' /api/ready (every 100 ms: a monitor tick is 200) until `holds` is true of what `which` of them say. */
+async function untilInstancesSee(ctx: FaultContext, which: 'any' | 'every', holds: (r: ReplicaView) => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const views = (await Promise.all(ctx.instances.filter((i) => i.up).map(replicasSeenBy))).filter((v): v is ReplicaView[] => v !== null);
+    const says = views.map((v) => v.length > 0 && v.every(holds));
+    if (says.length && (which === 'any' ? says.some(Boolean) : says.every(Boolean))) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
+}
+
+function replicaFault(ctx: FaultContext): Fault | null {
+  const replica = ctx.replica;
+  return replica
+    ? {
+        kind: 'replica replay paused and resumed',
+        inject: () =>
+          withClient(replica.url, 'bridge-chaos:replica', async (c) => {
+            await c.query('SELECT pg_wal_replay_pause()');
+            const paused = Date.now();
+            let out: boolean;
+            try {
+              // The clients keep writing, so the paused replica falls behind until the instances' monitors see it past
+              // the lag limit: until then it serves reads that need nothing newer than its state, and sends the
+              // others to the primary.
+              out = await untilInstancesSee(ctx, 'any', (r) => !r.inRotation, replica.maxLagMs * 10);
+            } finally {
+              await c.query('SELECT pg_wal_replay_resume()');
+            }
+            const resumed = Date.now();
+            const back = await untilInstancesSee(ctx, 'every', (r) => r.inRotation, replica.maxLagMs * 10);
+            return (
+              `replay paused for ${resumed - paused} ms (${out ? 'taken out of rotation' : 'never taken out of rotation'}); ` +
+              (back ? `back in rotation on every instance ${Date.now() - resumed} ms after the resume` : 'NOT back in rotation on every instance')
+            );
+          }),
       }
     : null;
 }

@@ -50,6 +50,13 @@ export function sayFindings(f: RunFindings, say: (line: string) => void): void {
   }
   say('faults injected:');
   for (const [kind, list] of Object.entries(f.injected)) say(`  ${kind}: ${list.length} (e.g. ${list[0]})`);
+  const ryw = f.clients.stats.readYourWrites;
+  if (ryw.checked || ryw.unanswered) {
+    say(
+      `read your writes: ${ryw.checked} reads after a command checked (${Object.entries(ryw.bySource).sort().map(([s, n]) => `${s}×${n}`).join(' ')}); ` +
+        `${ryw.unanswered} without an answer to judge; ${ryw.withoutPosition} command answer(s) without Bridge-Commit-Lsn`,
+    );
+  }
   if (notInjected(f).length) say(`  never injected: ${notInjected(f).join(', ')}`);
   say(`pipeline runs: ${Object.entries(f.pipelineRuns).map(([door, byStatus]) => `${door} ${Object.entries(byStatus).map(([st, n]) => `${st}×${n}`).join(' ')}`).join('; ') || 'none'}; ${f.claimsRescued} claim(s) rescued from killed workers`);
   if (f.probe) {
@@ -64,7 +71,7 @@ export function sayFindings(f: RunFindings, say: (line: string) => void): void {
 }
 
 /** The summary file's content; `setup` says how the run was configured. */
-export function summaryOf(f: RunFindings, setup: { seconds: number; instances: number; workers: number; clients: number; pgbouncer: boolean; nats: boolean }) {
+export function summaryOf(f: RunFindings, setup: { seconds: number; instances: number; workers: number; clients: number; pgbouncer: boolean; replica: boolean; nats: boolean }) {
   const problems = problemsOf(f);
   const latencies = liveLatencies(f);
   const { seconds, ...processes } = setup;
@@ -79,6 +86,7 @@ export function summaryOf(f: RunFindings, setup: { seconds: number; instances: n
     pipelineRuns: f.pipelineRuns,
     claimsRescued: f.claimsRescued,
     faults: Object.fromEntries(Object.entries(f.injected).map(([k, v]) => [k, v.length])),
+    readYourWrites: f.clients.stats.readYourWrites,
     live: {
       samples: latencies.length,
       p50Ms: percentile(latencies, 50),

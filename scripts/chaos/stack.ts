@@ -4,6 +4,7 @@ import pg from 'pg';
 import { freePort, startEmbeddedPostgres, type EmbeddedDb } from '../../lib/db/embedded';
 import { migrate } from '../../lib/db/migrate';
 import { natsBinary, startTestNats, type TestNats } from '../../test/nats';
+import { startStandby, type Standby } from '../../lib/db/standby';
 import { startNext, type NextServer } from '../next-server';
 import type { Instance } from './api';
 import { startPgbouncer, type Bouncer } from './pgbouncer';
@@ -19,17 +20,37 @@ export async function until(check: () => Promise<boolean>, timeoutMs: number): P
   }
 }
 
-export type StackOptions = { logDir: string; pgbouncer: boolean; lockTimeoutMs: number; workerLeaseMs: number; say: (line: string) => void };
+export type StackOptions = {
+  logDir: string;
+  pgbouncer: boolean;
+  /** A hot standby of the database, serving the instances' reads (DATABASE_READ_URL). */
+  replica: boolean;
+  lockTimeoutMs: number;
+  workerLeaseMs: number;
+  say: (line: string) => void;
+};
+
+/**
+ * The replica's settings for the instances: a short lag limit and a quick monitor, so that a replay paused by the
+ * replica fault takes the replica out of rotation, and its resume brings it back, within a fault's turn.
+ */
+export const REPLICA_SETTINGS = { maxLagMs: 1_000, pollMs: 200 };
 
 /**
  * Every process of a chaos run and how to (re)start it: the database (throw-away unless CHAOS_DATABASE_URL names
- * one), PgBouncer and NATS when asked for, the console instances and the workers. `teardown()` stops whatever was
+ * one), its hot standby, PgBouncer and NATS when asked for, the console instances and the workers. `teardown()` stops whatever was
  * started, also after a failure.
  */
 export class ChaosStack {
   directUrl = '';
   token = '';
   embedded: EmbeddedDb | null = null;
+  standby: Standby | null = null;
+  /** The standby's address (DATABASE_READ_URL of the instances), known before it is up. */
+  private readUrl: string | null = null;
+  private standbyStarting: Promise<Standby> | null = null;
+  private tearingDown: Promise<void> | null = null;
+  private readonly starting = new Set<Promise<NextServer>>();
   bouncer: Bouncer | null = null;
   nats: TestNats | null = null;
   watcher: pg.Client | null = null;
@@ -45,6 +66,8 @@ export class ChaosStack {
   /** The database, migrated, with one admin and one API token for every client, provisioned the way `npm start` does it. */
   async startDatabase(): Promise<void> {
     let directUrl = process.env.CHAOS_DATABASE_URL;
+    // The standby is made by copying the primary's data folder: only a throw-away database of this run has one here.
+    if (directUrl && this.o.replica) throw new Error('--replica needs the run’s own throw-away database: unset CHAOS_DATABASE_URL');
     if (!directUrl) {
       this.embedded = await startEmbeddedPostgres({ persistent: false, database: 'bridge_chaos' });
       directUrl = this.embedded.url;
@@ -63,6 +86,19 @@ export class ChaosStack {
     await bootstrapAuth();
     const { disconnectDb } = await import('../../lib/db/client');
     await disconnectDb();
+    if (this.o.replica && this.embedded) {
+      // Made while the services and the instances start: its address is known now, and an instance that looks at it
+      // before it answers keeps it out of rotation until it does. startInstances waits for it.
+      const port = await freePort();
+      this.readUrl = `postgresql://bridge:bridge@127.0.0.1:${port}${new URL(directUrl).pathname}`;
+      const started = Date.now();
+      this.standbyStarting = startStandby(this.embedded, { port, slot: 'bridge_chaos_replica' }).then((standby) => {
+        this.standby = standby;
+        this.o.say(`hot standby on port ${port} (made and up in ${Date.now() - started} ms), streaming from it: the instances read from it (out of rotation past ${REPLICA_SETTINGS.maxLagMs} ms of lag)`);
+        return standby;
+      });
+      this.standbyStarting.catch(() => undefined);
+    }
   }
 
   /** PgBouncer (when asked for) and NATS (when there are workers); false when NATS is required but missing. */
@@ -103,19 +139,43 @@ export class ChaosStack {
     this.ports = await Promise.all(Array.from({ length: count }, () => freePort()));
     this.instances = this.ports.map((port, i) => ({ name: `instance ${String.fromCharCode(65 + i)}`, url: `http://127.0.0.1:${port}`, up: false }));
     this.launches = this.instances.map(() => 0);
-    await Promise.all(this.instances.map((_, i) => this.launch(i)));
+    await Promise.all([...this.instances.map((_, i) => this.launch(i)), this.standbyStarting]);
   }
 
   async launch(i: number): Promise<void> {
+    this.refuseWhileStopping();
     this.launches[i]++;
-    this.servers[i] = await startNext({
+    const starting = startNext({
       port: this.ports[i],
       databaseUrl: this.appUrl,
       // One log per start: a restarted instance must not overwrite what its killed predecessor said.
       logFile: join(this.o.logDir, `instance-${String.fromCharCode(97 + i)}-${this.launches[i]}.log`),
-      env: { ...this.shared, WORKERS: '0' },
+      env: {
+        ...this.shared,
+        WORKERS: '0',
+        ...(this.readUrl
+          ? { DATABASE_READ_URL: this.readUrl, READ_REPLICA_MAX_LAG_MS: String(REPLICA_SETTINGS.maxLagMs), READ_REPLICA_POLL_MS: String(REPLICA_SETTINGS.pollMs) }
+          : {}),
+      },
     });
+    // A start still under way when the run stops is waited for by the teardown, then stopped.
+    this.starting.add(starting);
+    try {
+      const server = await starting;
+      if (this.tearingDown) {
+        await server.stop();
+        throw new Error('the run is stopping');
+      }
+      this.servers[i] = server;
+    } finally {
+      this.starting.delete(starting);
+    }
     this.instances[i].up = true;
+  }
+
+  /** Nothing new starts once the teardown has begun (a fault's restart racing a signal, say). */
+  private refuseWhileStopping(): void {
+    if (this.tearingDown) throw new Error('the run is stopping');
   }
 
   /** The session the runner watches the workers and the outbox with. */
@@ -133,6 +193,7 @@ export class ChaosStack {
   }
 
   async spawnWorker(i: number): Promise<WorkerProcess> {
+    this.refuseWhileStopping();
     const start = ++this.workerStarts[i];
     const logFile = join(this.o.logDir, `worker-${i + 1}-${start}.log`);
     const w = startWorker({ name: `worker ${i + 1}`, logFile, env: this.workerEnv() });
@@ -175,11 +236,22 @@ export class ChaosStack {
     return { killed: victim.pid, held: holding, started: (await this.spawnWorker(i)).pid };
   }
 
-  async teardown(): Promise<void> {
+  /** Stops everything this stack started; a second call (a signal during a failure's teardown) waits for the first. */
+  teardown(): Promise<void> {
+    this.tearingDown ??= this.stopAll();
+    return this.tearingDown;
+  }
+
+  private async stopAll(): Promise<void> {
+    // An instance still starting stops itself once up (launch), before this goes on to the database under it.
+    await Promise.allSettled([...this.starting]);
     for (const w of this.workers) await w?.kill().catch(() => undefined);
     for (const server of this.servers) await server?.stop().catch(() => undefined);
     await this.nats?.dispose().catch(() => undefined);
     await this.bouncer?.stop().catch(() => undefined);
+    // A standby still coming up is waited for, then stopped (one that failed has stopped itself).
+    await this.standbyStarting?.catch(() => undefined);
+    await this.standby?.stop().catch(() => undefined);
     await this.embedded?.stop().catch(() => undefined);
   }
 }

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseLsn } from '@/lib/db/lsn';
 import { changesSincePosition, changesSinceSnapshot, currentSnapshot, formatPosition, positionSchema, type Snapshot } from '@/lib/live/positions';
 import { rawClient, resetDatabase } from '../helpers';
 
@@ -139,5 +140,40 @@ describe('resuming from a position (changesSincePosition)', () => {
     expect(positionSchema.parse('42.1001')).toEqual({ maxId: '42', xmin: '1001' });
     expect(positionSchema.safeParse('42').success).toBe(false);
     expect(positionSchema.safeParse('1.2; DROP TABLE intents').success).toBe(false);
+  });
+});
+
+describe('the WAL position each event carries', () => {
+  it('is at or past the end of the commit record of the change it names, so a replica that has replayed it shows the change', async () => {
+    const a = await connection();
+    // pg_walinspect reads the WAL itself: where the commit record of this very transaction ends.
+    await a.query('CREATE EXTENSION IF NOT EXISTS pg_walinspect');
+    try {
+      const snapshot = await currentSnapshot();
+      const before = (await a.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn')).rows[0].lsn;
+      await a.query('BEGIN');
+      // Flushed at commit (the test database skips that by default), so the WAL can be read up to the commit record.
+      await a.query('SET LOCAL synchronous_commit = on');
+      const id = await insertAudit(a, 'positioned');
+      const xid = (await a.query<{ xid: string }>(`SELECT (pg_current_xact_id()::text::bigint % 4294967296)::text AS xid`)).rows[0].xid;
+      await a.query('COMMIT');
+
+      const batch = await changesSinceSnapshot(snapshot);
+      const event = batch.events.find((e) => e.id === id);
+      expect(event?.lsn).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
+      const { rows } = await a.query<{ end: string }>(
+        `SELECT end_lsn::text AS end FROM pg_get_wal_records_info($1::pg_lsn, pg_current_wal_flush_lsn())
+         WHERE resource_manager = 'Transaction' AND record_type = 'COMMIT' AND xid::text = $2`,
+        [before, xid],
+      );
+      expect(rows).toHaveLength(1);
+      expect(parseLsn(event!.lsn)! >= parseLsn(rows[0].end)!).toBe(true);
+
+      // A resume's catch-up carries one too, at or past every commit it re-sends.
+      const missed = await changesSincePosition(positionSchema.parse(formatPosition(snapshot)));
+      expect(parseLsn(missed.events.find((e) => e.id === id)!.lsn)! >= parseLsn(rows[0].end)!).toBe(true);
+    } finally {
+      await a.query('DROP EXTENSION IF EXISTS pg_walinspect');
+    }
   });
 });

@@ -3,7 +3,9 @@ import { readAfterCookieName } from '@/lib/auth/cookies';
 import { disconnectDb } from '@/lib/db/client';
 import { closeReadReplicas, commitPosition, useReadReplicas } from '@/lib/db/read';
 import { apiRoute } from '@/lib/http/api-router';
+import { parseLsn } from '@/lib/db/lsn';
 import { liveHub } from '@/lib/live/hub';
+import { liveEventStream } from '@/lib/live/stream';
 import { flushOutcomes } from '@/lib/intents/outcomes';
 import { apiRequest, resetAuth, userWithSession, userWithToken } from '../auth-helpers';
 import { startReplicaPair, type ReplicaPair } from '../replica-pair';
@@ -45,6 +47,36 @@ async function pauseReplay(): Promise<void> {
 
 async function resumeReplay(): Promise<void> {
   await pair.replica.query('SELECT pg_wal_replay_resume()');
+}
+
+type LiveChange = { intentId: string | null; toStatus: string | null; lsn: string };
+
+/** Opens the live event stream and collects its `changes` events' entries as they come (what a console tab listens to). */
+async function openLiveStream(): Promise<{ changes: LiveChange[]; close: () => void }> {
+  const controller = new AbortController();
+  const response = await liveEventStream(null, controller.signal);
+  const changes: LiveChange[] = [];
+  void (async () => {
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = '';
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        buffer += value;
+        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+          const lines = buffer.slice(0, end).split('\n');
+          buffer = buffer.slice(end + 2);
+          if (!lines.includes('event: changes')) continue;
+          const data = lines.find((l) => l.startsWith('data: '))!.slice('data: '.length);
+          changes.push(...(JSON.parse(data) as { events: LiveChange[] }).events);
+        }
+      }
+    } catch {
+      // aborted
+    }
+  })();
+  return { changes, close: () => controller.abort() };
 }
 
 /** An intent the replica has already replayed, so a read of it can be served there. */
@@ -179,5 +211,38 @@ describe('reads from a replica', () => {
     const readiness = await call(ready, '/api/ready', {});
     expect(readiness.body).not.toHaveProperty('replicas');
     expect((await call(workers, '/api/workers', other)).body.replicas).toEqual([]);
+  });
+
+  it('a live event carries its change’s WAL position: a refetch that echoes it reads the change while the replica has not replayed it (from the primary), and the replica again once it has', async () => {
+    const id = await replicatedIntent();
+    const stream = await openLiveStream();
+    try {
+      await pauseReplay();
+      const changed = await call(changeStatus, `/api/intents/${id}/status`, author, { status: 'NORMALIZED' });
+      expect(changed.status).toBe(200);
+      const event = await eventually('the change to arrive on the live stream', () => stream.changes.find((c) => c.intentId === id && c.toStatus === 'NORMALIZED'));
+      expect(event.lsn).toMatch(/^[0-9A-F]+\/[0-9A-F]+$/);
+      // The paused replica has not replayed that far: that is what sends the refetch to the primary.
+      const replayed = (await pair.replica.query<{ lsn: string }>('SELECT pg_last_wal_replay_lsn()::text AS lsn')).rows[0].lsn;
+      expect(parseLsn(event.lsn)! > parseLsn(replayed)!).toBe(true);
+
+      // Another viewer, told of the change by the event, refetches with its position: served the change, by the primary.
+      const refetch = await read(id, { ...other, headers: { 'Bridge-Read-After': event.lsn } });
+      expect(refetch.body.status).toBe('NORMALIZED');
+      expect(refetch.headers.get('bridge-read-source')).toBe('primary');
+      // Without it (what a page did before events carried positions) the replica answers with the state before the change.
+      const blind = await read(id, other);
+      expect(blind.body.status).toBe('RECEIVED');
+      expect(blind.headers.get('bridge-read-source')).toBe(replica);
+
+      await resumeReplay();
+      const back = await eventually('the event’s refetch to be served by the replica again', async () => {
+        const again = await read(id, { ...other, headers: { 'Bridge-Read-After': event.lsn } });
+        return again.headers.get('bridge-read-source') === replica && again;
+      });
+      expect(back.body.status).toBe('NORMALIZED');
+    } finally {
+      stream.close();
+    }
   });
 });
