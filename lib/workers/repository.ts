@@ -266,7 +266,6 @@ export type ClosedRunAndClaim = ClosedRun & { outcome: Settlement['outcome'] };
  * falls between them.
  */
 export async function closeRunsAndClaims(exec: Exec, items: readonly RunCloseAndClaimEnd[]): Promise<(ClosedRunAndClaim | null)[]> {
-  if (items.length === 0) return [];
   const col = <V>(pick: (i: RunCloseAndClaimEnd) => V) => items.map(pick);
   const rows = await exec<IntentRow & { finishedAt: Date | null; outcome: Settlement['outcome'] | null }>(Prisma.sql`
     WITH input AS (
