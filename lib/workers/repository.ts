@@ -113,7 +113,8 @@ export async function claimDueIntents(
       LIMIT ${args.limit}
       FOR UPDATE SKIP LOCKED
     ), due_status AS MATERIALIZED (
-      SELECT d.*, i.status::text AS intent_status FROM due d JOIN intents i ON i.id = d.intent_id
+      -- One index lookup per due row, whatever the planner estimates: a join may hash the whole intents table.
+      SELECT d.*, (SELECT i.status::text FROM intents i WHERE i.id = d.intent_id) AS intent_status FROM due d
     ), claimed AS MATERIALIZED (
       UPDATE intent_work w SET
         state = 'running',
