@@ -41,9 +41,10 @@ import { onWorkQueued } from './wakeup';
  * the others. The claim opens each run and its first step in its own statement, and a run's last step, its end and
  * its claim's end are one statement (closeRunsAndClaims): a run of one bridge costs its claim and its close.
  *
- * Stopping (SIGTERM): no new claims; the claims fetched ahead and not started are given back at once; runs in
- * flight get the grace period to finish; then they are told to stop after their current bridge, and their claims are
- * released (the attempt is not counted). A claim whose run cannot even do that is left to the rescuer, like a crash.
+ * Stopping (SIGTERM): no new claims; the claims fetched ahead and not started are given back at once (the runs
+ * their claims opened are closed as interrupted, settleClaims); runs in flight get the grace period to finish; then
+ * they are told to stop after their current bridge, and their claims are released (the attempt is not counted). A
+ * claim whose run cannot even do that is left to the rescuer, like a crash.
  */
 export type WorkerEvent = 'claimed' | 'completed' | 'failed' | 'retried' | 'released' | 'rescued' | 'lost';
 
