@@ -26,18 +26,45 @@ export const CHANGES_CHANNEL = 'bridge_changes';
  */
 export const WORK_CHANNEL = 'bridge_work';
 
-/** Gap between two notifications from one process: a hub coalesces its rounds anyway (50 ms). */
-const MIN_GAP_MS = 10;
+/**
+ * Gap between two notifications from one process. A hub coalesces its rounds over 50 ms (hub.ts), so a burst of
+ * commits is announced at most once in that window: a busy worker process would otherwise send a notification, a
+ * transaction of its own that queues on the commit lock of NOTIFY, every few milliseconds for nobody's benefit. Work
+ * queued meanwhile cuts the gap short to WORK_GAP_MS: an idle worker's pickup must not wait for the hubs' window.
+ */
+const CHANGES_GAP_MS = 50;
+const WORK_GAP_MS = 10;
 
-const state = globalThis as unknown as { bridgeAnnounce?: { inFlight: boolean; wanted: boolean; workWanted: boolean; warned: boolean } };
+type AnnounceState = { inFlight: boolean; wanted: boolean; workWanted: boolean; warned: boolean; cutGap: (() => void) | null };
+const state = globalThis as unknown as { bridgeAnnounce?: AnnounceState };
+
+/** The gap after a notification: the hubs' window, cut to WORK_GAP_MS from its start once work is queued. */
+function gap(s: AnnounceState): Promise<void> {
+  const t0 = Date.now();
+  return new Promise((resolve) => {
+    let timer = setTimeout(done, s.workWanted ? WORK_GAP_MS : CHANGES_GAP_MS);
+    function done() {
+      clearTimeout(timer);
+      s.cutGap = null;
+      resolve();
+    }
+    s.cutGap = () => {
+      clearTimeout(timer);
+      timer = setTimeout(done, Math.max(0, WORK_GAP_MS - (Date.now() - t0)));
+    };
+  });
+}
 
 /**
  * Call after a commit that wrote audit events (`workQueued` when it may have queued pipeline work: the workers are
  * woken by the same statement). Never throws, never waits.
  */
 export function announceCommitted(options: { workQueued?: boolean } = {}): void {
-  const s = (state.bridgeAnnounce ??= { inFlight: false, wanted: false, workWanted: false, warned: false });
-  if (options.workQueued) s.workWanted = true;
+  const s = (state.bridgeAnnounce ??= { inFlight: false, wanted: false, workWanted: false, warned: false, cutGap: null });
+  if (options.workQueued) {
+    s.workWanted = true;
+    s.cutGap?.();
+  }
   if (s.inFlight) {
     s.wanted = true;
     return;
@@ -53,7 +80,7 @@ export function announceCommitted(options: { workQueued?: boolean } = {}): void 
           work ? Prisma.sql`SELECT pg_notify(${CHANGES_CHANNEL}, ''), pg_notify(${WORK_CHANNEL}, '')` : Prisma.sql`SELECT pg_notify(${CHANGES_CHANNEL}, '')`,
         );
         s.warned = false;
-        if (s.wanted) await new Promise((resolve) => setTimeout(resolve, MIN_GAP_MS));
+        if (s.wanted) await gap(s);
       } while (s.wanted);
     } catch (err) {
       if (!s.warned) console.warn(`[live] could not notify the live hubs (they will read the change within a second anyway): ${oneLineError(err)}`);

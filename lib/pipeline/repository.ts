@@ -28,18 +28,134 @@ export type Runner = Tx | Exec;
 export const execOf = (runner: Runner): Exec => (typeof runner === 'function' ? runner : onClient(runner));
 
 /**
- * `held`: the claims of the items that carry a token and still hold it (their intent_work rows, locked FOR SHARE in
- * intent order). `holds(i)` is true for an item without a token, and for one whose claim is in `held`.
+ * `held`: the claims of the items that carry a token and still hold it (their intent_work rows, locked in intent
+ * order: FOR SHARE by the records' statements, FOR UPDATE by one that also ends the claims). `holds(i)` is true for
+ * an item without a token, and for one whose claim is in `held`.
  */
-const HELD = Prisma.sql`
+export const heldClaims = (lock: 'SHARE' | 'UPDATE' = 'SHARE') =>
+  Prisma.sql`
     held AS MATERIALIZED (
       SELECT w.intent_id, w.claim_token FROM intent_work w JOIN input i ON i.intent_id = w.intent_id AND i.claim_token = w.claim_token
       WHERE w.state = 'running'
       ORDER BY w.intent_id
-      FOR SHARE OF w
+      FOR ${Prisma.raw(lock)} OF w
     )`;
-const holds = (alias: string) =>
+const HELD = heldClaims();
+export const holds = (alias: string) =>
   Prisma.raw(`(${alias}.claim_token IS NULL OR EXISTS (SELECT 1 FROM held h WHERE h.intent_id = ${alias}.intent_id AND h.claim_token = ${alias}.claim_token))`);
+
+/**
+ * Opening runs, written once for an operator's start (startRuns) and a worker's claim that opens its runs
+ * (claimDueIntents): from a CTE `opening` (intent_id, claim_token, round, mode, door, actor, details, intent_status),
+ * the intent's runs still marked running are abandoned (whoever opens a run holds the intent alone, so they died with
+ * their process), a run is inserted for each intent not COMPLETED or FAILED (and passing `condition`), and audited.
+ * Makes the CTEs `abandoned`, `abandoned_steps` and `run`; `runStartedAudit` selects their audit events.
+ */
+export const openRunsCtes = (condition: Prisma.Sql = Prisma.empty) => Prisma.sql`
+    abandoned AS (
+      UPDATE pipeline_runs r SET status = 'abandoned', finished_at = now()
+      FROM opening o WHERE r.intent_id = o.intent_id AND r.status = 'running'
+      RETURNING r.id
+    ), abandoned_steps AS (
+      UPDATE pipeline_steps SET status = 'abandoned', finished_at = now()
+      WHERE run_id IN (SELECT id FROM abandoned) AND status = 'running'
+    ), run AS (
+      INSERT INTO pipeline_runs (intent_id, round, mode, door, actor, claim_token)
+      SELECT o.intent_id, o.round, o.mode, o.door, o.actor, o.claim_token
+      FROM opening o
+      WHERE o.intent_status NOT IN ('COMPLETED', 'FAILED') ${condition}
+      RETURNING id, intent_id, claim_token, round, mode, door, actor, started_at
+    )`;
+export const runStartedAudit = Prisma.sql`
+      SELECT r.intent_id, 'pipeline_started' AS action, r.actor,
+             jsonb_build_object('runId', r.id, 'mode', r.mode, 'door', r.door, 'round', r.round, 'claimToken', r.claim_token::text)
+               || COALESCE(o.details, '{}'::jsonb) AS details
+      FROM run r JOIN opening o ON o.intent_id = r.intent_id AND o.claim_token IS NOT DISTINCT FROM r.claim_token`;
+
+/**
+ * One INSERT of audit events from several selects of (intent_id, action, actor, details), in the order given per
+ * intent: events written by one statement share their time, and readers order them by id (the timeline, the audit
+ * page), so a run's start comes before its first step's, a step's end before its run's.
+ */
+export const insertAudit = (...selects: Prisma.Sql[]) =>
+  Prisma.sql`INSERT INTO audit_events (intent_id, action, actor, details)
+      SELECT a.intent_id, a.action, a.actor, a.details FROM (${Prisma.join(
+        selects.map((q, k) => Prisma.sql`SELECT ${k}::int AS k, e.* FROM (${q}) e`),
+        ' UNION ALL ',
+      )}) a ORDER BY a.intent_id, a.k`;
+
+/** The results a run's round has recorded, by bridge (`r`: the run): replayed instead of run again. */
+export const recordedOf = (r: string) =>
+  Prisma.raw(`COALESCE((SELECT jsonb_object_agg(s.bridge, COALESCE(s.result, 'null'::jsonb))
+                     FROM pipeline_steps s
+                     WHERE s.intent_id = ${r}.intent_id AND s.round = ${r}.round AND s.status = 'completed'), '{}'::jsonb)`);
+
+/**
+ * How a step starts: `replayed` when its round recorded the bridge's result already, `running` when the intent's
+ * status is one the bridge runs on, `skipped` otherwise.
+ */
+export const stepKind = (replayed: Prisma.Sql, status: Prisma.Sql, accepts: Prisma.Sql) =>
+  Prisma.sql`CASE WHEN ${replayed} THEN 'replayed' WHEN ${status} = ANY(${accepts}) THEN 'running' ELSE 'skipped' END`;
+
+/**
+ * Starting steps, written once for startSteps and the claim that opens runs: from a CTE `stepping` (run_id,
+ * intent_id, claim_token, round, position, bridge, kind, recorded, actor, intent_status, version), inserts each step
+ * (finished at once unless it runs). Makes the CTE `step`; `stepStartedAudit` selects the audit events.
+ */
+export const startStepsCtes = Prisma.sql`
+    step AS (
+      INSERT INTO pipeline_steps (run_id, intent_id, round, position, bridge, status, claim_token, finished_at, result)
+      SELECT c.run_id, c.intent_id, c.round, c.position, c.bridge, c.kind, c.claim_token,
+             CASE WHEN c.kind = 'running' THEN NULL ELSE now() END, c.recorded
+      FROM stepping c
+      RETURNING id, run_id, position, status, started_at, finished_at
+    )`;
+export const stepStartedAudit = Prisma.sql`
+      SELECT c.intent_id, CASE s.status WHEN 'running' THEN 'bridge_started' ELSE 'bridge_' || s.status END AS action, c.actor,
+             jsonb_build_object('runId', c.run_id::text, 'bridge', c.bridge, 'position', c.position, 'status', c.intent_status, 'version', c.version) AS details
+      FROM step s JOIN stepping c ON c.run_id = s.run_id AND c.position = s.position`;
+
+/**
+ * Ending steps, written once for finishSteps and the statement that also closes runs and ends claims: from the CTE
+ * `input` (intent_id, claim_token, run_id, step_id, bridge, step_status, result, step_error, actor), each running
+ * step whose claim is held is completed or failed. Makes the CTE `step`; `stepEndedAudit` selects the audit events.
+ */
+export const finishStepsCtes = Prisma.sql`
+    step AS (
+      UPDATE pipeline_steps s SET status = i.step_status, finished_at = now(), result = i.result, error = i.step_error
+      FROM input i
+      WHERE s.id = i.step_id AND s.status = 'running' AND ${holds('i')}
+      RETURNING s.id, s.position, s.finished_at
+    )`;
+export const stepEndedAudit = Prisma.sql`
+      SELECT i.intent_id, 'bridge_' || i.step_status AS action, i.actor,
+             jsonb_strip_nulls(jsonb_build_object('runId', i.run_id::text, 'bridge', i.bridge, 'position', s.position, 'result', i.result, 'error', i.step_error)) AS details
+      FROM step s JOIN input i ON i.step_id = s.id`;
+
+/**
+ * Closing runs, written once for finishRuns and the statement that also ends claims: from the CTE `input`
+ * (intent_id, claim_token, run_id, run_status, run_error, actor), each running run whose claim is held gets its
+ * status. Makes the CTE `run`; `runEndedAudit` selects the audit events.
+ */
+export const finishRunsCtes = Prisma.sql`
+    run AS (
+      UPDATE pipeline_runs r SET status = i.run_status, finished_at = now(), error = i.run_error
+      FROM input i
+      WHERE r.id = i.run_id AND r.status = 'running' AND ${holds('i')}
+      RETURNING r.id, r.finished_at
+    )`;
+export const runEndedAudit = Prisma.sql`
+      SELECT i.intent_id, 'pipeline_finished' AS action, i.actor,
+             jsonb_strip_nulls(jsonb_build_object('runId', i.run_id::text, 'status', i.run_status, 'error', i.run_error)) AS details
+      FROM run r JOIN input i ON i.run_id = r.id`;
+
+/** The intent as a run leaves it, for the answer of a statement that closes runs (`it`: the intents row). */
+export const intentColumns = Prisma.sql`it.id::text AS id, it.status::text AS status, it.payload, it.source, it.version, it.is_replay AS "isReplay",
+           it.created_at AS "createdAt", it.updated_at AS "updatedAt"`;
+
+export type IntentRow = Omit<Intent, 'createdAt' | 'updatedAt'> & { createdAt: Date | null; updatedAt: Date | null };
+export const toIntent = ({ createdAt, updatedAt, ...intent }: IntentRow): Intent | null =>
+  createdAt && updatedAt ? { ...intent, createdAt: createdAt.toISOString(), updatedAt: updatedAt.toISOString() } : null;
 
 const col = <T, V>(items: readonly T[], pick: (item: T) => V): V[] => items.map(pick);
 const json = (value: JsonValue | null | undefined) => (value === null || value === undefined ? null : JSON.stringify(value));
@@ -85,36 +201,15 @@ export async function startRuns(exec: Exec, items: readonly RunStart[], fencing:
         WITH ORDINALITY AS t(intent_id, claim_token, mode, door, actor, details, ord)
     ), ${HELD},
     checked AS (
-      SELECT i.*, it.status::text AS intent_status, w.round AS work_round, ${holds('i')} AS claim_held,
+      SELECT i.*, it.status::text AS intent_status, COALESCE(w.round, 1) AS round, ${holds('i')} AS claim_held,
              CASE WHEN i.claim_token IS NULL AND w.state = 'running' THEN coalesce(w.claimed_by, 'a worker') END AS claimed_by
       FROM input i LEFT JOIN intents it ON it.id = i.intent_id LEFT JOIN intent_work w ON w.intent_id = i.intent_id
     ), opening AS (
       SELECT * FROM checked c WHERE c.claim_held AND c.claimed_by IS NULL
-    ), abandoned AS (
-      UPDATE pipeline_runs r SET status = 'abandoned', finished_at = now()
-      FROM opening o WHERE r.intent_id = o.intent_id AND r.status = 'running'
-      RETURNING r.id
-    ), abandoned_steps AS (
-      UPDATE pipeline_steps SET status = 'abandoned', finished_at = now()
-      WHERE run_id IN (SELECT id FROM abandoned) AND status = 'running'
-    ), run AS (
-      INSERT INTO pipeline_runs (intent_id, round, mode, door, actor, claim_token)
-      SELECT o.intent_id, COALESCE(o.work_round, 1), o.mode, o.door, o.actor, o.claim_token
-      FROM opening o
-      WHERE o.intent_status NOT IN ('COMPLETED', 'FAILED') ${fenceCondition(fencing)}
-      RETURNING id, intent_id, claim_token, round, mode, door, actor, started_at
-    ), audit AS (
-      INSERT INTO audit_events (intent_id, action, actor, details)
-      SELECT r.intent_id, 'pipeline_started', r.actor,
-             jsonb_build_object('runId', r.id, 'mode', r.mode, 'door', r.door, 'round', r.round, 'claimToken', r.claim_token::text)
-               || COALESCE(o.details, '{}'::jsonb)
-      FROM run r JOIN opening o ON o.intent_id = r.intent_id AND o.claim_token IS NOT DISTINCT FROM r.claim_token
-    )
+    ), ${openRunsCtes(fenceCondition(fencing))},
+    audit AS (${insertAudit(runStartedAudit)})
     SELECT c.intent_status AS "intentStatus", c.claim_held AS "claimHeld", c.claimed_by AS "claimedBy",
-           r.id::text AS "runId", r.round, r.started_at AS "startedAt",
-           COALESCE((SELECT jsonb_object_agg(s.bridge, COALESCE(s.result, 'null'::jsonb))
-                     FROM pipeline_steps s
-                     WHERE s.intent_id = r.intent_id AND s.round = r.round AND s.status = 'completed'), '{}'::jsonb) AS recorded
+           r.id::text AS "runId", r.round, r.started_at AS "startedAt", ${recordedOf('r')} AS recorded
     FROM checked c LEFT JOIN run r ON r.intent_id = c.intent_id AND r.claim_token IS NOT DISTINCT FROM c.claim_token
     ORDER BY c.ord`);
 }
@@ -143,9 +238,8 @@ export type StartedStep = {
 };
 
 /**
- * Records steps' starts with their audit events and returns each intent as its step sees it. A step is `replayed`
- * when its round recorded the bridge's result already, `skipped` when the intent's status is not one the bridge runs
- * on, `running` otherwise. No step row (stepId null) means the claim is lost.
+ * Records steps' starts with their audit events and returns each intent as its step sees it (stepKind says how each
+ * starts). No step row (stepId null) means the claim is lost.
  */
 export async function startSteps(exec: Exec, items: readonly StepStart[]): Promise<StartedStep[]> {
   return exec<StartedStep>(Prisma.sql`
@@ -158,23 +252,12 @@ export async function startSteps(exec: Exec, items: readonly StepStart[]): Promi
     ), ${HELD},
     checked AS (
       SELECT i.*, it.status::text AS intent_status, it.version, it.payload, ${holds('i')} AS claim_held,
-             CASE WHEN i.replayed THEN 'replayed'
-                  WHEN it.status::text = ANY(string_to_array(i.accepts, ',')) THEN 'running'
-                  ELSE 'skipped' END AS kind
+             ${stepKind(Prisma.sql`i.replayed`, Prisma.sql`it.status::text`, Prisma.sql`string_to_array(i.accepts, ',')`)} AS kind
       FROM input i JOIN intents it ON it.id = i.intent_id
-    ), step AS (
-      INSERT INTO pipeline_steps (run_id, intent_id, round, position, bridge, status, claim_token, finished_at, result)
-      SELECT c.run_id, c.intent_id, c.round, c.position, c.bridge, c.kind, c.claim_token,
-             CASE WHEN c.kind = 'running' THEN NULL ELSE now() END, c.recorded
-      FROM checked c
-      WHERE c.claim_held
-      RETURNING id, run_id, position, status, started_at, finished_at
-    ), audit AS (
-      INSERT INTO audit_events (intent_id, action, actor, details)
-      SELECT c.intent_id, CASE s.status WHEN 'running' THEN 'bridge_started' ELSE 'bridge_' || s.status END, c.actor,
-             jsonb_build_object('runId', c.run_id::text, 'bridge', c.bridge, 'position', c.position, 'status', c.intent_status, 'version', c.version)
-      FROM step s JOIN checked c ON c.run_id = s.run_id AND c.position = s.position
-    )
+    ), stepping AS (
+      SELECT * FROM checked c WHERE c.claim_held
+    ), ${startStepsCtes},
+    audit AS (${insertAudit(stepStartedAudit)})
     SELECT s.id::text AS "stepId", s.status AS "stepStatus", s.started_at AS "startedAt", s.finished_at AS "finishedAt",
            c.intent_status AS status, c.version, c.payload
     FROM checked c LEFT JOIN step s ON s.run_id = c.run_id AND s.position = c.position
@@ -193,57 +276,45 @@ export type StepEnd = {
   actor: string;
 };
 
+/** The columns of a step's end in a statement's `input` (finishStepsCtes); an item without a step end gives nulls. */
+export const stepEndColumns = (ends: readonly (StepEnd | null)[]) =>
+  Prisma.sql`${col(ends, (i) => i?.stepId ?? null)}::bigint[], ${col(ends, (i) => i?.bridge ?? null)}::text[], ${col(ends, (i) => i?.status ?? null)}::text[],
+             ${col(ends, (i) => json(i?.result))}::jsonb[], ${col(ends, (i) => i?.error ?? null)}::text[]`;
+
 /** Records steps' ends (completed with a result, or failed with the error), audited. Null: the claim is lost. */
 export async function finishSteps(exec: Exec, items: readonly StepEnd[]): Promise<(Date | null)[]> {
   const rows = await exec<{ finishedAt: Date | null }>(Prisma.sql`
     WITH input AS (
       SELECT * FROM unnest(${col(items, (i) => i.intentId)}::uuid[], ${col(items, (i) => i.claimToken)}::bigint[], ${col(items, (i) => i.runId)}::uuid[],
-                           ${col(items, (i) => i.stepId)}::bigint[], ${col(items, (i) => i.bridge)}::text[], ${col(items, (i) => i.status)}::text[],
-                           ${col(items, (i) => json(i.result))}::jsonb[], ${col(items, (i) => i.error)}::text[], ${col(items, (i) => i.actor)}::text[])
-        WITH ORDINALITY AS t(intent_id, claim_token, run_id, step_id, bridge, status, result, error, actor, ord)
+                           ${stepEndColumns(items)}, ${col(items, (i) => i.actor)}::text[])
+        WITH ORDINALITY AS t(intent_id, claim_token, run_id, step_id, bridge, step_status, result, step_error, actor, ord)
     ), ${HELD},
-    step AS (
-      UPDATE pipeline_steps s SET status = i.status, finished_at = now(), result = i.result, error = i.error
-      FROM input i
-      WHERE s.id = i.step_id AND s.status = 'running' AND ${holds('i')}
-      RETURNING s.id, s.position, s.finished_at
-    ), audit AS (
-      INSERT INTO audit_events (intent_id, action, actor, details)
-      SELECT i.intent_id, 'bridge_' || i.status, i.actor,
-             jsonb_strip_nulls(jsonb_build_object('runId', i.run_id::text, 'bridge', i.bridge, 'position', s.position, 'result', i.result, 'error', i.error))
-      FROM step s JOIN input i ON i.step_id = s.id
-    )
+    ${finishStepsCtes},
+    audit AS (${insertAudit(stepEndedAudit)})
     SELECT s.finished_at AS "finishedAt" FROM input i LEFT JOIN step s ON s.id = i.step_id ORDER BY i.ord`);
   return rows.map((r) => r.finishedAt);
 }
 
 export type RunEnd = { intentId: string; claimToken: string | null; runId: string; status: Exclude<RunStatus, 'running' | 'abandoned'>; error: string | null; actor: string };
+export type ClosedRun = { finishedAt: Date; intent: Intent };
 
 /** Closes runs with their status (audited) and returns each intent as its run leaves it. Null: the claim is lost. */
-export async function finishRuns(exec: Exec, items: readonly RunEnd[]): Promise<({ finishedAt: Date; intent: Intent } | null)[]> {
-  const rows = await exec<Omit<Intent, 'createdAt' | 'updatedAt'> & { createdAt: Date | null; updatedAt: Date | null; finishedAt: Date | null }>(Prisma.sql`
+export async function finishRuns(exec: Exec, items: readonly RunEnd[]): Promise<(ClosedRun | null)[]> {
+  const rows = await exec<IntentRow & { finishedAt: Date | null }>(Prisma.sql`
     WITH input AS (
       SELECT * FROM unnest(${col(items, (i) => i.intentId)}::uuid[], ${col(items, (i) => i.claimToken)}::bigint[], ${col(items, (i) => i.runId)}::uuid[],
                            ${col(items, (i) => i.status)}::text[], ${col(items, (i) => i.error)}::text[], ${col(items, (i) => i.actor)}::text[])
-        WITH ORDINALITY AS t(intent_id, claim_token, run_id, status, error, actor, ord)
+        WITH ORDINALITY AS t(intent_id, claim_token, run_id, run_status, run_error, actor, ord)
     ), ${HELD},
-    run AS (
-      UPDATE pipeline_runs r SET status = i.status, finished_at = now(), error = i.error
-      FROM input i
-      WHERE r.id = i.run_id AND r.status = 'running' AND ${holds('i')}
-      RETURNING r.id, r.finished_at
-    ), audit AS (
-      INSERT INTO audit_events (intent_id, action, actor, details)
-      SELECT i.intent_id, 'pipeline_finished', i.actor, jsonb_strip_nulls(jsonb_build_object('runId', i.run_id::text, 'status', i.status, 'error', i.error))
-      FROM run r JOIN input i ON i.run_id = r.id
-    )
-    SELECT r.finished_at AS "finishedAt", it.id::text AS id, it.status::text AS status, it.payload, it.source, it.version, it.is_replay AS "isReplay",
-           it.created_at AS "createdAt", it.updated_at AS "updatedAt"
+    ${finishRunsCtes},
+    audit AS (${insertAudit(runEndedAudit)})
+    SELECT r.finished_at AS "finishedAt", ${intentColumns}
     FROM input i LEFT JOIN run r ON r.id = i.run_id LEFT JOIN intents it ON it.id = i.intent_id AND r.id IS NOT NULL
     ORDER BY i.ord`);
-  return rows.map(({ finishedAt, createdAt, updatedAt, ...intent }) =>
-    finishedAt && createdAt && updatedAt ? { finishedAt, intent: { ...intent, createdAt: createdAt.toISOString(), updatedAt: updatedAt.toISOString() } } : null,
-  );
+  return rows.map(({ finishedAt, ...row }) => {
+    const intent = toIntent(row);
+    return finishedAt && intent ? { finishedAt, intent } : null;
+  });
 }
 
 type RunRow = Omit<PipelineRunRecord, 'startedAt' | 'finishedAt' | 'steps' | 'error'> & {

@@ -16,7 +16,7 @@ import { announceCommitted } from '@/lib/live/announce';
 import { resolveBridgeSet } from './bridges';
 import { LostClaimError } from './errors';
 import { withPipelineLock } from './lock';
-import { selectRuns, type StartedRun } from './repository';
+import { selectRuns, type StartedRun, type StartedStep, type StepEnd } from './repository';
 import { batchedWriter, directWriter, type RunWriter } from './writer';
 import { PIPELINE_MODES, type BridgeContext, type PipelineDoor, type PipelineIntent, type PipelineMode, type PipelineResult, type PipelineRun, type PipelineRunRecord, type PipelineStep, type RunStatus } from './types';
 
@@ -73,6 +73,13 @@ export type RunPipelineOptions = {
   reuse?: ReadonlyMap<string, ReusedStep>;
   /** Added to the run's `pipeline_started` audit event. */
   startDetails?: JsonObject;
+  /**
+   * The run and its first bridge's step, opened already by the statement that claimed the intent (a worker's claim,
+   * lib/workers/repository.ts): the run starts at that step's bridge with no statement of its own.
+   */
+  opened?: { run: StartedRun; firstStep: StartedStep };
+  /** Where a worker's run writes its records (default: the process's batched writer; an operator's run: Prisma). */
+  writer?: RunWriter;
 };
 
 /** A step a rerun takes from an earlier round: its recorded result, or `skipped` when it did not run then either. */
@@ -108,6 +115,7 @@ type RunPlan = {
   signal: AbortSignal;
   reuse: ReadonlyMap<string, ReusedStep>;
   startDetails: JsonObject | undefined;
+  opened: RunPipelineOptions['opened'];
 };
 
 function planRun(input: RunPipelineInput, actor: Actor, options: RunPipelineOptions): RunPlan {
@@ -124,11 +132,13 @@ function planRun(input: RunPipelineInput, actor: Actor, options: RunPipelineOpti
     token,
     fencing,
     // A worker's claim granted its fence already (the claim statement): its run's start has nothing to check.
-    writer: token !== null ? batchedWriter() : directWriter(fencing),
+    writer: token !== null ? (options.writer ?? batchedWriter()) : directWriter(fencing),
     failIntent: options.failIntentOnFailure ?? true,
     signal: options.signal ?? new AbortController().signal,
     reuse: options.reuse ?? new Map(),
     startDetails: options.startDetails,
+    // Only a worker's claim opens runs ahead of the run.
+    opened: token !== null ? options.opened : undefined,
   };
 }
 
@@ -148,14 +158,19 @@ const at = (d: Date | null) => d?.toISOString() ?? null;
  * a terminal status, a stale fence).
  */
 async function openRun(plan: RunPlan): Promise<Opened> {
-  const { id } = plan;
   let started: StartedRun;
+  if (plan.opened) return checkOpened(plan, plan.opened.run);
   try {
-    started = await plan.writer.startRun({ intentId: id, mode: plan.mode, door: plan.door, actor: plan.actor.name, claimToken: plan.token, details: plan.startDetails });
+    started = await plan.writer.startRun({ intentId: plan.id, mode: plan.mode, door: plan.door, actor: plan.actor.name, claimToken: plan.token, details: plan.startDetails });
   } catch (err) {
     const stale = await fencingError(err, plan.fencing);
     throw stale ? refusal(plan, stale) : err;
   }
+  return checkOpened(plan, started);
+}
+
+function checkOpened(plan: RunPlan, started: StartedRun): Opened {
+  const { id } = plan;
   if (!started.claimHeld) throw new LostClaimError(`The claim on intent ${id} is no longer held; the run did not start.`, { intentId: id });
   if (started.claimedBy !== null) {
     throw new LockTimeoutError(`The pipeline of intent ${id} is already running: worker ${started.claimedBy} holds its claim (NOWAIT).`, { intentIds: [id], nowait: true, holders: [] });
@@ -195,7 +210,11 @@ function bridgeContext(plan: RunPlan, runId: string, bridge: Bridge, first: Pipe
   };
 }
 
-type BridgeOutcome = { step: PipelineStep; error: string | null; fenced: FencingTokenStaleError | null };
+/**
+ * `pendingEnd`: the step's end, not written yet because the run closes right after it (the run's close carries it,
+ * RunWriter.closeRun): the step's `finishedAt` is then the run's.
+ */
+type BridgeOutcome = { step: PipelineStep; error: string | null; fenced: FencingTokenStaleError | null; pendingEnd: StepEnd | null };
 
 /**
  * One bridge: its step recorded as started, then replayed from its record when this round already completed it (or
@@ -208,12 +227,15 @@ async function runBridge(plan: RunPlan, opened: Opened, position: number, bridge
   const recorded = reused ? (reused.status === 'replayed' ? reused.result : undefined) : opened.recorded[bridge.name];
   // A reused step that was skipped is recorded as skipped again: it accepts no status, so it cannot run.
   const accepts = reused ? [] : bridge.accepts;
-  const step = await plan.writer.startStep({ intentId: id, runId: opened.runId, round: opened.round, position, bridge: bridge.name, accepts, replayed: recorded, actor: actor.name, claimToken: token });
+  const step =
+    position === 0 && plan.opened
+      ? plan.opened.firstStep
+      : await plan.writer.startStep({ intentId: id, runId: opened.runId, round: opened.round, position, bridge: bridge.name, accepts, replayed: recorded, actor: actor.name, claimToken: token });
   if (step.stepId === null) throw new LostClaimError(`The claim on intent ${id} was lost before bridge ${bridge.name}.`, { intentId: id, bridge: bridge.name });
   announceCommitted();
   if (step.stepStatus !== 'running') {
     const replayed = step.stepStatus === 'replayed' ? { result: recorded } : {};
-    return { step: { bridge: bridge.name, status: step.stepStatus!, startedAt: at(step.startedAt), finishedAt: at(step.finishedAt), ...replayed }, error: null, fenced: null };
+    return { step: { bridge: bridge.name, status: step.stepStatus!, startedAt: at(step.startedAt), finishedAt: at(step.finishedAt), ...replayed }, error: null, fenced: null, pendingEnd: null };
   }
 
   const ctx = bridgeContext(plan, opened.runId, bridge, { id, status: step.status, version: step.version, payload: step.payload });
@@ -226,11 +248,25 @@ async function runBridge(plan: RunPlan, opened: Opened, position: number, bridge
     error = errorText(err);
     if (err instanceof FencingTokenStaleError) fenced = err;
   }
-  const status = error === null ? 'completed' : 'failed';
-  const finishedAt = await plan.writer.finishStep({ intentId: id, runId: opened.runId, stepId: step.stepId, bridge: bridge.name, status, result, error, actor: actor.name, claimToken: token });
+  const status: StepEnd['status'] = error === null ? 'completed' : 'failed';
+  const end: StepEnd = { intentId: id, runId: opened.runId, stepId: step.stepId, bridge: bridge.name, status, result, error, actor: actor.name, claimToken: token };
+  const recordedStep = { bridge: bridge.name, status, startedAt: at(step.startedAt), ...(result !== null ? { result } : {}), ...(error ? { error } : {}) };
+  if (closesAfter(plan, position, error, fenced)) return { step: { ...recordedStep, finishedAt: null }, error, fenced, pendingEnd: end };
+  const finishedAt = await plan.writer.finishStep(end);
   if (!finishedAt) throw new LostClaimError(`The claim on intent ${id} was lost during bridge ${bridge.name}; its result was not recorded.`, { intentId: id, bridge: bridge.name });
   announceCommitted();
-  return { step: { bridge: bridge.name, status, startedAt: at(step.startedAt), finishedAt: at(finishedAt), ...(result !== null ? { result } : {}), ...(error ? { error } : {}) }, error, fenced };
+  return { step: { ...recordedStep, finishedAt: at(finishedAt) }, error, fenced, pendingEnd: null };
+}
+
+/**
+ * Whether the run closes right after this step with nothing written in between (execute's loop): the last bridge,
+ * or a FAILFAST failure that does not fail the intent. A fenced failure writes nothing more for the step's claim
+ * but its run's end; a failure that fails the intent marks it FAILED after the step's end is recorded.
+ */
+function closesAfter(plan: RunPlan, position: number, error: string | null, fenced: FencingTokenStaleError | null): boolean {
+  if (fenced) return false;
+  if (position === plan.bridges.length - 1) return error === null || plan.mode !== 'FAILFAST' || !plan.failIntent;
+  return error !== null && plan.mode === 'FAILFAST' && !plan.failIntent;
 }
 
 /** FAILFAST's mark on the intent; a refusal of the mark itself is recorded with the run's failures, not thrown. */
@@ -242,12 +278,14 @@ async function markFailed(plan: RunPlan, bridge: string, error: string, failures
   }
 }
 
-async function closeRun(plan: RunPlan, opened: Opened, status: Outcome, failures: string[], steps: PipelineStep[]): Promise<PipelineResult> {
+async function closeRun(plan: RunPlan, opened: Opened, status: Outcome, failures: string[], steps: PipelineStep[], pendingEnd: StepEnd | null): Promise<PipelineResult> {
   const { id, actor } = plan;
   const runError = failures.length ? failures.join('; ') : null;
-  const finished = await plan.writer.finishRun({ intentId: id, runId: opened.runId, status, error: runError, actor: actor.name, claimToken: plan.token });
+  const finished = await plan.writer.closeRun({ intentId: id, runId: opened.runId, status, error: runError, actor: actor.name, claimToken: plan.token, stepEnd: pendingEnd });
   if (!finished) throw new LostClaimError(`The claim on intent ${id} was lost before its run could be closed.`, { intentId: id });
   announceCommitted();
+  // The last step's end went with the run's, in the same statement: the same moment.
+  if (pendingEnd) steps[steps.length - 1] = { ...steps[steps.length - 1], finishedAt: finished.finishedAt.toISOString() };
   const run: PipelineRun = {
     id: opened.runId,
     intentId: id,
@@ -281,12 +319,16 @@ async function execute(plan: RunPlan): Promise<PipelineResult> {
   const steps: PipelineStep[] = [];
   const failures: string[] = [];
   let status: Outcome = 'succeeded';
+  let pendingEnd: StepEnd | null = null;
   for (const [position, bridge] of plan.bridges.entries()) {
-    if (plan.signal.aborted) {
+    // A first step opened with the claim has started already: it runs.
+    if (plan.signal.aborted && !(position === 0 && plan.opened)) {
       status = 'interrupted';
       break;
     }
-    const { step, error, fenced } = await runBridge(plan, opened, position, bridge);
+    const outcome = await runBridge(plan, opened, position, bridge);
+    const { step, error, fenced } = outcome;
+    pendingEnd = outcome.pendingEnd;
     steps.push(step);
     if (error === null) continue;
     failures.push(`${bridge.name}: ${error}`);
@@ -304,7 +346,7 @@ async function execute(plan: RunPlan): Promise<PipelineResult> {
     }
     status = 'finished_with_errors';
   }
-  return closeRun(plan, opened, status, failures, steps);
+  return closeRun(plan, opened, status, failures, steps, pendingEnd);
 }
 
 /** An intent's pipeline runs, newest first, with their steps. */

@@ -7,6 +7,7 @@ import {
   onClient,
   startRuns,
   startSteps,
+  type ClosedRun,
   type Exec,
   type RunEnd,
   type RunStart,
@@ -31,18 +32,38 @@ export type RunWriter = {
   startRun(item: RunStart): Promise<StartedRun>;
   startStep(item: StepStart): Promise<StartedStep>;
   finishStep(item: StepEnd): Promise<Date | null>;
-  finishRun(item: RunEnd): ReturnType<typeof finishRunOne>;
+  finishRun(item: RunEnd): Promise<ClosedRun | null>;
+  /**
+   * The run's end with its last step's end when nothing is written between them: a writer may send both in one
+   * statement (a worker's writer also ends the claim in it, lib/workers/closer.ts). Null: the claim is lost.
+   */
+  closeRun(item: RunClose): Promise<ClosedRun | null>;
 };
+
+/** A run's end, carrying its last step's end when the run closes right after it. */
+export type RunClose = RunEnd & { stepEnd: StepEnd | null };
 
 const finishRunOne = async (exec: Exec, item: RunEnd) => (await finishRuns(exec, [item]))[0];
 
+/** The step's end, then the run's: two statements, for a writer that has no statement doing both. */
+export const closeInTwo =
+  (writer: Pick<RunWriter, 'finishStep' | 'finishRun'>) =>
+  async ({ stepEnd, ...runEnd }: RunClose): Promise<ClosedRun | null> => {
+    if (stepEnd && !(await writer.finishStep(stepEnd))) return null;
+    return writer.finishRun(runEnd);
+  };
+
 export function directWriter(fencing: Fencing | null): RunWriter {
   const exec = () => onClient(db());
+  const ends = {
+    finishStep: async (item: StepEnd) => (await finishSteps(exec(), [item]))[0],
+    finishRun: (item: RunEnd) => finishRunOne(exec(), item),
+  };
   return {
     startRun: async (item) => (await startRuns(exec(), [item], fencing))[0],
     startStep: async (item) => (await startSteps(exec(), [item]))[0],
-    finishStep: async (item) => (await finishSteps(exec(), [item]))[0],
-    finishRun: (item) => finishRunOne(exec(), item),
+    ...ends,
+    closeRun: closeInTwo(ends),
   };
 }
 
@@ -75,11 +96,12 @@ export function batchedWriter(): RunWriter {
     const steps = batchLoader((items: readonly StepStart[]) => startSteps(exec, items));
     const stepEnds = batchLoader((items: readonly StepEnd[]) => finishSteps(exec, items));
     const runEnds = batchLoader((items: readonly RunEnd[]) => finishRuns(exec, items));
+    const ends = { finishStep: (item: StepEnd) => stepEnds.load(item), finishRun: (item: RunEnd) => runEnds.load(item) };
     globalForWriter.bridgeBatchedWriter = {
       startRun: (item) => runs.load(item),
       startStep: (item) => steps.load(item),
-      finishStep: (item) => stepEnds.load(item),
-      finishRun: (item) => runEnds.load(item),
+      ...ends,
+      closeRun: closeInTwo(ends),
     };
   }
   return globalForWriter.bridgeBatchedWriter;

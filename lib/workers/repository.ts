@@ -1,5 +1,32 @@
 import { Prisma } from '@/generated/prisma/client';
-import { execOf, type Runner } from '@/lib/pipeline/repository';
+import {
+  execOf,
+  type Exec,
+  type Runner,
+  finishRunsCtes,
+  finishStepsCtes,
+  heldClaims,
+  insertAudit,
+  intentColumns,
+  openRunsCtes,
+  recordedOf,
+  runEndedAudit,
+  runStartedAudit,
+  startStepsCtes,
+  stepEndColumns,
+  stepEndedAudit,
+  stepKind,
+  stepStartedAudit,
+  toIntent,
+  type ClosedRun,
+  type IntentRow,
+  type StartedRun,
+  type StartedStep,
+} from '@/lib/pipeline/repository';
+import type { RunClose } from '@/lib/pipeline/writer';
+import type { PipelineDoor, PipelineMode } from '@/lib/pipeline/types';
+import type { IntentStatus } from '@/lib/shared/intent-states';
+import type { JsonObject, JsonValue } from '@/lib/shared/json';
 import { fenceGrant } from '@/lib/leases/fencing';
 import { CLAIM_FENCE_PREFIX } from '@/lib/leases/schemas';
 import { PIPELINE_LOCK_NAMESPACE } from '@/lib/pipeline/lock';
@@ -24,7 +51,32 @@ export type Claim = {
   lastError: string | null;
   /** The previous attempt was the last one and was rescued: the intent is to be failed, not run again. */
   exhausted: boolean;
+  /** The run and its first step, opened by the claim itself (claimDueIntents' `open`); none for an exhausted claim. */
+  opened?: { run: StartedRun; firstStep: StartedStep };
 };
+
+/** What a claim opens for each intent it claims: a run with these, and the step of its first bridge. */
+export type OpenOnClaim = { mode: PipelineMode; door: PipelineDoor; actor: string; bridge: string; accepts: readonly IntentStatus[] };
+
+type ClaimRow = Omit<Claim, 'opened'> & {
+  runId: string | null;
+  runStartedAt: Date | null;
+  recorded: Record<string, JsonValue> | null;
+  stepId: string | null;
+  stepStatus: StartedStep['stepStatus'];
+  stepStartedAt: Date | null;
+  stepFinishedAt: Date | null;
+  intentStatus: IntentStatus | null;
+  version: number | null;
+  payload: JsonObject | null;
+};
+
+function toClaim({ runId, runStartedAt, recorded, stepId, stepStatus, stepStartedAt, stepFinishedAt, intentStatus, version, payload, ...claim }: ClaimRow): Claim {
+  if (runId === null) return claim;
+  const run: StartedRun = { intentStatus, claimHeld: true, claimedBy: null, runId, round: claim.round, startedAt: runStartedAt, recorded: recorded ?? {} };
+  const firstStep: StartedStep = { stepId, stepStatus, startedAt: stepStartedAt, finishedAt: stepFinishedAt, status: intentStatus!, version: version!, payload: payload! };
+  return { ...claim, opened: { run, firstStep } };
+}
 
 const ms = (n: number) => n; // documents that the number is milliseconds where it is bound
 
@@ -40,9 +92,18 @@ const claimFenceResource = (intentId: Prisma.Sql) => Prisma.sql`(${CLAIM_FENCE_P
  * left waiting, and an operator's run that starts later finds the claim (lib/pipeline/lock.ts). And each new token
  * is granted to the claim's fence (fenceGrant), as a lease's grant is: from this commit on, the engine refuses the
  * writes of every earlier claim of the intent.
+ *
+ * With `open`, the claim also opens each claimed intent's run and its first bridge's step, as startRuns and
+ * startSteps would (the same SQL, lib/pipeline/repository.ts), audited, so that a worker's run starts with no
+ * statement of its own. They are written in the claim's transaction, so they exist exactly when the claim does; an
+ * exhausted claim opens nothing (it is failed, not run). A run opened for a claim that is given back before it ran
+ * is closed by the settle (settleClaims), one whose claim is rescued by the rescue.
  */
-export async function claimDueIntents(client: Runner, args: { workerName: string; limit: number; leaseMs: number; maxAttempts: number }): Promise<Claim[]> {
-  return execOf(client)<Claim>(Prisma.sql`
+export async function claimDueIntents(
+  client: Runner,
+  args: { workerName: string; limit: number; leaseMs: number; maxAttempts: number; open?: OpenOnClaim },
+): Promise<Claim[]> {
+  const rows = await execOf(client)<ClaimRow>(Prisma.sql`
     WITH due AS (
       SELECT w.intent_id, w.attempt AS prior_attempt, w.max_attempts AS prior_max
       FROM intent_work w
@@ -52,7 +113,8 @@ export async function claimDueIntents(client: Runner, args: { workerName: string
       LIMIT ${args.limit}
       FOR UPDATE SKIP LOCKED
     ), due_status AS MATERIALIZED (
-      SELECT d.*, i.status::text AS intent_status FROM due d JOIN intents i ON i.id = d.intent_id
+      -- One index lookup per due row, whatever the planner estimates: a join may hash the whole intents table.
+      SELECT d.*, (SELECT i.status::text FROM intents i WHERE i.id = d.intent_id) AS intent_status FROM due d
     ), claimed AS MATERIALIZED (
       UPDATE intent_work w SET
         state = 'running',
@@ -76,10 +138,34 @@ export async function claimDueIntents(client: Runner, args: { workerName: string
       UPDATE intent_work w SET state = CASE WHEN d.intent_status = 'COMPLETED' THEN 'completed' ELSE 'failed' END, finished_at = now()
       FROM due_status d
       WHERE w.intent_id = d.intent_id AND d.intent_status IN ('COMPLETED', 'FAILED')
-    )
-    SELECT intent_id::text AS "intentId", claim_token::text AS "claimToken", attempt, max_attempts AS "maxAttempts", round,
-           last_error AS "lastError", exhausted
-    FROM granted ORDER BY intent_id`);
+    ), ${args.open ? openOnClaim(args.open) : Prisma.sql`run AS (SELECT NULL::uuid AS id, NULL::bigint AS claim_token, NULL::timestamptz AS started_at WHERE false),
+      stepping AS (SELECT NULL::uuid AS run_id, NULL::jsonb AS all_recorded, NULL::text AS intent_status, NULL::int AS version, NULL::jsonb AS payload WHERE false),
+      step AS (SELECT NULL::bigint AS id, NULL::uuid AS run_id, NULL::text AS status, NULL::timestamptz AS started_at, NULL::timestamptz AS finished_at WHERE false)`}
+    SELECT g.intent_id::text AS "intentId", g.claim_token::text AS "claimToken", g.attempt, g.max_attempts AS "maxAttempts", g.round,
+           g.last_error AS "lastError", g.exhausted,
+           r.id::text AS "runId", r.started_at AS "runStartedAt", st.all_recorded AS recorded, s.id::text AS "stepId", s.status AS "stepStatus",
+           s.started_at AS "stepStartedAt", s.finished_at AS "stepFinishedAt", st.intent_status AS "intentStatus", st.version, st.payload
+    FROM granted g LEFT JOIN run r ON r.claim_token = g.claim_token LEFT JOIN stepping st ON st.run_id = r.id LEFT JOIN step s ON s.run_id = r.id
+    ORDER BY g.intent_id`);
+  return rows.map(toClaim);
+}
+
+/** The claim's opening of runs and first steps (claimDueIntents' `open`): CTEs after `granted` and `due_status`. */
+function openOnClaim(open: OpenOnClaim): Prisma.Sql {
+  return Prisma.sql`opening AS MATERIALIZED (
+      SELECT g.intent_id, g.claim_token, g.round, ${open.mode}::text AS mode, ${open.door}::text AS door, ${open.actor}::text AS actor,
+             NULL::jsonb AS details, d.intent_status
+      FROM granted g JOIN due_status d ON d.intent_id = g.intent_id
+      WHERE NOT g.exhausted
+    ), ${openRunsCtes()},
+    stepping AS MATERIALIZED (
+      SELECT r.id AS run_id, r.intent_id, r.claim_token, r.round, 0 AS position, ${open.bridge}::text AS bridge,
+             ${stepKind(Prisma.sql`rec.recorded ? ${open.bridge}::text`, Prisma.sql`it.status::text`, Prisma.sql`${[...open.accepts]}::text[]`)} AS kind,
+             rec.recorded -> ${open.bridge}::text AS recorded, rec.recorded AS all_recorded, r.actor,
+             it.status::text AS intent_status, it.version, it.payload
+      FROM run r JOIN intents it ON it.id = r.intent_id CROSS JOIN LATERAL (SELECT ${recordedOf('r')} AS recorded) rec
+    ), ${startStepsCtes},
+    opened_audit AS (${insertAudit(runStartedAudit, stepStartedAudit)})`;
 }
 
 /** Extends the leases of the claims still held; returns the tokens that were (the others are lost). */
@@ -99,6 +185,34 @@ export async function heartbeatClaims(client: Runner, args: { claimTokens: strin
 }
 
 type ClaimRef = { intentId: string; claimToken: string };
+
+/** How a claim's row ends (`i`: outcome, delay_ms, error per item), written once for settleClaims and closeRunsAndClaims. */
+const SETTLE = Prisma.sql`
+        state = CASE i.outcome WHEN 'retry' THEN 'retryable' WHEN 'release' THEN 'available' ELSE i.outcome END,
+        finished_at = CASE WHEN i.outcome IN ('completed', 'failed') THEN now() ELSE w.finished_at END,
+        run_after = CASE WHEN i.outcome IN ('retry', 'release') THEN now() + i.delay_ms * interval '1 millisecond' ELSE w.run_after END,
+        attempt = CASE WHEN i.outcome = 'release' THEN greatest(w.attempt - 1, 0) ELSE w.attempt END,
+        last_error = CASE WHEN i.outcome IN ('retry', 'release') THEN i.error ELSE COALESCE(i.error, w.last_error) END,
+        lease_until = NULL`;
+
+/**
+ * A settled claim whose run is still open (a claim fetched ahead, its run opened by the claim, given back before it
+ * ran; a run that stopped on an error the pipeline could not record): the run is closed as interrupted and its
+ * running step abandoned, audited, so no run stays `running` without a claim (`settled`: the claims just ended).
+ */
+const CLOSE_LEFT_OPEN = Prisma.sql`left_open AS (
+      UPDATE pipeline_runs r SET status = 'interrupted', finished_at = now(),
+             error = CASE WHEN s.state = 'available' THEN 'its claim was given back before the run ended (a stopping worker)' ELSE 'its claim ended before the run did' END
+      FROM settled s
+      WHERE r.claim_token = s.claim_token AND r.status = 'running'
+      RETURNING r.id, r.intent_id, r.actor, r.status, r.error
+    ), left_open_steps AS (
+      UPDATE pipeline_steps SET status = 'abandoned', finished_at = now()
+      WHERE run_id IN (SELECT id FROM left_open) AND status = 'running'
+    ), left_open_audit AS (
+      INSERT INTO audit_events (intent_id, action, actor, details)
+      SELECT intent_id, 'pipeline_finished', actor, jsonb_build_object('runId', id::text, 'status', status, 'error', error) FROM left_open
+    )`;
 
 /**
  * How a claim ends: `completed` or `failed` for good (with the reason, if any); `retry`, a failed attempt with
@@ -124,21 +238,68 @@ export async function settleClaims(client: Runner, items: readonly Settlement[])
       SELECT w.intent_id FROM intent_work w JOIN input i ON i.intent_id = w.intent_id AND i.claim_token = w.claim_token
       WHERE w.state = 'running' ORDER BY w.intent_id FOR UPDATE OF w
     ), settled AS (
-      UPDATE intent_work w SET
-        state = CASE i.outcome WHEN 'retry' THEN 'retryable' WHEN 'release' THEN 'available' ELSE i.outcome END,
-        finished_at = CASE WHEN i.outcome IN ('completed', 'failed') THEN now() ELSE w.finished_at END,
-        run_after = CASE WHEN i.outcome IN ('retry', 'release') THEN now() + i.delay_ms * interval '1 millisecond' ELSE w.run_after END,
-        attempt = CASE WHEN i.outcome = 'release' THEN greatest(w.attempt - 1, 0) ELSE w.attempt END,
-        last_error = CASE WHEN i.outcome IN ('retry', 'release') THEN i.error ELSE COALESCE(i.error, w.last_error) END,
-        lease_until = NULL
+      UPDATE intent_work w SET ${SETTLE}
       FROM input i, mine m
       WHERE w.intent_id = m.intent_id AND w.intent_id = i.intent_id AND w.claim_token = i.claim_token AND w.state = 'running'
-      RETURNING w.intent_id, w.claim_token
-    )
+      RETURNING w.intent_id, w.claim_token, w.state
+    ), ${CLOSE_LEFT_OPEN}
     SELECT s.intent_id IS NOT NULL AS settled
     FROM input i LEFT JOIN settled s ON s.intent_id = i.intent_id AND s.claim_token = i.claim_token
     ORDER BY i.ord`);
   return rows.map((r) => r.settled);
+}
+
+/**
+ * How a worker's run ends its claim, chosen by the worker from the run's outcome: `completed`; `retry` after
+ * `delayMs` with `error`; `release` (a run interrupted by a stopping worker). An intent that the run leaves FAILED ends
+ * its claim as `failed` with `failError` instead, whatever was chosen, unless it is released.
+ */
+export type ClaimEnd = { outcome: 'completed' | 'retry' | 'release'; delayMs: number; error: string | null; failError: string };
+
+export type RunCloseAndClaimEnd = RunClose & { claimToken: string; claimEnd: ClaimEnd };
+export type ClosedRunAndClaim = ClosedRun & { outcome: Settlement['outcome'] };
+
+/**
+ * A worker's run's last statement: its last step's end (when it has one to write), the run's end and the claim's
+ * end, for many runs at once, each item all or nothing on its claim token (the claim rows locked FOR UPDATE in
+ * intent order, as settleClaims does): a claim rescued meanwhile writes nothing and answers null, the others are
+ * written. The step's end, the run's and the claim's were three statements; they are one because nothing a run does
+ * falls between them.
+ */
+export async function closeRunsAndClaims(exec: Exec, items: readonly RunCloseAndClaimEnd[]): Promise<(ClosedRunAndClaim | null)[]> {
+  const col = <V>(pick: (i: RunCloseAndClaimEnd) => V) => items.map(pick);
+  const rows = await exec<IntentRow & { finishedAt: Date | null; outcome: Settlement['outcome'] | null }>(Prisma.sql`
+    WITH input AS (
+      SELECT * FROM unnest(${col((i) => i.intentId)}::uuid[], ${col((i) => i.claimToken)}::bigint[], ${col((i) => i.runId)}::uuid[],
+                           ${stepEndColumns(items.map((i) => i.stepEnd))}, ${col((i) => i.status)}::text[], ${col((i) => i.error)}::text[],
+                           ${col((i) => i.actor)}::text[], ${col((i) => i.claimEnd.outcome)}::text[], ${col((i) => i.claimEnd.delayMs)}::int[],
+                           ${col((i) => i.claimEnd.error)}::text[], ${col((i) => i.claimEnd.failError)}::text[])
+        WITH ORDINALITY AS t(intent_id, claim_token, run_id, step_id, bridge, step_status, result, step_error, run_status, run_error, actor,
+                             claim_outcome, delay_ms, claim_error, fail_error, ord)
+    ), ${heldClaims('UPDATE')},
+    ${finishStepsCtes},
+    ${finishRunsCtes},
+    audit AS (${insertAudit(stepEndedAudit, runEndedAudit)}),
+    ending AS (
+      SELECT x.intent_id, x.claim_token, x.outcome, x.delay_ms, CASE WHEN x.outcome = 'failed' THEN x.fail_error ELSE x.claim_error END AS error
+      FROM (
+        SELECT i.*, CASE WHEN i.claim_outcome <> 'release' AND it.status = 'FAILED' THEN 'failed' ELSE i.claim_outcome END AS outcome
+        FROM input i JOIN run r ON r.id = i.run_id JOIN intents it ON it.id = i.intent_id
+      ) x
+    ), settled AS (
+      UPDATE intent_work w SET ${SETTLE}
+      FROM ending i
+      WHERE w.intent_id = i.intent_id AND w.claim_token = i.claim_token AND w.state = 'running'
+      RETURNING w.intent_id
+    )
+    SELECT r.finished_at AS "finishedAt", e.outcome, ${intentColumns}
+    FROM input i LEFT JOIN run r ON r.id = i.run_id LEFT JOIN ending e ON e.intent_id = i.intent_id AND r.id IS NOT NULL
+         LEFT JOIN intents it ON it.id = i.intent_id AND r.id IS NOT NULL
+    ORDER BY i.ord`);
+  return rows.map(({ finishedAt, outcome, ...row }) => {
+    const intent = toIntent(row);
+    return finishedAt && outcome && intent ? { finishedAt, intent, outcome } : null;
+  });
 }
 
 /** Ends a claim for good: `completed` or `failed` (with the reason). False: the claim was no longer held. */

@@ -9,10 +9,24 @@ import { backoffDelayMs } from '@/lib/shared/backoff';
 import type { Actor } from '@/lib/shared/intent-types';
 import { announceCommitted } from '@/lib/live/announce';
 import { LostClaimError } from '@/lib/pipeline/errors';
+import { resolveBridgeSet } from '@/lib/pipeline/bridges';
 import { auditReason, claimFence, runPipeline } from '@/lib/pipeline/run';
-import { batchLoader } from '@/lib/pipeline/writer';
+import { batchedWriter, batchLoader, type RunClose, type RunWriter } from '@/lib/pipeline/writer';
 import type { WorkerConfig } from './config';
-import { claimDueIntents, heartbeatClaims, heartbeatWorker, registerWorker, rescueStaleClaims, settleClaims, type Claim, type Settlement } from './repository';
+import {
+  claimDueIntents,
+  closeRunsAndClaims,
+  heartbeatClaims,
+  heartbeatWorker,
+  registerWorker,
+  rescueStaleClaims,
+  settleClaims,
+  type Claim,
+  type ClaimEnd,
+  type OpenOnClaim,
+  type RunCloseAndClaimEnd,
+  type Settlement,
+} from './repository';
 import { onWorkQueued } from './wakeup';
 
 /**
@@ -24,11 +38,13 @@ import { onWorkQueued } from './wakeup';
  *
  * The runs' records and the claims' ends are written in batches (lib/pipeline/writer.ts; settleClaims), each write
  * still conditional on its own claim token: a batch carrying a lost claim writes nothing for it and everything for
- * the others.
+ * the others. The claim opens each run and its first step in its own statement, and a run's last step, its end and
+ * its claim's end are one statement (closeRunsAndClaims): a run of one bridge costs its claim and its close.
  *
- * Stopping (SIGTERM): no new claims; the claims fetched ahead and not started are given back at once; runs in
- * flight get the grace period to finish; then they are told to stop after their current bridge, and their claims are
- * released (the attempt is not counted). A claim whose run cannot even do that is left to the rescuer, like a crash.
+ * Stopping (SIGTERM): no new claims; the claims fetched ahead and not started are given back at once (the runs
+ * their claims opened are closed as interrupted, settleClaims); runs in flight get the grace period to finish; then
+ * they are told to stop after their current bridge, and their claims are released (the attempt is not counted). A
+ * claim whose run cannot even do that is left to the rescuer, like a crash.
  */
 export type WorkerEvent = 'claimed' | 'completed' | 'failed' | 'retried' | 'released' | 'rescued' | 'lost';
 
@@ -51,7 +67,9 @@ export class Worker {
   private loop: Promise<void> | undefined;
   private timers: NodeJS.Timeout[] = [];
   private unlisten: (() => Promise<void>) | undefined;
+  private beating: Promise<void> = Promise.resolve();
   private readonly settler = batchLoader((items: readonly Settlement[]) => settleClaims(queryOnPool, items));
+  private readonly closer = batchLoader((items: readonly RunCloseAndClaimEnd[]) => closeRunsAndClaims(queryOnPool, items));
 
   constructor(
     readonly config: WorkerConfig,
@@ -133,7 +151,10 @@ export class Worker {
       }
       let claims: Claim[] = [];
       try {
-        claims = await claimDueIntents(queryOnPool, { workerName: this.name, limit: room, leaseMs: this.config.leaseMs, maxAttempts: this.config.maxAttempts });
+        const open = this.openOnClaim();
+        claims = await claimDueIntents(queryOnPool, { workerName: this.name, limit: room, leaseMs: this.config.leaseMs, maxAttempts: this.config.maxAttempts, open });
+        // The claim audited the runs and steps it opened.
+        if (open && claims.length) announceCommitted();
       } catch (err) {
         this.log(`claiming failed (will try again): ${oneLineError(err)}`);
       }
@@ -143,6 +164,20 @@ export class Worker {
       // A full claim means more may be due: claim again at once; otherwise wait for new work, a free slot or the poll.
       if (claims.length < room && this.state === 'running') await this.sleep(pollMs);
     }
+  }
+
+  /**
+   * What the claim opens for each intent: the run and the first bridge's step. Without a bridge set it can resolve
+   * (an unknown bridge), the claim opens nothing and the run says why it cannot start.
+   */
+  private openOnClaim(): OpenOnClaim | undefined {
+    let first;
+    try {
+      [first] = resolveBridgeSet(this.config.bridges);
+    } catch {
+      return undefined;
+    }
+    return first && { mode: 'FAILFAST', door: 'worker', actor: this.actor.name, bridge: first.name, accepts: first.accepts };
   }
 
   /** Starts claims from the local queue while slots are free. */
@@ -201,20 +236,29 @@ export class Worker {
 
     const lastAttempt = claim.attempt >= claim.maxAttempts;
     try {
-      const { intent, run } = await runPipeline({ id: claim.intentId, mode: 'FAILFAST' }, this.actor, {
+      // The run's close ends the claim in the same statement; what it chose is counted once the run returns.
+      let ended: Settlement['outcome'] | undefined;
+      const writer: RunWriter = {
+        ...batchedWriter(),
+        closeRun: async (item) => {
+          const closed = await this.closer.load({ ...item, claimToken: claim.claimToken, claimEnd: this.claimEnd(claim, item) });
+          ended = closed?.outcome;
+          return closed;
+        },
+      };
+      await runPipeline({ id: claim.intentId, mode: 'FAILFAST' }, this.actor, {
         door: 'worker',
         bridges: this.config.bridges,
         claimToken: claim.claimToken,
         failIntentOnFailure: lastAttempt,
         signal,
+        opened: claim.opened,
+        writer,
       });
-      if (run.status === 'interrupted') return this.settle({ ...ref, outcome: 'release', delayMs: 0, reason: 'released by a stopping worker' });
-      if (intent.status === 'FAILED') return this.settle({ ...ref, outcome: 'failed', error: `attempt ${claim.attempt} of ${claim.maxAttempts}: ${run.error ?? 'failed'}` });
-      if (run.status === 'failed') {
-        const error = `attempt ${claim.attempt} of ${claim.maxAttempts}: ${run.error ?? 'failed'}`;
-        return this.settle({ ...ref, outcome: 'retry', delayMs: this.retryDelayMs(claim.attempt), error });
+      if (ended) {
+        this.count(settlementEvent[ended]);
+        if (ended === 'release') announceCommitted({ workQueued: true });
       }
-      return this.settle({ ...ref, outcome: 'completed', error: null });
     } catch (err) {
       if (err instanceof LostClaimError) {
         this.count('lost');
@@ -236,6 +280,18 @@ export class Worker {
   }
 
   /**
+   * How the run's close ends the claim: a stopping worker's interrupted run gives it back (the attempt not counted), a
+   * failed run is retried after the backoff, any other is completed — and the close itself ends it as failed when
+   * the run leaves the intent FAILED (closeRunsAndClaims).
+   */
+  private claimEnd(claim: Claim, run: RunClose): ClaimEnd {
+    const error = `attempt ${claim.attempt} of ${claim.maxAttempts}: ${run.error ?? 'failed'}`;
+    if (run.status === 'interrupted') return { outcome: 'release', delayMs: 0, error: 'released by a stopping worker', failError: error };
+    if (run.status === 'failed') return { outcome: 'retry', delayMs: this.retryDelayMs(claim.attempt), error, failError: error };
+    return { outcome: 'completed', delayMs: 0, error: null, failError: error };
+  }
+
+  /**
    * After the maximum: the intent is FAILED through the engine (the reason is on the work row and in the audit),
    * fenced by the claim like the run's own writes, so a claim rescued meanwhile fails nothing.
    */
@@ -248,7 +304,16 @@ export class Worker {
     }
   }
 
-  private async heartbeat(): Promise<void> {
+  /**
+   * One heartbeat at a time: a stopping worker's last one (state `stopped`) must not be overtaken by an earlier one
+   * still in flight, which would leave the registry saying `stopping`.
+   */
+  private heartbeat(): Promise<void> {
+    this.beating = this.beating.then(() => this.beat());
+    return this.beating;
+  }
+
+  private async beat(): Promise<void> {
     try {
       const tokens = [...this.inFlight.keys(), ...this.ahead.map((c) => c.claimToken)];
       const held = new Set(await heartbeatClaims(queryOnPool, { claimTokens: tokens, leaseMs: this.config.leaseMs }));
