@@ -25,9 +25,10 @@ const RUN_TONE: Record<PipelineRun['status'], string> = {
   failed: styles.badgeRoot,
   finished_with_errors: styles.badgeWait,
   interrupted: styles.badgeWait,
+  waiting: styles.badgeWait,
   abandoned: styles.badgeRoot,
 };
-const STEP_TONE: Record<string, string> = { completed: styles.badgeOk, replayed: styles.badgeOk, failed: styles.badgeRoot, abandoned: styles.badgeRoot, running: styles.badgeWait };
+const STEP_TONE: Record<string, string> = { completed: styles.badgeOk, replayed: styles.badgeOk, failed: styles.badgeRoot, abandoned: styles.badgeRoot, running: styles.badgeWait, waiting: styles.badgeWait };
 
 type Notice = { tone: 'ok' | 'error'; text: string; error?: ActionError };
 

@@ -11,6 +11,7 @@ import { announceCommitted } from '@/lib/live/announce';
 import { LostClaimError } from '@/lib/pipeline/errors';
 import { auditReason, claimFence, runPipeline } from '@/lib/pipeline/run';
 import { batchLoader } from '@/lib/pipeline/writer';
+import { fireDueWaits, suspendClaim } from '@/lib/pipeline/waits';
 import type { WorkerConfig } from './config';
 import { claimDueIntents, heartbeatClaims, heartbeatWorker, registerWorker, rescueStaleClaims, settleClaims, type Claim, type Settlement } from './repository';
 import { onWorkQueued } from './wakeup';
@@ -30,7 +31,7 @@ import { onWorkQueued } from './wakeup';
  * flight get the grace period to finish; then they are told to stop after their current bridge, and their claims are
  * released (the attempt is not counted). A claim whose run cannot even do that is left to the rescuer, like a crash.
  */
-export type WorkerEvent = 'claimed' | 'completed' | 'failed' | 'retried' | 'released' | 'rescued' | 'lost';
+export type WorkerEvent = 'claimed' | 'completed' | 'failed' | 'retried' | 'released' | 'rescued' | 'lost' | 'suspended' | 'deadlines';
 
 type InFlight = { claim: Claim; abort: AbortController; done: Promise<void> };
 
@@ -209,6 +210,7 @@ export class Worker {
         signal,
       });
       if (run.status === 'interrupted') return this.settle({ ...ref, outcome: 'release', delayMs: 0, reason: 'released by a stopping worker' });
+      if (run.status === 'waiting') return this.suspend(ref);
       if (intent.status === 'FAILED') return this.settle({ ...ref, outcome: 'failed', error: `attempt ${claim.attempt} of ${claim.maxAttempts}: ${run.error ?? 'failed'}` });
       if (run.status === 'failed') {
         const error = `attempt ${claim.attempt} of ${claim.maxAttempts}: ${run.error ?? 'failed'}`;
@@ -233,6 +235,16 @@ export class Worker {
       }
       return this.settle({ ...ref, outcome: 'retry', delayMs: this.retryDelayMs(claim.attempt), error });
     }
+  }
+
+  /**
+   * The run stopped at a wait: the claim is given back (the attempt not counted) and the work row waits, holding no
+   * lease, until the wait is decided (lib/pipeline/waits.ts).
+   */
+  private async suspend(ref: { intentId: string; claimToken: string }): Promise<void> {
+    const { settled } = await suspendClaim(queryOnPool, ref);
+    this.count(settled ? 'suspended' : 'lost');
+    if (!settled) this.log(`claim ${ref.claimToken} on ${ref.intentId} was lost before it could wait`);
   }
 
   /**
@@ -280,8 +292,20 @@ export class Worker {
     }
   }
 
-  /** Rescues any worker's stale claims (all workers do it; the statement's SKIP LOCKED keeps them apart). */
+  /**
+   * Rescues any worker's stale claims (all workers do it; the statement's SKIP LOCKED keeps them apart), and fires the
+   * waits whose deadline passed, by the database's clock.
+   */
   async rescue(): Promise<number> {
+    try {
+      const fired = await fireDueWaits(queryOnPool, { actor: this.actor.name, limit: 1000 });
+      if (fired.length) {
+        this.count('deadlines', fired.length);
+        this.log(`fired ${fired.length} wait deadline(s): ${fired.map((f) => `${f.intentId} (${f.name})`).join(', ')}`);
+      }
+    } catch (err) {
+      this.log(`firing wait deadlines failed (will try again): ${oneLineError(err)}`);
+    }
     try {
       const rescued = await rescueStaleClaims(queryOnPool, { rescuer: this.actor.name, limit: 1000 });
       if (rescued.length) {
