@@ -371,6 +371,26 @@ const pipelineStepSchema = z.object({
   error: z.string().optional().meta({ description: 'Why the step failed: the error the bridge raised, with its code.' }),
 });
 
+/** A bridge's wait for an answer from outside (lib/pipeline/waits.ts). */
+export const pipelineWaitSchema = z
+  .object({
+    id: z.string(),
+    intentId: uuid,
+    round: z.int().min(1),
+    bridge: z.string(),
+    name: z.string().meta({ description: 'What an answer names (`POST /api/intents/{id}/pipeline/answers`).' }),
+    prompt: z.string().nullable().meta({ description: 'What it waits for, in words.' }),
+    state: z.enum(['waiting', 'answered', 'timed_out', 'cancelled']),
+    deadline: isoTime,
+    onTimeout: z.enum(['fail', 'retry', 'continue']).meta({ description: 'What a missed deadline does: fail the intent, fail the attempt (the next asks again), or go on with the default.' }),
+    answer: z.unknown().meta({ description: 'The answer that decided it (null until then).' }),
+    answeredBy: z.string().nullable(),
+    decidedAt: isoTime.nullable(),
+    resumedAt: isoTime.nullable().meta({ description: 'When the run that consumed the decision resumed.' }),
+    createdAt: isoTime,
+  })
+  .meta({ id: 'PipelineWait' });
+
 export const pipelineHistorySchema = z
   .object({
     runs: z
@@ -401,6 +421,7 @@ export const pipelineHistorySchema = z
       })
       .nullable()
       .meta({ description: 'While the intent is FAILED: the status change that failed it. Null otherwise.' }),
+    waits: z.array(pipelineWaitSchema).meta({ description: 'What its bridges waited for, newest first, the open wait (if any) first.' }),
   })
   .meta({ id: 'PipelineHistory' });
 

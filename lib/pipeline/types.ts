@@ -102,5 +102,5 @@ export type PipelineRunRecord = PipelineRun & { attempt: number };
 /** The status change that made the intent FAILED, as its audit event recorded it. */
 export type FailureMark = { at: string; actor: string; from: IntentStatus | null; version: number | null; reason: string | null };
 
-/** An intent's pipeline history: its latest runs and, while it is FAILED, the change that failed it. */
-export type PipelineHistory = { runs: PipelineRunRecord[]; failure: FailureMark | null };
+/** An intent's pipeline history: its latest runs, while it is FAILED the change that failed it, and its waits (the open one first). */
+export type PipelineHistory = { runs: PipelineRunRecord[]; failure: FailureMark | null; waits: WaitView[] };

@@ -395,11 +395,10 @@ export async function answerWait(input: AnswerInput, actor: Actor): Promise<Answ
 
 // ── What the console shows ───────────────────────────────────────────────────────────────────────────────────────
 
-/** The intent's latest waits (newest first): the open one, if any, first. */
-export async function listIntentWaits(idInput: string, limit = 10): Promise<WaitView[]> {
-  const id = parseInput(intentIdSchema, idInput, 'id').toLowerCase();
-  const rows = await db().$queryRaw<WaitRow[]>(Prisma.sql`
-    SELECT ${WAIT_COLUMNS('w')} FROM pipeline_waits w WHERE w.intent_id = ${id}::uuid ORDER BY (w.state = 'waiting') DESC, w.id DESC LIMIT ${limit}`);
+/** The intent's latest waits (newest first), the open one, if any, first: its pipeline history carries them. */
+export async function selectIntentWaits(client: Runner, intentId: string, limit = 10): Promise<WaitView[]> {
+  const rows = await execOf(client)<WaitRow>(Prisma.sql`
+    SELECT ${WAIT_COLUMNS('w')} FROM pipeline_waits w WHERE w.intent_id = ${intentId}::uuid ORDER BY (w.state = 'waiting') DESC, w.id DESC LIMIT ${limit}`);
   return rows.map(toWaitView);
 }
 
