@@ -21,14 +21,16 @@ const RULE: Record<WaitView['onTimeout'], string> = {
  * function as POST /api/intents/:id/pipeline/answers. An `approval` is answered with Approve or Reject and a note;
  * any other wait with a JSON object. Once answered, a worker resumes the run and the panel follows the intent live.
  */
-export function WaitPanel({ id, wait, canAnswer }: { id: string; wait: WaitView; canAnswer: boolean }) {
+export function WaitPanel({ id, wait, canAnswer, onDone }: { id: string; wait: WaitView; canAnswer: boolean; onDone: (m: { tone: 'ok' | 'error'; text: string }) => void }) {
   const [note, setNote] = useState('');
   const [body, setBody] = useState('{}');
+  // A parse error of the JSON answer stays here; what the server answered goes to the pipeline panel's banner, which
+  // outlives this panel (it goes once the wait is answered).
   const [message, setMessage] = useState<{ tone: 'ok' | 'error'; text: string } | null>(null);
   const answer = useActionMutation({
     action: (answerBody: JsonObject) => answerWaitAction({ id, name: wait.name, body: answerBody }),
-    onOk: (data) => setMessage({ tone: 'ok', text: data.outcome === 'accepted' ? 'Answer recorded: a worker resumes the run.' : 'This answer was already applied.' }),
-    onFailure: (error) => setMessage({ tone: 'error', text: error.message }),
+    onOk: (data) => onDone({ tone: 'ok', text: data.outcome === 'accepted' ? 'Answer recorded: a worker resumes the run.' : 'This answer was already applied.' }),
+    onFailure: (error) => onDone({ tone: 'error', text: error.message }),
     invalidate: () => [intentKeys.detail(id)],
   });
   const noRights = canAnswer ? undefined : 'Needs the operator role';

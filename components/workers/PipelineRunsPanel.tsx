@@ -74,7 +74,7 @@ export function PipelineRunsPanel({ id, canRun, bridges = [] }: { id: string; ca
       )}
       {runs.error && !runs.data && <ErrorState error={runs.error} onRetry={() => void runs.refetch()} />}
       {!runs.data && !runs.error && <Skeleton label="Loading pipeline runs" lines={3} />}
-      {runs.data?.waits[0]?.state === 'waiting' && <WaitPanel key={runs.data.waits[0].id} id={id} wait={runs.data.waits[0]} canAnswer={canRun} />}
+      {runs.data?.waits[0]?.state === 'waiting' && <WaitPanel key={runs.data.waits[0].id} id={id} wait={runs.data.waits[0]} canAnswer={canRun} onDone={(m) => show(m, version ?? 0)} />}
       {runs.data && runs.data.runs.length === 0 && <div className={styles.empty}>The pipeline has not run on this intent.</div>}
       {runs.data?.runs.map((run) => <RunCard key={run.id} run={run} />)}
     </Panel>
