@@ -4,7 +4,7 @@ import { db } from '@/lib/db/client';
 import { announceCommitted } from '@/lib/live/announce';
 import { DomainError, NotFoundError } from '@/lib/shared/errors';
 import { intentIdSchema } from '@/lib/shared/fields';
-import type { JsonObject, JsonValue } from '@/lib/shared/json';
+import type { JsonValue } from '@/lib/shared/json';
 import { parseInput } from '@/lib/shared/validation';
 import type { Actor } from '@/lib/shared/intent-types';
 import { execOf, type Runner } from './repository';
@@ -21,8 +21,10 @@ import { execOf, type Runner } from './repository';
  * intent's work row due in the same statement, so a worker claims it — also when the process that was to resume it
  * died: the claim is then rescued like any other. The run that consumes the decision marks the wait resumed, once.
  *
- * Locks, always in this order: the wait's row, then the intent's work row. The statements that decide a wait and
- * the worker's suspension (`suspendClaim`) all take them so; nothing else locks a wait row.
+ * Locks, always in this order: the wait's row, then the intent's work row. The statements that decide a wait, the
+ * worker's suspension (`suspendClaim`, `parkRun`) and the work queue's trigger (which cancels an intent's open wait
+ * before it settles the row, prisma/functions/60_work_queue.sql) all take both so; the step's resume mark takes only
+ * the wait's row. So none of them waits on another in a cycle.
  */
 
 export const WAIT_TIMEOUT_RULES = ['fail', 'retry', 'continue'] as const;
@@ -409,4 +411,3 @@ export async function listOpenWaits(client: Runner, limit = 50): Promise<WaitVie
   return rows.map(toWaitView);
 }
 
-export type { JsonObject };
