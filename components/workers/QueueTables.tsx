@@ -1,6 +1,6 @@
 import Link from 'next/link';
 import styles from '@/components/locks/console.module.css';
-import { formatUtcTime } from '@/components/ui/time';
+import { formatUtc, formatUtcTime } from '@/components/ui/time';
 import { shortId } from '@/lib/console/ids';
 import type { WorkersOverview } from '@/lib/workers/queries';
 import type { Pending } from './useWorkerControls';
@@ -135,7 +135,8 @@ export function WaitsTable({ data }: { data: WorkersOverview }) {
                   <span className={styles.mono}>{w.name}</span>
                 </td>
                 <td className="nowrap">
-                  <time dateTime={w.deadline}>{formatUtcTime(w.deadline)}</time>
+                  {/* A deadline may be days away: the date too. */}
+                  <time dateTime={w.deadline}>{formatUtc(w.deadline, { seconds: false })}</time>
                 </td>
                 <td className="wrap">{THEN[w.onTimeout]}</td>
               </tr>
