@@ -7,6 +7,7 @@ import { runAction } from '@/lib/http/action-run';
 import { retryPipeline, retryPipelineInputSchema, runPipeline, runPipelineInputSchema } from '@/lib/pipeline/run';
 import type { PipelineResult } from '@/lib/pipeline/types';
 import { planRerun, rerunInputSchema, rerunPipeline, rerunPlanInputSchema, type RerunPlan, type RerunResult } from '@/lib/pipeline/rerun';
+import { answerInputSchema, answerWait, type AnswerResult } from '@/lib/pipeline/waits';
 import { planRerunMany, rerunMany, rerunManyPlanSchema, rerunManySchema, type RerunManyPlan, type RerunManyResult } from '@/lib/pipeline/rerun-many';
 
 /**
@@ -61,5 +62,13 @@ export async function rerunManyAction(input: unknown): Promise<ActionResult<Reru
   return run('pipeline rerun', async () => {
     const actor = await actionActor('pipeline.run');
     return rerunMany(actionInput(rerunManySchema, input), actor, { door: 'console' });
+  });
+}
+
+/** The intent page's answer to a bridge's wait (a person's decision): the same function as POST …/pipeline/answers. */
+export async function answerWaitAction(input: unknown): Promise<ActionResult<AnswerResult>> {
+  return run('wait answer', async () => {
+    const actor = await actionActor('pipeline.run');
+    return answerWait(actionInput(answerInputSchema, input), actor);
   });
 }

@@ -18,6 +18,7 @@ import type { ActionError } from '@/lib/console/action-result';
 import { LockHolderLink } from '@/components/locks/LockHolderLink';
 import own from './pipeline.module.css';
 import { RerunFromStep } from '@/components/pipeline/RerunFromStep';
+import { WaitPanel } from '@/components/pipeline/WaitPanel';
 
 const RUN_TONE: Record<PipelineRun['status'], string> = {
   running: styles.badgeWait,
@@ -25,9 +26,10 @@ const RUN_TONE: Record<PipelineRun['status'], string> = {
   failed: styles.badgeRoot,
   finished_with_errors: styles.badgeWait,
   interrupted: styles.badgeWait,
+  waiting: styles.badgeWait,
   abandoned: styles.badgeRoot,
 };
-const STEP_TONE: Record<string, string> = { completed: styles.badgeOk, replayed: styles.badgeOk, failed: styles.badgeRoot, abandoned: styles.badgeRoot, running: styles.badgeWait };
+const STEP_TONE: Record<string, string> = { completed: styles.badgeOk, replayed: styles.badgeOk, failed: styles.badgeRoot, abandoned: styles.badgeRoot, running: styles.badgeWait, waiting: styles.badgeWait };
 
 type Notice = { tone: 'ok' | 'error'; text: string; error?: ActionError };
 
@@ -72,6 +74,7 @@ export function PipelineRunsPanel({ id, canRun, bridges = [] }: { id: string; ca
       )}
       {runs.error && !runs.data && <ErrorState error={runs.error} onRetry={() => void runs.refetch()} />}
       {!runs.data && !runs.error && <Skeleton label="Loading pipeline runs" lines={3} />}
+      {runs.data?.waits[0]?.state === 'waiting' && <WaitPanel key={runs.data.waits[0].id} id={id} wait={runs.data.waits[0]} canAnswer={canRun} onDone={(m) => show(m, version ?? 0)} />}
       {runs.data && runs.data.runs.length === 0 && <div className={styles.empty}>The pipeline has not run on this intent.</div>}
       {runs.data?.runs.map((run) => <RunCard key={run.id} run={run} />)}
     </Panel>

@@ -1,11 +1,14 @@
 import Link from 'next/link';
 import styles from '@/components/locks/console.module.css';
-import { formatUtcTime } from '@/components/ui/time';
+import { formatUtc, formatUtcTime } from '@/components/ui/time';
 import { shortId } from '@/lib/console/ids';
 import type { WorkersOverview } from '@/lib/workers/queries';
 import type { Pending } from './useWorkerControls';
 
-/** The intents the queue holds right now: claimed, or waiting for a retry (those out of attempts: components/pipeline/RerunFailedList.tsx). */
+/**
+ * The intents the queue holds right now: claimed, waiting for a retry, or waiting for an answer from outside (those
+ * out of attempts: components/pipeline/RerunFailedList.tsx).
+ */
 
 function IntentLink({ id }: { id: string }) {
   return (
@@ -92,6 +95,50 @@ export function ScheduledTable({ data, disabled, title, onAsk }: { data: Workers
                     Cancel
                   </button>
                 </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+const THEN: Record<WorkersOverview['waits'][number]['onTimeout'], string> = { fail: 'fail the intent', retry: 'fail the attempt, ask again', continue: 'go on with the default' };
+
+/** Intents whose bridge waits for an answer (no worker held): what for, and until when. Answered from the intent page or the API. */
+export function WaitsTable({ data }: { data: WorkersOverview }) {
+  return (
+    <section className={styles.section} aria-labelledby="workers-waits">
+      <h2 id="workers-waits">Waiting for an answer</h2>
+      {data.waits.length === 0 ? (
+        <div className={styles.empty}>No intent waits for an answer.</div>
+      ) : (
+        <table className={styles.table}>
+          <thead>
+            <tr>
+              <th>intent</th>
+              <th>bridge</th>
+              <th>waits for</th>
+              <th>until</th>
+              <th>then</th>
+            </tr>
+          </thead>
+          <tbody>
+            {data.waits.map((w) => (
+              <tr key={w.id}>
+                <td>
+                  <IntentLink id={w.intentId} />
+                </td>
+                <td className={styles.mono}>{w.bridge}</td>
+                <td className="wrap" title={w.prompt ?? undefined}>
+                  <span className={styles.mono}>{w.name}</span>
+                </td>
+                <td className="nowrap">
+                  {/* A deadline may be days away: the date too. */}
+                  <time dateTime={w.deadline}>{formatUtc(w.deadline, { seconds: false })}</time>
+                </td>
+                <td className="wrap">{THEN[w.onTimeout]}</td>
               </tr>
             ))}
           </tbody>

@@ -11,6 +11,7 @@ export function QueueTiles({ data }: { data: WorkersOverview }) {
           ['ready', data.queue.ready, 'due now'],
           ['scheduled', data.queue.scheduled, 'waiting for their time'],
           ['running', data.queue.running, 'claimed'],
+          ['waiting', data.queue.waiting, 'a bridge waits for an answer; no worker held'],
           ['stale claims', data.queue.stale, 'lease ran out, not yet rescued'],
           ['failed', data.queue.failed, 'gave up'],
           ['rescued', data.totals.rescued, 'stale claims rescued, all time'],

@@ -10,7 +10,7 @@ import { fetchWorkersOverview, workerKeys } from '@/lib/console/workers-client';
 import type { WorkersOverview } from '@/lib/workers/queries';
 import { BridgeSetTable, type BridgeInfo } from './BridgeSetTable';
 import { RerunFailedList } from '@/components/pipeline/RerunFailedList';
-import { ClaimsTable, ScheduledTable } from './QueueTables';
+import { ClaimsTable, ScheduledTable, WaitsTable } from './QueueTables';
 import { QueueTiles } from './QueueTiles';
 import { ReplicasTable } from './ReplicasTable';
 import { ThroughputChart } from './ThroughputChart';
@@ -82,6 +82,7 @@ function WorkersSections({ data, bridgeSet, bridges, controlsOff, noRights, onAs
         <ClaimsTable data={data} />
         <ScheduledTable data={data} disabled={controlsOff} title={noRights} onAsk={onAsk} />
       </div>
+      <WaitsTable data={data} />
       <div className={styles.grid2}>
         <RerunFailedList failed={data.failed} bridges={bridgeSet} canRun={!controlsOff} />
         <BridgeSetTable bridges={bridges} />

@@ -64,6 +64,13 @@ export function describeAudit(e: AuditEntry): AuditLine {
       return { label, what: join(text(d.bridge), text(d.error)), reason };
     case 'pipeline_finished':
       return { label, what: join(text(d.status), text(d.error)), reason };
+    case 'bridge_waiting':
+      return { label, what: join(text(d.bridge)), reason };
+    case 'wait_opened':
+    case 'wait_answered':
+    case 'wait_timed_out':
+    case 'wait_resumed':
+      return { label, what: join(text(d.name) && `“${d.name as string}”`, text(d.bridge), text(d.outcome) && (d.outcome as string).replace(/_/g, ' '), text(d.onTimeout) && `on timeout: ${d.onTimeout as string}`), reason };
     case 'replay_started':
     case 'replay_finished':
     case 'replay_baseline_pinned':

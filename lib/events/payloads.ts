@@ -40,7 +40,7 @@ export const eventData = {
     reason: z.string(),
   }),
   [SUBJECTS.pipelineFinished]: z.looseObject({
-    outcome: z.string().meta({ description: 'How the run ended: succeeded, failed, finished_with_errors (CONTINUE) or interrupted.' }),
+    outcome: z.string().meta({ description: 'How the run ended: succeeded, failed, finished_with_errors (CONTINUE), interrupted, or waiting (a bridge waits for an answer from outside; a later run resumes it).' }),
     runId: z.string().optional(),
     error: z.string().optional().meta({ description: 'Why the run failed, when it did.' }),
     status: z.string().optional().meta({ description: 'The intent status the run left.' }),

@@ -26,6 +26,7 @@ import { metricsText } from '@/lib/metrics/registry';
 import { openApiDocument } from '@/lib/openapi/document';
 import { pipelineHistory } from '@/lib/pipeline/history';
 import { pipelineRequestInputSchema, planRerun, rerunPlanQuerySchema, runOrRerunPipeline } from '@/lib/pipeline/rerun';
+import { answerInputSchema, answerWait } from '@/lib/pipeline/waits';
 import { runWithComparison } from '@/lib/replay/compare';
 import { baselineInputSchema, setBaselineForUser } from '@/lib/replay/pinning';
 import { cancelReplayForUser, startReplayForUser } from '@/lib/replay/runner';
@@ -95,6 +96,8 @@ const intentHandlers = {
   getIntentTimeline: (async (request, { id }) => json(await getIntentTimeline(id, query(request)))) satisfies ApiHandler,
   /** Runs the BridgeSet on the intent (or reruns it from `fromBridge`): 200 `{ intent, run }`, 423 `lock_timeout` while another execution holds it. */
   runPipeline: (async (request, { id }, actor) => json(await runOrRerunPipeline(await readInput(request, pipelineRequestInputSchema, { id }), actor, { door: 'api' }))) satisfies ApiHandler,
+  /** An answer to a bridge's wait: 200 `{ outcome, wait }` (accepted or already applied), 409 when it cannot apply. */
+  answerPipelineWait: (async (request, { id }, actor) => json(await answerWait(await readInput(request, answerInputSchema, { id }), actor))) satisfies ApiHandler,
   // The query is checked before the id is resolved: a bad query is 400 whether or not the intent exists.
   planPipelineRerun: (async (request, { id }) => {
     const { fromBridge } = parseInput(rerunPlanQuerySchema, query(request));

@@ -377,6 +377,35 @@ const countersWithinEvents: Check = {
   },
 };
 
+/**
+ * A wait is decided once (lib/pipeline/waits.ts): an answered wait has exactly one accepted answer and one decision
+ * event, a wait decided otherwise (deadline, cancelled) or still open has none, and only a decided wait is resumed,
+ * by one `wait_resumed` event at most.
+ */
+const waitsDecidedOnce: Check = {
+  name: 'waits_decided_once',
+  promise: 'a wait is decided once: an answered wait has exactly one accepted answer, any other none, and a wait resumes at most once, after its decision',
+  requires: ['pipeline_waits', 'pipeline_wait_answers', 'audit_events'],
+  run: (tx) =>
+    violations(
+      tx,
+      Prisma.sql`
+        WITH w AS (
+          SELECT w.id, w.intent_id, w.state, w.resumed_at,
+                 (SELECT count(*) FROM pipeline_wait_answers a WHERE a.wait_id = w.id AND a.outcome = 'accepted') AS accepted,
+                 (SELECT count(*) FROM audit_events e WHERE e.intent_id = w.intent_id AND e.action = 'wait_resumed' AND e.details->>'waitId' = w.id::text) AS resumes
+          FROM pipeline_waits w
+        )
+        SELECT intent_id::text AS subject,
+               format('wait %s is %s with %s accepted answer(s), resumed %s time(s)%s', id, state, accepted, resumes,
+                      CASE WHEN resumed_at IS NOT NULL AND state NOT IN ('answered', 'timed_out') THEN ' before any decision' ELSE '' END) AS detail
+        FROM w
+        WHERE (state = 'answered' AND accepted <> 1) OR (state <> 'answered' AND accepted <> 0) OR resumes > 1
+           OR (resumed_at IS NOT NULL) <> (resumes = 1) OR (resumed_at IS NOT NULL AND state NOT IN ('answered', 'timed_out'))`,
+      Prisma.sql`SELECT count(*) AS n FROM pipeline_waits`,
+    ),
+};
+
 export const CHECKS: Check[] = [
   historyComplete,
   transitionsAllowed,
@@ -384,6 +413,7 @@ export const CHECKS: Check[] = [
   conflictsConsistent,
   idempotencyAnswersTrue,
   pipelineStepsOnce,
+  waitsDecidedOnce,
   fencedWritesCurrent,
   statusCountsExact,
   countersWithinEvents,

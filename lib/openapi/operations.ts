@@ -12,6 +12,7 @@ import { recentEventsQuerySchema } from '@/lib/events/recent';
 import { compareQuerySchema } from '@/lib/replay/compare';
 import { baselineInputSchema } from '@/lib/replay/pinning';
 import { pipelineRequestSchema, rerunPlanQuerySchema } from '@/lib/pipeline/rerun';
+import { answerBodySchema } from '@/lib/pipeline/waits';
 import { consoleReplaySchema } from '@/lib/replay/runner';
 import { positionSchema } from '@/lib/live/positions';
 import { timelinePageSchema, timelineQuerySchema } from '@/lib/timeline/types';
@@ -170,6 +171,30 @@ const CONSOLE_AND_WORKER_OPERATIONS: ApiOperation[] = [
     dataDependent400: 'A `fromBridge` that names no bridge of the configured BridgeSet (`PIPELINE_BRIDGES`) is 400 `invalid_request` naming the field: the set is configuration, not part of this document.',
     success: { status: 200, description: 'The intent after the run, and the run with its steps.', schema: z.looseObject({ intent: z.looseObject({ id: z.string() }), run: z.looseObject({ id: z.string(), mode: z.string(), status: z.string(), steps: z.array(z.looseObject({ bridge: z.string(), status: z.string() })) }) }).meta({ id: 'PipelineResult' }) },
     errors: { 404: ['not_found'], 409: ['invalid_transition', 'version_conflict', 'fencing_token_stale', 'rerun_refused'], 423: ['lock_timeout'], 503: ['deadlock', 'cancelled'] },
+  },
+  {
+    operationId: 'answerPipelineWait',
+    method: 'post',
+    path: '/api/intents/{id}/pipeline/answers',
+    summary: 'Answer what a bridge of the intent’s pipeline waits for',
+    description:
+      'A bridge may suspend its run to wait for an answer from outside (another service’s callback, a person’s decision), by name, until a deadline; meanwhile the intent holds no worker. This answers the intent’s latest wait of that `name` with `body` (a JSON object): the first answer decides it and makes the intent due again, and a worker resumes the run from that bridge, which gets the body. Every answer is recorded and audited (`wait_answered`) with its outcome. Exactly one answer decides a wait, however many arrive at once: the same body again is 200 with `outcome: "already_applied"`; a different body after it is 409 `answer_conflict`; an answer after the wait was decided otherwise — its deadline fired (the workers fire deadlines by the database’s clock) or the intent left the pipeline — is 409 `wait_closed`. None of those changes anything. No wait of that name on the intent is 404.',
+    tag: 'intents',
+    auth: 'bearer',
+    permission: 'pipeline.run',
+    pathParams: intentIdParams,
+    body: answerBodySchema,
+    success: {
+      status: 200,
+      description: 'The wait as the answer left it: `accepted` (this answer decided it) or `already_applied` (the same answer had).',
+      schema: z
+        .object({
+          outcome: z.enum(['accepted', 'already_applied']),
+          wait: z.looseObject({ id: z.string(), intentId: z.string(), name: z.string(), bridge: z.string(), state: z.string(), deadline: z.string(), onTimeout: z.enum(['fail', 'retry', 'continue']) }),
+        })
+        .meta({ id: 'WaitAnswerResult' }),
+    },
+    errors: { 404: ['not_found'], 409: ['answer_conflict', 'wait_closed'] },
   },
   {
     operationId: 'planPipelineRerun',

@@ -364,12 +364,32 @@ export function errorSchema(codes: readonly [string, ...string[]], details?: z.Z
 
 const pipelineStepSchema = z.object({
   bridge: z.string(),
-  status: z.enum(['running', 'completed', 'failed', 'skipped', 'replayed', 'abandoned']),
+  status: z.enum(['running', 'completed', 'failed', 'skipped', 'replayed', 'waiting', 'abandoned']),
   startedAt: isoTime.nullable(),
   finishedAt: isoTime.nullable(),
   result: z.unknown().optional().meta({ description: 'What the bridge returned (completed and replayed steps).' }),
   error: z.string().optional().meta({ description: 'Why the step failed: the error the bridge raised, with its code.' }),
 });
+
+/** A bridge's wait for an answer from outside (lib/pipeline/waits.ts). */
+export const pipelineWaitSchema = z
+  .object({
+    id: z.string(),
+    intentId: uuid,
+    round: z.int().min(1),
+    bridge: z.string(),
+    name: z.string().meta({ description: 'What an answer names (`POST /api/intents/{id}/pipeline/answers`).' }),
+    prompt: z.string().nullable().meta({ description: 'What it waits for, in words.' }),
+    state: z.enum(['waiting', 'answered', 'timed_out', 'cancelled']),
+    deadline: isoTime,
+    onTimeout: z.enum(['fail', 'retry', 'continue']).meta({ description: 'What a missed deadline does: fail the intent, fail the attempt (the next asks again), or go on with the default.' }),
+    answer: z.unknown().meta({ description: 'The answer that decided it (null until then).' }),
+    answeredBy: z.string().nullable(),
+    decidedAt: isoTime.nullable(),
+    resumedAt: isoTime.nullable().meta({ description: 'When the run that consumed the decision resumed.' }),
+    createdAt: isoTime,
+  })
+  .meta({ id: 'PipelineWait' });
 
 export const pipelineHistorySchema = z
   .object({
@@ -381,7 +401,7 @@ export const pipelineHistorySchema = z
           round: z.int().min(1).meta({ description: 'A move back to RECEIVED (an operator’s retry) starts the next round.' }),
           attempt: z.int().min(1).meta({ description: 'The run’s place among the runs of its round: 1 for the first.' }),
           mode: z.enum(['FAILFAST', 'CONTINUE']),
-          status: z.enum(['running', 'succeeded', 'failed', 'finished_with_errors', 'interrupted', 'abandoned']),
+          status: z.enum(['running', 'succeeded', 'failed', 'finished_with_errors', 'interrupted', 'waiting', 'abandoned']),
           door: z.enum(['api', 'console', 'worker']),
           actor: z.string(),
           startedAt: isoTime,
@@ -401,6 +421,7 @@ export const pipelineHistorySchema = z
       })
       .nullable()
       .meta({ description: 'While the intent is FAILED: the status change that failed it. Null otherwise.' }),
+    waits: z.array(pipelineWaitSchema).meta({ description: 'What its bridges waited for, newest first, the open wait (if any) first.' }),
   })
   .meta({ id: 'PipelineHistory' });
 

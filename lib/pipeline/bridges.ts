@@ -1,6 +1,7 @@
 import { env } from '@/lib/env';
 import { isPlainObject, type JsonObject, type JsonValue } from '@/lib/shared/json';
-import { BridgeError, UnknownBridgeError } from './errors';
+import { BridgeError, FinalBridgeError, UnknownBridgeError } from './errors';
+import { WAIT_TIMEOUT_RULES, type WaitTimeoutRule } from './waits';
 import type { Bridge } from './types';
 
 /**
@@ -102,12 +103,47 @@ export const outputBridge: Bridge = {
   },
 };
 
+/** How long `approval` waits by default: a day. */
+export const APPROVAL_TIMEOUT_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Approval: waits for a person's decision (the wait `approval`, answered from the intent page or through
+ * `POST /api/intents/:id/pipeline/answers` with `{ name: "approval", body: { approved: true } }`). `approved: true`
+ * lets the intent go on; anything else fails it, with the note. The payload may set `approval.timeoutSeconds` (a
+ * day by default) and `approval.onTimeout`: `fail` (the default), `retry` (the attempt fails and the next asks
+ * again) or `continue` (approved by default). Registered, not in the default BridgeSet: list it in
+ * PIPELINE_BRIDGES (for example `input,normalize,approval,feedback,output`).
+ */
+export const approvalBridge: Bridge = {
+  name: 'approval',
+  description: 'Waits for a person to approve the intent (the wait “approval”); a rejection fails it, and a missed deadline does what the payload’s approval.onTimeout says (fail by default).',
+  accepts: ['PROCESSED'],
+  effects: { moves: [], correction: null },
+  async run(ctx) {
+    const settings = isPlainObject(ctx.intent.payload.approval) ? ctx.intent.payload.approval : {};
+    const seconds = typeof settings.timeoutSeconds === 'number' && settings.timeoutSeconds >= 0 ? settings.timeoutSeconds : APPROVAL_TIMEOUT_MS / 1000;
+    const onTimeout: WaitTimeoutRule = WAIT_TIMEOUT_RULES.find((r) => r === settings.onTimeout) ?? 'fail';
+    const decision = await ctx.waitFor({
+      name: 'approval',
+      prompt: 'A person approves or rejects this intent: answer { "approved": true } to let it go on, { "approved": false, "note": "…" } to fail it.',
+      timeoutMs: Math.round(seconds * 1000),
+      onTimeout,
+      default: { approved: true, note: 'approved by default: no decision before the deadline' },
+    });
+    const answer = isPlainObject(decision.answer) ? decision.answer : {};
+    const note = typeof answer.note === 'string' ? answer.note : null;
+    if (answer.approved !== true) throw new FinalBridgeError(`Rejected${decision.answeredBy ? ` by ${decision.answeredBy}` : ''}${note ? `: ${note}` : '.'}`, { wait: 'approval' });
+    return { approved: true, by: decision.answeredBy, outcome: decision.outcome, ...(note ? { note } : {}) };
+  },
+};
+
 const registry = globalThis as unknown as { bridgeRegistry?: Map<string, Bridge> };
 
 function bridges(): Map<string, Bridge> {
   if (!registry.bridgeRegistry) {
     registry.bridgeRegistry = new Map();
-    for (const b of [inputBridge, normalizeBridge, feedbackBridge, outputBridge]) registry.bridgeRegistry.set(b.name, b);
+    // `approval` is registered but not in the default BridgeSet: a deployment opts into waiting for people.
+    for (const b of [inputBridge, normalizeBridge, feedbackBridge, outputBridge, approvalBridge]) registry.bridgeRegistry.set(b.name, b);
   }
   return registry.bridgeRegistry;
 }

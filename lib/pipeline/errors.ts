@@ -6,6 +6,14 @@ export class BridgeError extends DomainError {
   readonly httpStatus = 422;
 }
 
+/**
+ * A bridge's refusal that no later attempt can change (a person rejected the intent, say): it fails the intent at
+ * once, even when a worker's attempt has attempts left.
+ */
+export class FinalBridgeError extends BridgeError {
+  readonly failsIntent = true;
+}
+
 export class UnknownBridgeError extends DomainError {
   readonly code = 'unknown_bridge';
   readonly httpStatus = 400;

@@ -4,13 +4,14 @@ import { intentIdSchema } from '@/lib/shared/fields';
 import type { IntentStatus } from '@/lib/shared/intent-states';
 import { parseInput } from '@/lib/shared/validation';
 import { selectRuns } from './repository';
+import { selectIntentWaits } from './waits';
 import type { FailureMark, PipelineHistory } from './types';
 
 /**
  * Why an intent is where it is, for the intent page and GET /api/intents/:id/pipeline: its latest runs (each an
  * attempt, with every step's error) and, while it is FAILED, the status change that failed it — who, when, from
  * where and the reason recorded with it (a pipeline's FAILFAST mark names the bridge and its error; an operator's
- * says what the operator wrote). One snapshot, so the mark and the runs agree.
+ * says what the operator wrote) — and what its bridges waited for or wait for now. One snapshot, so they agree.
  */
 export async function pipelineHistory(idInput: string, limit = 20): Promise<PipelineHistory> {
   const id = parseInput(intentIdSchema, idInput, 'id').toLowerCase();
@@ -19,7 +20,8 @@ export async function pipelineHistory(idInput: string, limit = 20): Promise<Pipe
       const [intent] = await tx.$queryRaw<{ status: IntentStatus }[]>`SELECT status::text AS status FROM intents WHERE id = ${id}::uuid`;
       if (!intent) throw new NotFoundError(`Intent ${id}`, { id });
       const runs = await selectRuns(tx, id, limit);
-      if (intent.status !== 'FAILED') return { runs, failure: null };
+      const waits = await selectIntentWaits(tx, id);
+      if (intent.status !== 'FAILED') return { runs, failure: null, waits };
       // The latest move into FAILED (a repeat that found it FAILED already moved nothing and is not it).
       const [mark] = await tx.$queryRaw<{ at: Date; actor: string; from: IntentStatus | null; version: number | null; reason: string | null }[]>`
         SELECT at, actor, from_status::text AS "from", version_after AS version,
@@ -30,7 +32,7 @@ export async function pipelineHistory(idInput: string, limit = 20): Promise<Pipe
         ORDER BY id DESC
         LIMIT 1`;
       const failure: FailureMark | null = mark ? { ...mark, at: mark.at.toISOString() } : null;
-      return { runs, failure };
+      return { runs, failure, waits };
     },
     { isolationLevel: 'RepeatableRead' },
   );

@@ -270,7 +270,8 @@ export type StepEnd = {
   runId: string;
   stepId: string;
   bridge: string;
-  status: 'completed' | 'failed';
+  /** `waiting`: the bridge stopped to wait for an answer (waits.ts); a later run takes the step again. */
+  status: 'completed' | 'failed' | 'waiting';
   result: JsonValue | null;
   error: string | null;
   actor: string;

@@ -121,7 +121,8 @@ function checkEligible(id: string, base: RerunBase): void {
   // A replay's intents never enter the work queue, so their runs have no rounds to start anew.
   if (base.isReplay) throw new InvalidTransitionError(`Intent ${id} was made by a contention replay: its pipeline is not rerun.`, { intentId: id, isReplay: true });
   if (base.status === 'COMPLETED') throw new InvalidTransitionError(`Intent ${id} is COMPLETED: a completed intent is not rerun.`, { intentId: id, from: base.status });
-  if (base.status !== 'FAILED' && (base.workState === 'available' || base.workState === 'retryable')) {
+  // A bridge waiting for an answer is not stuck either: it resumes once the answer (or its deadline) comes.
+  if (base.status !== 'FAILED' && (base.workState === 'available' || base.workState === 'retryable' || base.workState === 'waiting')) {
     throw new InvalidTransitionError(`Intent ${id} is ${base.status} and queued for a worker: only a FAILED or stuck intent is rerun from a step.`, { intentId: id, from: base.status, workState: base.workState });
   }
 }

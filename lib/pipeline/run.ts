@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { db } from '@/lib/db/client';
+import { db, queryOnPool } from '@/lib/db/client';
 import { reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { InvalidTransitionError, LockTimeoutError } from '@/lib/intents/errors';
 import { DomainError, NotFoundError } from '@/lib/shared/errors';
@@ -14,10 +14,11 @@ import { fencingError } from '@/lib/leases/fencing';
 import { CLAIM_FENCE_PREFIX, fencingSchema, type Fencing } from '@/lib/leases/schemas';
 import { announceCommitted } from '@/lib/live/announce';
 import { resolveBridgeSet } from './bridges';
-import { LostClaimError } from './errors';
+import { FinalBridgeError, LostClaimError } from './errors';
 import { withPipelineLock } from './lock';
 import { selectRuns, type StartedRun, type StartedStep, type StepEnd } from './repository';
 import { batchedWriter, directWriter, type RunWriter } from './writer';
+import { awaitAnswer, parkRun, WaitDeadlineMissedError, WaitSuspended, type WaitView } from './waits';
 import { PIPELINE_MODES, type BridgeContext, type PipelineDoor, type PipelineIntent, type PipelineMode, type PipelineResult, type PipelineRun, type PipelineRunRecord, type PipelineStep, type RunStatus } from './types';
 
 /**
@@ -186,8 +187,9 @@ function checkOpened(plan: RunPlan, started: StartedRun): Opened {
 }
 
 /** What a bridge sees and may do: the intent as it now is, and the engine's commands at that version, fenced. */
-function bridgeContext(plan: RunPlan, runId: string, bridge: Bridge, first: PipelineIntent): BridgeContext {
+function bridgeContext(plan: RunPlan, opened: Opened, bridge: Bridge, first: PipelineIntent): BridgeContext {
   const { id, actor } = plan;
+  const runId = opened.runId;
   let current = first;
   return {
     get intent() {
@@ -207,14 +209,21 @@ function bridgeContext(plan: RunPlan, runId: string, bridge: Bridge, first: Pipe
       current = { ...current, status: r.status, version: r.version };
       return current;
     },
+    waitFor(spec) {
+      // A worker's question goes on the pool, as its other records do; an operator's through Prisma.
+      const step = { intentId: id, round: opened.round, runId, bridge: bridge.name, claimToken: plan.token, actor: actor.name };
+      return awaitAnswer(plan.token !== null ? queryOnPool : db(), step, spec, () => new LostClaimError(`The claim on intent ${id} was lost while bridge ${bridge.name} asked for its wait.`, { intentId: id, bridge: bridge.name }));
+    },
   };
 }
 
 /**
  * `pendingEnd`: the step's end, not written yet because the run closes right after it (the run's close carries it,
- * RunWriter.closeRun): the step's `finishedAt` is then the run's.
+ * RunWriter.closeRun): the step's `finishedAt` is then the run's. `waiting`: the bridge stopped to wait for an answer
+ * (the run ends `waiting`). `failsIntent`: its failure fails the intent whatever attempts are left (a wait's deadline
+ * missed under the rule `fail`).
  */
-type BridgeOutcome = { step: PipelineStep; error: string | null; fenced: FencingTokenStaleError | null; pendingEnd: StepEnd | null };
+type BridgeOutcome = { step: PipelineStep; error: string | null; fenced: FencingTokenStaleError | null; pendingEnd: StepEnd | null; waiting?: WaitView; failsIntent?: boolean };
 
 /**
  * One bridge: its step recorded as started, then replayed from its record when this round already completed it (or
@@ -238,30 +247,40 @@ async function runBridge(plan: RunPlan, opened: Opened, position: number, bridge
     return { step: { bridge: bridge.name, status: step.stepStatus!, startedAt: at(step.startedAt), finishedAt: at(step.finishedAt), ...replayed }, error: null, fenced: null, pendingEnd: null };
   }
 
-  const ctx = bridgeContext(plan, opened.runId, bridge, { id, status: step.status, version: step.version, payload: step.payload });
+  const ctx = bridgeContext(plan, opened, bridge, { id, status: step.status, version: step.version, payload: step.payload });
   let result: JsonValue | null = null;
   let error: string | null = null;
   let fenced: FencingTokenStaleError | null = null;
+  let waiting: WaitView | undefined;
+  let failsIntent = false;
   try {
     result = ((await bridge.run(ctx)) ?? null) as JsonObject | null;
   } catch (err) {
-    error = errorText(err);
-    if (err instanceof FencingTokenStaleError) fenced = err;
+    if (err instanceof LostClaimError) throw err;
+    if (err instanceof WaitSuspended) {
+      waiting = err.wait;
+      result = { waitingFor: waiting.name, deadline: waiting.deadline };
+    } else {
+      error = errorText(err);
+      if (err instanceof FencingTokenStaleError) fenced = err;
+      if (err instanceof WaitDeadlineMissedError || err instanceof FinalBridgeError) failsIntent = err.failsIntent;
+    }
   }
-  const status: StepEnd['status'] = error === null ? 'completed' : 'failed';
+  const status: StepEnd['status'] = waiting ? 'waiting' : error === null ? 'completed' : 'failed';
   const end: StepEnd = { intentId: id, runId: opened.runId, stepId: step.stepId, bridge: bridge.name, status, result, error, actor: actor.name, claimToken: token };
   const recordedStep = { bridge: bridge.name, status, startedAt: at(step.startedAt), ...(result !== null ? { result } : {}), ...(error ? { error } : {}) };
-  if (closesAfter(plan, position, error, fenced)) return { step: { ...recordedStep, finishedAt: null }, error, fenced, pendingEnd: end };
+  if (!waiting && !failsIntent && closesAfter(plan, position, error, fenced)) return { step: { ...recordedStep, finishedAt: null }, error, fenced, pendingEnd: end };
   const finishedAt = await plan.writer.finishStep(end);
   if (!finishedAt) throw new LostClaimError(`The claim on intent ${id} was lost during bridge ${bridge.name}; its result was not recorded.`, { intentId: id, bridge: bridge.name });
   announceCommitted();
-  return { step: { ...recordedStep, finishedAt: at(finishedAt) }, error, fenced, pendingEnd: null };
+  return { step: { ...recordedStep, finishedAt: at(finishedAt) }, error, fenced, pendingEnd: null, waiting, failsIntent };
 }
 
 /**
  * Whether the run closes right after this step with nothing written in between (execute's loop): the last bridge,
  * or a FAILFAST failure that does not fail the intent. A fenced failure writes nothing more for the step's claim
- * but its run's end; a failure that fails the intent marks it FAILED after the step's end is recorded.
+ * but its run's end; a failure that fails the intent marks it FAILED after the step's end is recorded; a step that
+ * waits is written on its own (the worker gives its claim back after the run's close instead of ending it).
  */
 function closesAfter(plan: RunPlan, position: number, error: string | null, fenced: FencingTokenStaleError | null): boolean {
   if (fenced) return false;
@@ -278,7 +297,7 @@ async function markFailed(plan: RunPlan, bridge: string, error: string, failures
   }
 }
 
-async function closeRun(plan: RunPlan, opened: Opened, status: Outcome, failures: string[], steps: PipelineStep[], pendingEnd: StepEnd | null): Promise<PipelineResult> {
+async function closeRun(plan: RunPlan, opened: Opened, status: Outcome, failures: string[], steps: PipelineStep[], pendingEnd: StepEnd | null, wait?: WaitView): Promise<PipelineResult> {
   const { id, actor } = plan;
   const runError = failures.length ? failures.join('; ') : null;
   const finished = await plan.writer.closeRun({ intentId: id, runId: opened.runId, status, error: runError, actor: actor.name, claimToken: plan.token, stepEnd: pendingEnd });
@@ -299,7 +318,7 @@ async function closeRun(plan: RunPlan, opened: Opened, status: Outcome, failures
     ...(runError ? { error: runError } : {}),
     steps,
   };
-  return { intent: finished.intent, run };
+  return { intent: finished.intent, run, ...(wait ? { wait } : {}) };
 }
 
 export async function runPipeline(input: RunPipelineInput, actor: Actor, options: RunPipelineOptions = {}): Promise<PipelineResult> {
@@ -320,6 +339,7 @@ async function execute(plan: RunPlan): Promise<PipelineResult> {
   const failures: string[] = [];
   let status: Outcome = 'succeeded';
   let pendingEnd: StepEnd | null = null;
+  let wait: WaitView | undefined;
   for (const [position, bridge] of plan.bridges.entries()) {
     // A first step opened with the claim has started already: it runs.
     if (plan.signal.aborted && !(position === 0 && plan.opened)) {
@@ -327,9 +347,15 @@ async function execute(plan: RunPlan): Promise<PipelineResult> {
       break;
     }
     const outcome = await runBridge(plan, opened, position, bridge);
-    const { step, error, fenced } = outcome;
+    const { step, error, fenced, waiting, failsIntent } = outcome;
     pendingEnd = outcome.pendingEnd;
     steps.push(step);
+    if (waiting) {
+      // Suspended: the bridges after it run once the wait is decided, in a later run of this round.
+      status = 'waiting';
+      wait = waiting;
+      break;
+    }
     if (error === null) continue;
     failures.push(`${bridge.name}: ${error}`);
     if (fenced) {
@@ -339,14 +365,18 @@ async function execute(plan: RunPlan): Promise<PipelineResult> {
       if (closed) announceCommitted();
       throw refusal(plan, fenced);
     }
-    if (plan.mode === 'FAILFAST') {
+    if (plan.mode === 'FAILFAST' || failsIntent) {
       status = 'failed';
-      if (plan.failIntent) await markFailed(plan, bridge.name, error, failures);
+      if (plan.failIntent || failsIntent) await markFailed(plan, bridge.name, error, failures);
       break;
     }
     status = 'finished_with_errors';
   }
-  return closeRun(plan, opened, status, failures, steps, pendingEnd);
+  const result = await closeRun(plan, opened, status, failures, steps, pendingEnd, wait);
+  // An operator's run that stopped to wait hands the intent to the workers: once the wait is decided, one of them
+  // resumes it (a worker's own run gives its claim back instead: lib/workers/worker.ts).
+  if (wait && plan.token === null) await parkRun(db(), { intentId: plan.id, round: opened.round });
+  return result;
 }
 
 /** An intent's pipeline runs, newest first, with their steps. */

@@ -1,6 +1,7 @@
 import type { IntentStatus } from '@/lib/shared/intent-states';
 import type { JsonObject, JsonValue } from '@/lib/shared/json';
 import type { Actor, Intent } from '@/lib/shared/intent-types';
+import type { WaitAnswer, WaitSpec, WaitView } from './waits';
 
 export const PIPELINE_MODES = ['FAILFAST', 'CONTINUE'] as const;
 /** FAILFAST: the first failing bridge fails the intent and stops the run. CONTINUE: record the failure, go on. */
@@ -9,8 +10,9 @@ export type PipelineMode = (typeof PIPELINE_MODES)[number];
 /** Where a run came from: the JSON API, a console action, or a worker's claim. */
 export type PipelineDoor = 'api' | 'console' | 'worker';
 
-export type RunStatus = 'running' | 'succeeded' | 'failed' | 'finished_with_errors' | 'interrupted' | 'abandoned';
-export type StepStatus = 'running' | 'completed' | 'failed' | 'skipped' | 'replayed' | 'abandoned';
+/** `waiting`: the run stopped at a bridge that waits for an answer from outside (waits.ts); a later run resumes there. */
+export type RunStatus = 'running' | 'succeeded' | 'failed' | 'finished_with_errors' | 'interrupted' | 'waiting' | 'abandoned';
+export type StepStatus = 'running' | 'completed' | 'failed' | 'skipped' | 'replayed' | 'waiting' | 'abandoned';
 
 /** What a bridge sees of the intent when its step starts. */
 export type PipelineIntent = Pick<Intent, 'id' | 'status' | 'version' | 'payload'>;
@@ -27,6 +29,13 @@ export type BridgeContext = {
   moveTo(status: IntentStatus): Promise<PipelineIntent>;
   /** Applies a correction through the engine's correction command, at the version this step has seen. */
   correct(diff: JsonObject, reason: string): Promise<PipelineIntent>;
+  /**
+   * Waits for an answer from outside (another service's callback, a person's decision): the decision once there is
+   * one — an answer, or the deadline's default under `continue` — else the run suspends here and holds nothing until
+   * it is decided (the bridge runs again from its start then, and this call answers). A deadline missed under `fail`
+   * or `retry` throws. Deterministic bridges call it before changing anything.
+   */
+  waitFor(spec: WaitSpec): Promise<WaitAnswer>;
 };
 
 /**
@@ -81,7 +90,8 @@ export type PipelineRun = {
   steps: PipelineStep[];
 };
 
-export type PipelineResult = { intent: Intent; run: PipelineRun };
+/** `wait`: what the run stopped to wait for, when it ended `waiting`. */
+export type PipelineResult = { intent: Intent; run: PipelineRun; wait?: WaitView };
 
 /**
  * A run as the intent's history reads it: with its attempt, its place among the runs of its round (1 for the
@@ -92,5 +102,5 @@ export type PipelineRunRecord = PipelineRun & { attempt: number };
 /** The status change that made the intent FAILED, as its audit event recorded it. */
 export type FailureMark = { at: string; actor: string; from: IntentStatus | null; version: number | null; reason: string | null };
 
-/** An intent's pipeline history: its latest runs and, while it is FAILED, the change that failed it. */
-export type PipelineHistory = { runs: PipelineRunRecord[]; failure: FailureMark | null };
+/** An intent's pipeline history: its latest runs, while it is FAILED the change that failed it, and its waits (the open one first). */
+export type PipelineHistory = { runs: PipelineRunRecord[]; failure: FailureMark | null; waits: WaitView[] };

@@ -131,6 +131,20 @@ function auditEntry(r: AuditRow, intentId: string): SourcedEntry {
       return sourced(r, { kind: 'pipeline_run', summary: `Pipeline run started (${str(d.mode) ?? '?'}, from ${str(d.door) ?? '?'})`, actor: r.actor, link: `/intents/${intentId}#pipeline-runs`, details: { phase: 'started', ...d } });
     case 'pipeline_finished':
       return sourced(r, { kind: 'pipeline_run', summary: `Pipeline run ${(str(d.status) ?? 'finished').replace(/_/g, ' ')}${str(d.error) ? `: ${str(d.error)}` : ''}`, actor: r.actor, link: `/intents/${intentId}#pipeline-runs`, details: { phase: 'finished', ...d } });
+    case 'wait_opened':
+    case 'wait_answered':
+    case 'wait_timed_out':
+    case 'wait_resumed': {
+      // A bridge's wait for an answer from outside (lib/pipeline/waits.ts), told as a step of the pipeline.
+      const name = `“${str(d.name) ?? '?'}”`;
+      const summary = {
+        wait_opened: `Waits for ${name} until ${str(d.deadline) ?? '?'} (then ${str(d.onTimeout) ?? '?'})`,
+        wait_answered: `Answer to ${name}: ${(str(d.outcome) ?? '?').replace(/_/g, ' ')}`,
+        wait_timed_out: `Wait for ${name} missed its deadline`,
+        wait_resumed: `Run resumed after ${name} (${(str(d.state) ?? '?').replace(/_/g, ' ')})`,
+      }[r.action];
+      return sourced(r, { kind: 'pipeline_step', summary, actor: r.actor, link: `/intents/${intentId}#pipeline-runs`, details: { ...d } });
+    }
     default:
       if (r.action.startsWith('bridge_')) {
         const status = r.action.slice('bridge_'.length);

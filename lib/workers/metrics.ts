@@ -24,8 +24,8 @@ export function registerWorkerMetrics(registry: Registry, data: WorkerMetrics): 
   counter('bridge_worker_retries_total', 'Failed attempts scheduled for a retry with backoff', data.totals.retried);
   counter('bridge_worker_rescues_total', 'Stale claims (lease ran out by the database clock) rescued', data.totals.rescued);
   counter('bridge_worker_lost_claims_total', 'Claims whose worker found them rescued or released before it could settle them', data.totals.lost);
-  const depth = new Gauge({ name: 'bridge_worker_queue_depth', help: 'Work queue rows by state (ready: due now; scheduled: waiting for run_after)', labelNames: ['state'], registers });
-  for (const state of ['ready', 'scheduled', 'running', 'failed', 'completed', 'cancelled'] as const) depth.set({ state }, data.queue[state]);
+  const depth = new Gauge({ name: 'bridge_worker_queue_depth', help: 'Work queue rows by state (ready: due now; scheduled: waiting for run_after; waiting: a bridge waits for an answer)', labelNames: ['state'], registers });
+  for (const state of ['ready', 'scheduled', 'running', 'waiting', 'failed', 'completed', 'cancelled'] as const) depth.set({ state }, data.queue[state]);
   new Gauge({ name: 'bridge_worker_stale_claims', help: 'Running claims whose lease has run out and that are not rescued yet', registers }).set(data.queue.stale);
   const workers = new Gauge({ name: 'bridge_workers', help: 'Registered worker processes by state (lost: no heartbeat lately)', labelNames: ['state'], registers });
   for (const state of ['running', 'stopping', 'stopped', 'lost']) workers.set({ state }, data.workers.find((w) => w.state === state)?.n ?? 0);

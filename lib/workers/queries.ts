@@ -2,6 +2,7 @@ import type { Tx } from '@/lib/db/client';
 import { readDb, replicaStatus } from '@/lib/db/read';
 import type { ReplicaStatus } from '@/lib/db/replicas';
 import { env } from '@/lib/env';
+import { listOpenWaits, type WaitView } from '@/lib/pipeline/waits';
 
 /** What the Workers page and GET /api/workers show: the registry, the queue by state, claims, retries, throughput. */
 export type WorkerView = {
@@ -20,7 +21,8 @@ export type WorkerView = {
   stoppedAt: string | null;
 };
 
-export type QueueDepth = { ready: number; scheduled: number; running: number; failed: number; completed: number; cancelled: number; stale: number };
+/** `waiting`: a bridge waits for an answer from outside; the row holds no claim until the answer or its deadline. */
+export type QueueDepth = { ready: number; scheduled: number; running: number; waiting: number; failed: number; completed: number; cancelled: number; stale: number };
 
 export type ClaimView = { intentId: string; claimedBy: string | null; attempt: number; maxAttempts: number; claimedAt: string | null; heartbeatAt: string | null; leaseUntil: string | null; stale: boolean };
 export type ScheduledView = { intentId: string; state: 'available' | 'retryable'; attempt: number; maxAttempts: number; runAfter: string; lastError: string | null; rescues: number };
@@ -36,6 +38,8 @@ export type WorkersOverview = {
   claims: ClaimView[];
   scheduled: ScheduledView[];
   failed: FailedView[];
+  /** The intents whose bridge waits for an answer, the nearest deadline first. */
+  waits: WaitView[];
   throughput: ThroughputPoint[];
   totals: Record<'claimed' | 'completed' | 'failed' | 'retried' | 'released' | 'rescued' | 'lost', number>;
   /** The read replicas as this instance's monitor sees them (empty without DATABASE_READ_URL): no query of its own. */
@@ -49,6 +53,7 @@ export async function selectQueueDepth(tx: Tx): Promise<QueueDepth> {
     SELECT count(*) FILTER (WHERE state IN ('available', 'retryable') AND run_after <= now()) AS ready,
            count(*) FILTER (WHERE state IN ('available', 'retryable') AND run_after > now()) AS scheduled,
            count(*) FILTER (WHERE state = 'running') AS running,
+           count(*) FILTER (WHERE state = 'waiting') AS waiting,
            count(*) FILTER (WHERE state = 'failed') AS failed,
            count(*) FILTER (WHERE state = 'completed') AS completed,
            count(*) FILTER (WHERE state = 'cancelled') AS cancelled,
@@ -101,6 +106,7 @@ async function readOverview(): Promise<Omit<WorkersOverview, 'replicas'>> {
       const failed = await tx.$queryRaw<(Omit<FailedView, 'finishedAt'> & { finishedAt: Date | null })[]>`
         SELECT intent_id::text AS "intentId", attempt, max_attempts AS "maxAttempts", finished_at AS "finishedAt", last_error AS "lastError"
         FROM intent_work WHERE state = 'failed' AND last_error IS NOT NULL ORDER BY finished_at DESC NULLS LAST LIMIT 20`;
+      const waits = await listOpenWaits(tx);
       const series = await tx.$queryRaw<{ minute: Date; event: string; n: bigint }[]>`
         SELECT minute, event, count AS n FROM worker_stats WHERE minute >= date_trunc('minute', now()) - interval '59 minutes' ORDER BY minute`;
       const totals = await selectWorkerTotals(tx);
@@ -113,6 +119,7 @@ async function readOverview(): Promise<Omit<WorkersOverview, 'replicas'>> {
         claims: claims.map((c) => ({ ...c, claimedAt: iso(c.claimedAt), heartbeatAt: iso(c.heartbeatAt), leaseUntil: iso(c.leaseUntil) })),
         scheduled: scheduled.map((s) => ({ ...s, runAfter: s.runAfter.toISOString() })),
         failed: failed.map((f) => ({ ...f, finishedAt: iso(f.finishedAt) })),
+        waits,
         throughput: throughputSeries(series, now.now),
         totals,
       };

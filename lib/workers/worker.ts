@@ -12,6 +12,7 @@ import { LostClaimError } from '@/lib/pipeline/errors';
 import { resolveBridgeSet } from '@/lib/pipeline/bridges';
 import { auditReason, claimFence, runPipeline } from '@/lib/pipeline/run';
 import { batchedWriter, batchLoader, type RunClose, type RunWriter } from '@/lib/pipeline/writer';
+import { fireDueWaits, suspendClaim } from '@/lib/pipeline/waits';
 import type { WorkerConfig } from './config';
 import {
   claimDueIntents,
@@ -46,7 +47,7 @@ import { onWorkQueued } from './wakeup';
  * they are told to stop after their current bridge, and their claims are released (the attempt is not counted). A
  * claim whose run cannot even do that is left to the rescuer, like a crash.
  */
-export type WorkerEvent = 'claimed' | 'completed' | 'failed' | 'retried' | 'released' | 'rescued' | 'lost';
+export type WorkerEvent = 'claimed' | 'completed' | 'failed' | 'retried' | 'released' | 'rescued' | 'lost' | 'suspended' | 'deadlines';
 
 type InFlight = { claim: Claim; abort: AbortController; done: Promise<void> };
 
@@ -238,9 +239,16 @@ export class Worker {
     try {
       // The run's close ends the claim in the same statement; what it chose is counted once the run returns.
       let ended: Settlement['outcome'] | undefined;
+      // A run that stopped at a wait is closed alone; its claim is then given back to wait (suspend), not ended.
+      let suspends = false;
       const writer: RunWriter = {
         ...batchedWriter(),
         closeRun: async (item) => {
+          if (item.status === 'waiting') {
+            const closed = await batchedWriter().closeRun(item);
+            suspends = closed !== null;
+            return closed;
+          }
           const closed = await this.closer.load({ ...item, claimToken: claim.claimToken, claimEnd: this.claimEnd(claim, item) });
           ended = closed?.outcome;
           return closed;
@@ -255,6 +263,7 @@ export class Worker {
         opened: claim.opened,
         writer,
       });
+      if (suspends) return this.suspend(ref);
       if (ended) {
         this.count(settlementEvent[ended]);
         if (ended === 'release') announceCommitted({ workQueued: true });
@@ -289,6 +298,16 @@ export class Worker {
     if (run.status === 'interrupted') return { outcome: 'release', delayMs: 0, error: 'released by a stopping worker', failError: error };
     if (run.status === 'failed') return { outcome: 'retry', delayMs: this.retryDelayMs(claim.attempt), error, failError: error };
     return { outcome: 'completed', delayMs: 0, error: null, failError: error };
+  }
+
+  /**
+   * The run stopped at a wait: the claim is given back (the attempt not counted) and the work row waits, holding no
+   * lease, until the wait is decided (lib/pipeline/waits.ts).
+   */
+  private async suspend(ref: { intentId: string; claimToken: string }): Promise<void> {
+    const { settled } = await suspendClaim(queryOnPool, ref);
+    this.count(settled ? 'suspended' : 'lost');
+    if (!settled) this.log(`claim ${ref.claimToken} on ${ref.intentId} was lost before it could wait`);
   }
 
   /**
@@ -345,8 +364,20 @@ export class Worker {
     }
   }
 
-  /** Rescues any worker's stale claims (all workers do it; the statement's SKIP LOCKED keeps them apart). */
+  /**
+   * Rescues any worker's stale claims (all workers do it; the statement's SKIP LOCKED keeps them apart), and fires the
+   * waits whose deadline passed, by the database's clock.
+   */
   async rescue(): Promise<number> {
+    try {
+      const fired = await fireDueWaits(queryOnPool, { actor: this.actor.name, limit: 1000 });
+      if (fired.length) {
+        this.count('deadlines', fired.length);
+        this.log(`fired ${fired.length} wait deadline(s): ${fired.map((f) => `${f.intentId} (${f.name})`).join(', ')}`);
+      }
+    } catch (err) {
+      this.log(`firing wait deadlines failed (will try again): ${oneLineError(err)}`);
+    }
     try {
       const rescued = await rescueStaleClaims(queryOnPool, { rescuer: this.actor.name, limit: 1000 });
       if (rescued.length) {

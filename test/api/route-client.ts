@@ -9,6 +9,7 @@ const { POST: reevalRoute } = apiRoute('/api/intents/{id}/reeval');
 const { POST: bulkRoute } = apiRoute('/api/intents/bulk-status');
 const { GET: pipelineRunsRoute, POST: pipelineRoute } = apiRoute('/api/intents/{id}/pipeline');
 const { GET: rerunPlanRoute } = apiRoute('/api/intents/{id}/pipeline/plan');
+const { POST: answerRoute } = apiRoute('/api/intents/{id}/pipeline/answers');
 const { GET: healthRoute } = apiRoute('/api/health');
 
 /**
@@ -60,6 +61,7 @@ export const api = {
   bulk: (body: unknown) => send(bulkRoute, '/api/intents/bulk-status', 'POST', body),
   pipeline: (id: string, body?: unknown) => send(pipelineRoute, `/api/intents/${encodeURIComponent(id)}/pipeline`, 'POST', body, id),
   rerunPlan: (id: string, fromBridge: string) => send(rerunPlanRoute, `/api/intents/${encodeURIComponent(id)}/pipeline/plan?fromBridge=${encodeURIComponent(fromBridge)}`, 'GET', undefined, id),
+  answer: (id: string, body?: unknown) => send(answerRoute, `/api/intents/${encodeURIComponent(id)}/pipeline/answers`, 'POST', body, id),
   pipelineRuns: (id: string) => send(pipelineRunsRoute, `/api/intents/${encodeURIComponent(id)}/pipeline`, 'GET', undefined, id),
   health: async (): Promise<ApiResponse> => {
     const response = await healthRoute(new Request('http://localhost:3000/api/health'));

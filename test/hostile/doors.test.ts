@@ -334,6 +334,7 @@ describe('hostile traffic at the doors', () => {
         await actions.cancelRetryAction(arg),
         await actions.runPipelineAction(arg),
         await actions.retryPipelineAction(arg),
+        await actions.answerWaitAction(arg),
       ];
       for (const [i, result] of results.entries()) {
         const r = result as { ok?: boolean; status?: string; code?: string; error?: { code: string } };

@@ -8,6 +8,7 @@ import { flushOutcomes } from '@/lib/intents/outcomes';
 import { CHECKS } from '@/lib/invariants/checks';
 import { checkInvariants, type CheckReport } from '@/lib/invariants/run';
 import { PostgresLeases } from '@/lib/leases/postgres';
+import { answerWait } from '@/lib/pipeline/waits';
 import { runPipeline } from '@/lib/pipeline/run';
 import { makeIntent, resetDatabase, tester } from '../helpers';
 
@@ -124,6 +125,21 @@ describe('invariant checker', () => {
       INSERT INTO pipeline_steps (run_id, intent_id, round, position, bridge, status, finished_at, error)
       VALUES (${run.id}::uuid, ${intent.id}::uuid, ${run.round}, 0, 'input', 'failed', now(), 'ran twice')`;
     expect(await broken()).toEqual({ pipeline_steps_once: 1 });
+  });
+
+  it('catches a wait whose decision was resumed twice', async () => {
+    const intent = await makeIntent('RECEIVED');
+    const { run, wait } = await runPipeline({ id: intent.id }, tester, { bridges: ['input', 'normalize', 'approval', 'feedback', 'output'] });
+    expect(run.status).toBe('waiting');
+    await answerWait({ id: intent.id, name: 'approval', body: { approved: true } }, tester);
+    const resumed = await runPipeline({ id: intent.id }, tester, { bridges: ['input', 'normalize', 'approval', 'feedback', 'output'] });
+    expect(resumed.intent.status).toBe('COMPLETED');
+    expect(await broken()).toEqual({});
+    // A second resume of the same decision, as a run that took the answer again without the once-only mark would leave.
+    await db().$executeRaw`
+      INSERT INTO audit_events (intent_id, action, actor, details)
+      VALUES (${intent.id}::uuid, 'wait_resumed', 'intruder', jsonb_build_object('waitId', ${wait!.id}::text, 'name', 'approval'))`;
+    expect(await broken()).toEqual({ waits_decided_once: 1 });
   });
 
   it('catches a fenced write accepted after a higher token of its lease was granted', async () => {

@@ -22,3 +22,25 @@ registerBridge(
   },
   { replace: true },
 );
+
+export const ANSWER_GATE_LOCK_KEY = 4242002;
+
+/**
+ * `test-answer-gate` waits for the answer `callback` (another service's, say), then, holding it, waits at a second
+ * gate: the test kills the worker there, after the answer was recorded and consumed, before the step is.
+ */
+registerBridge(
+  {
+    name: 'test-answer-gate',
+    description: 'waits for the answer "callback", then until the test lets it through',
+    accepts: ['PROCESSED'],
+    async run(ctx) {
+      const decision = await ctx.waitFor({ name: 'callback', timeoutMs: 3_600_000, onTimeout: 'fail' });
+      await db().$transaction(async (tx) => {
+        await tx.$queryRaw`SELECT pg_advisory_xact_lock_shared(${ANSWER_GATE_LOCK_KEY}::bigint)::text`;
+      });
+      return { answer: decision.answer };
+    },
+  },
+  { replace: true },
+);

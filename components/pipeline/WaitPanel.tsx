@@ -1,0 +1,93 @@
+'use client';
+
+import { useState } from 'react';
+import { answerWaitAction } from '@/app/actions/pipeline';
+import styles from '@/components/locks/console.module.css';
+import { formatUtc } from '@/components/ui/time';
+import { useActionMutation } from '@/lib/console/use-action-mutation';
+import { intentKeys } from '@/lib/intents/keys';
+import type { WaitView } from '@/lib/pipeline/waits';
+import type { JsonObject } from '@/lib/shared/json';
+import own from './wait.module.css';
+
+const RULE: Record<WaitView['onTimeout'], string> = {
+  fail: 'the intent fails',
+  retry: 'the attempt fails and the next one asks again',
+  continue: 'the run goes on with the default answer',
+};
+
+/**
+ * What the intent's pipeline waits for, and until when, with the operator's answer (a person's decision): the same
+ * function as POST /api/intents/:id/pipeline/answers. An `approval` is answered with Approve or Reject and a note;
+ * any other wait with a JSON object. Once answered, a worker resumes the run and the panel follows the intent live.
+ */
+export function WaitPanel({ id, wait, canAnswer, onDone }: { id: string; wait: WaitView; canAnswer: boolean; onDone: (m: { tone: 'ok' | 'error'; text: string }) => void }) {
+  const [note, setNote] = useState('');
+  const [body, setBody] = useState('{}');
+  // A parse error of the JSON answer stays here; what the server answered goes to the pipeline panel's banner, which
+  // outlives this panel (it goes once the wait is answered).
+  const [message, setMessage] = useState<{ tone: 'ok' | 'error'; text: string } | null>(null);
+  const answer = useActionMutation({
+    action: (answerBody: JsonObject) => answerWaitAction({ id, name: wait.name, body: answerBody }),
+    onOk: (data) => onDone({ tone: 'ok', text: data.outcome === 'accepted' ? 'Answer recorded: a worker resumes the run.' : 'This answer was already applied.' }),
+    onFailure: (error) => onDone({ tone: 'error', text: error.message }),
+    invalidate: () => [intentKeys.detail(id)],
+  });
+  const noRights = canAnswer ? undefined : 'Needs the operator role';
+  const sendJson = () => {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      parsed = undefined;
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return setMessage({ tone: 'error', text: 'The answer must be a JSON object.' });
+    answer.mutate(parsed as JsonObject);
+  };
+  const withNote = (approved: boolean): JsonObject => (note.trim() ? { approved, note: note.trim() } : { approved });
+  return (
+    <section className={own.wait} aria-label="Waiting for an answer" data-testid="pipeline-wait">
+      <div className={own.head}>
+        <span className={`${styles.badge} ${styles.badgeWait}`}>waiting</span>
+        <strong>
+          Bridge <span className={styles.mono}>{wait.bridge}</span> waits for “{wait.name}”
+        </strong>
+      </div>
+      {wait.prompt && <p className={own.prompt}>{wait.prompt}</p>}
+      <p className={styles.hint}>
+        Until <time dateTime={wait.deadline}>{formatUtc(wait.deadline)}</time>; then {RULE[wait.onTimeout]}. No worker is held meanwhile.
+      </p>
+      {message && (
+        <div role="status" className={`${styles.banner} ${message.tone === 'ok' ? styles.bannerOk : styles.bannerError}`}>
+          {message.text}
+        </div>
+      )}
+      {wait.name === 'approval' ? (
+        <div className={own.form}>
+          <label className={styles.formField}>
+            Note (optional)
+            <input type="text" value={note} maxLength={500} onChange={(e) => setNote(e.target.value)} disabled={!canAnswer || answer.isPending} />
+          </label>
+          <div className={styles.actions}>
+            <button type="button" className="btn btn-sm btn-primary" disabled={!canAnswer || answer.isPending} title={noRights} onClick={() => answer.mutate(withNote(true))}>
+              Approve
+            </button>
+            <button type="button" className="btn btn-sm btn-danger" disabled={!canAnswer || answer.isPending} title={noRights} onClick={() => answer.mutate(withNote(false))}>
+              Reject
+            </button>
+          </div>
+        </div>
+      ) : (
+        <div className={own.form}>
+          <label className={styles.formField}>
+            Answer (a JSON object)
+            <textarea value={body} onChange={(e) => setBody(e.target.value)} disabled={!canAnswer || answer.isPending} spellCheck={false} />
+          </label>
+          <button type="button" className="btn btn-sm btn-primary" disabled={!canAnswer || answer.isPending} title={noRights} onClick={sendJson}>
+            Send answer
+          </button>
+        </div>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,290 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { db } from '@/lib/db/client';
+import { createIntent, updateIntentStatus } from '@/lib/intents/commands';
+import { CHECKS } from '@/lib/invariants/checks';
+import { checkInvariants } from '@/lib/invariants/run';
+import { disconnectLockDb } from '@/lib/pipeline/lock';
+import { runPipeline } from '@/lib/pipeline/run';
+import { AnswerConflictError, answerWait, fireDueWaits, listOpenWaits, suspendClaim, WaitClosedError } from '@/lib/pipeline/waits';
+import type { JsonObject } from '@/lib/shared/json';
+import { workerConfig } from '@/lib/workers/config';
+import { claimDueIntents, rescueStaleClaims, type Claim } from '@/lib/workers/repository';
+import { Worker } from '@/lib/workers/worker';
+import { resetEngine, session, waitForWaiters } from '../barriers';
+import { tester } from '../helpers';
+import { api, namedFields, signInApiCaller } from '../api/route-client';
+
+/**
+ * Waits for an answer from outside (lib/pipeline/waits.ts), with the `approval` bridge: a worker's run suspends and
+ * gives its claim back; N answers at once decide the wait once; an answer and the deadline, forced in both orders
+ * with a held row lock, decide it once; a worker lost after the answer was recorded has its claim rescued and the
+ * run resumes once; each deadline rule; the HTTP door's validation and answers.
+ */
+const SET = ['input', 'normalize', 'approval', 'feedback', 'output'];
+const worker = new Worker(workerConfig({ bridges: SET, maxAttempts: 3, retry: { baseMs: 0, jitterMs: 0, maxDelayMs: 0 } }), () => undefined);
+
+beforeAll(signInApiCaller);
+beforeEach(resetEngine);
+afterAll(disconnectLockDb);
+
+const claimAll = (limit = 10): Promise<Claim[]> => claimDueIntents(db(), { workerName: 'test-worker', limit, leaseMs: 30_000, maxAttempts: 3 });
+const runOnce = async (): Promise<number> => {
+  const claims = await claimAll();
+  for (const c of claims) await worker.process(c, new AbortController().signal);
+  return claims.length;
+};
+const work = async (id: string) =>
+  (await db().$queryRaw<{ state: string; attempt: number; runAfter: Date; leaseUntil: Date | null; claimedBy: string | null }[]>`
+    SELECT state, attempt, run_after AS "runAfter", lease_until AS "leaseUntil", claimed_by AS "claimedBy" FROM intent_work WHERE intent_id = ${id}::uuid`)[0];
+const waits = (id: string) =>
+  db().$queryRaw<{ id: string; state: string; resumedAt: Date | null; deadline: Date }[]>`
+    SELECT id::text, state, resumed_at AS "resumedAt", deadline FROM pipeline_waits WHERE intent_id = ${id}::uuid ORDER BY id`;
+const answers = async (id: string) =>
+  (await db().$queryRaw<{ outcome: string }[]>`SELECT outcome FROM pipeline_wait_answers WHERE intent_id = ${id}::uuid ORDER BY outcome`).map((r) => r.outcome);
+const stepsOf = async (id: string) =>
+  (await db().$queryRaw<{ s: string }[]>`SELECT bridge || ':' || status AS s FROM pipeline_steps WHERE intent_id = ${id}::uuid ORDER BY id`).map((r) => r.s);
+const audits = async (id: string, action: string) => Number((await db().$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM audit_events WHERE intent_id = ${id}::uuid AND action = ${action}`)[0].n);
+const intentStatus = async (id: string) => (await db().$queryRaw<{ status: string }[]>`SELECT status::text AS status FROM intents WHERE id = ${id}::uuid`)[0].status;
+const invariantsHold = async () => {
+  const report = await checkInvariants(db(), { checks: CHECKS.filter((c) => ['pipeline_steps_once', 'waits_decided_once', 'history_complete'].includes(c.name)) });
+  expect(report.violationCount).toBe(0);
+};
+
+/** A new intent run by a worker up to its approval: the run ends waiting and the claim is given back. */
+async function waitingIntent(approval: JsonObject = {}): Promise<string> {
+  const { id } = await createIntent({ payload: { order: 'W-1', approval }, source: 'test' }, tester);
+  expect(await runOnce()).toBe(1);
+  return id;
+}
+
+describe('a bridge that waits', () => {
+  it('suspends its run: the run and step are recorded waiting, the work row waits until the deadline holding no claim', async () => {
+    const id = await waitingIntent({ timeoutSeconds: 3600 });
+    expect(await intentStatus(id)).toBe('PROCESSED');
+    const row = await work(id);
+    expect(row).toMatchObject({ state: 'waiting', attempt: 0, leaseUntil: null });
+    const [wait] = await waits(id);
+    expect(wait.state).toBe('waiting');
+    expect(row.runAfter.getTime()).toBe(wait.deadline.getTime());
+    expect(await stepsOf(id)).toEqual(['input:completed', 'normalize:completed', 'approval:waiting']);
+    const runs = await db().$queryRaw<{ status: string }[]>`SELECT status FROM pipeline_runs WHERE intent_id = ${id}::uuid`;
+    expect(runs.map((r) => r.status)).toEqual(['waiting']);
+    // Nothing claims it while it waits.
+    expect(await claimAll()).toEqual([]);
+    expect((await listOpenWaits(db())).map((w) => [w.intentId, w.name, w.bridge])).toEqual([[id, 'approval', 'approval']]);
+
+    // The answer makes it due; the next run replays what finished and resumes at the approval.
+    const answered = await answerWait({ id, name: 'approval', body: { approved: true, note: 'fine' } }, tester);
+    expect(answered.outcome).toBe('accepted');
+    expect((await work(id)).state).toBe('available');
+    expect(await runOnce()).toBe(1);
+    expect(await intentStatus(id)).toBe('COMPLETED');
+    expect((await work(id)).state).toBe('completed');
+    expect(await stepsOf(id)).toEqual([
+      'input:completed',
+      'normalize:completed',
+      'approval:waiting',
+      'input:replayed',
+      'normalize:replayed',
+      'approval:completed',
+      'feedback:completed',
+      'output:completed',
+    ]);
+    const [done] = await waits(id);
+    expect(done.state).toBe('answered');
+    expect(done.resumedAt).not.toBeNull();
+    expect(await audits(id, 'wait_resumed')).toBe(1);
+    await invariantsHold();
+  });
+
+  it('N answers at once: one decides and resumes, the same body again is already applied, a different one a conflict', async () => {
+    const id = await waitingIntent();
+    const [wait] = await waits(id);
+    // Every answer queues behind a held lock on the wait's row, then they go together.
+    const holder = await session('bridge-test:wait-holder');
+    await holder.query('BEGIN');
+    await holder.query('SELECT 1 FROM pipeline_waits WHERE id = $1 FOR UPDATE', [wait.id]);
+    const N = 8;
+    const bodies = Array.from({ length: N }, (_, i): JsonObject => (i % 2 === 0 ? { approved: true } : { approved: false, note: `no ${i}` }));
+    const sent = bodies.map((body, i) => answerWait({ id, name: 'approval', body }, { name: `answerer-${i}` }).then((r) => r.outcome, (e: Error) => e));
+    await waitForWaiters(N);
+    await holder.query('COMMIT');
+    const outcomes = await Promise.all(sent);
+
+    const accepted = outcomes.filter((o) => o === 'accepted');
+    expect(accepted).toHaveLength(1);
+    const won = outcomes.indexOf('accepted');
+    const winnerApproves = won % 2 === 0;
+    for (const [i, o] of outcomes.entries()) {
+      if (i === won) continue;
+      // Approvals are all the same body; each rejection's note is its own.
+      if (winnerApproves && i % 2 === 0) expect(o).toBe('already_applied');
+      else expect(o).toBeInstanceOf(AnswerConflictError);
+    }
+    expect((await answers(id)).filter((o) => o === 'accepted')).toHaveLength(1);
+    expect(await answers(id)).toHaveLength(N);
+    expect(await audits(id, 'wait_answered')).toBe(N);
+
+    // One resume: one claim, one approval step completed or failed, never twice.
+    expect(await runOnce()).toBe(1);
+    expect(await runOnce()).toBe(0);
+    expect(await intentStatus(id)).toBe(winnerApproves ? 'COMPLETED' : 'FAILED');
+    expect((await stepsOf(id)).filter((s) => s.startsWith('approval:'))).toEqual(['approval:waiting', winnerApproves ? 'approval:completed' : 'approval:failed']);
+    expect(await audits(id, 'wait_resumed')).toBe(1);
+    await invariantsHold();
+    await holder.end();
+  });
+
+  it('an answer and the deadline, the answer first: it decides, the deadline finds nothing to fire', async () => {
+    const id = await waitingIntent();
+    const [wait] = await waits(id);
+    await db().$executeRaw`UPDATE pipeline_waits SET deadline = now() - interval '1 second' WHERE id = ${wait.id}::bigint`;
+    const holder = await session('bridge-test:wait-holder');
+    await holder.query('BEGIN');
+    await holder.query('SELECT 1 FROM pipeline_waits WHERE id = $1 FOR UPDATE', [wait.id]);
+    const answer = answerWait({ id, name: 'approval', body: { approved: true } }, tester).then((r) => r.outcome, (e: Error) => e);
+    await waitForWaiters(1);
+    const fire = fireDueWaits(db(), { actor: 'test-deadline', limit: 10 });
+    await waitForWaiters(2);
+    await holder.query('COMMIT');
+    expect(await answer).toBe('accepted');
+    expect(await fire).toEqual([]);
+    expect((await waits(id))[0].state).toBe('answered');
+    expect(await audits(id, 'wait_timed_out')).toBe(0);
+    expect(await runOnce()).toBe(1);
+    expect(await intentStatus(id)).toBe('COMPLETED');
+    await invariantsHold();
+    await holder.end();
+  });
+
+  it('an answer and the deadline, the deadline first: it fires, the answer is too late (recorded, 409), the rule fails the intent', async () => {
+    const id = await waitingIntent({ onTimeout: 'fail' });
+    const [wait] = await waits(id);
+    await db().$executeRaw`UPDATE pipeline_waits SET deadline = now() - interval '1 second' WHERE id = ${wait.id}::bigint`;
+    const holder = await session('bridge-test:wait-holder');
+    await holder.query('BEGIN');
+    await holder.query('SELECT 1 FROM pipeline_waits WHERE id = $1 FOR UPDATE', [wait.id]);
+    const fire = fireDueWaits(db(), { actor: 'test-deadline', limit: 10 });
+    await waitForWaiters(1);
+    const answer = answerWait({ id, name: 'approval', body: { approved: true } }, tester).then((r) => r.outcome, (e: Error) => e);
+    await waitForWaiters(2);
+    await holder.query('COMMIT');
+    expect(await fire).toEqual([{ intentId: id, name: 'approval' }]);
+    const late = await answer;
+    expect(late).toBeInstanceOf(WaitClosedError);
+    expect((late as WaitClosedError).httpStatus).toBe(409);
+    expect(await answers(id)).toEqual(['too_late']);
+    expect((await work(id)).state).toBe('available');
+    expect(await runOnce()).toBe(1);
+    expect(await intentStatus(id)).toBe('FAILED');
+    expect((await work(id)).state).toBe('failed');
+    expect(await audits(id, 'wait_resumed')).toBe(1);
+    await invariantsHold();
+    await holder.end();
+  });
+
+  it('a worker lost between the answer and the resume: its claim is rescued and the run resumes once', async () => {
+    const id = await waitingIntent();
+    await answerWait({ id, name: 'approval', body: { approved: true } }, tester);
+    // A worker claims the due intent and dies before running it (its claim simply stays running).
+    const [lost] = await claimAll();
+    expect(lost.intentId).toBe(id);
+    expect(await claimAll()).toEqual([]);
+    await db().$executeRaw`UPDATE intent_work SET lease_until = now() - interval '1 second' WHERE intent_id = ${id}::uuid`;
+    expect(await rescueStaleClaims(db(), { rescuer: 'test', limit: 10 })).toHaveLength(1);
+    expect(await runOnce()).toBe(1);
+    expect(await intentStatus(id)).toBe('COMPLETED');
+    expect(await audits(id, 'wait_resumed')).toBe(1);
+    expect((await stepsOf(id)).filter((s) => s === 'approval:completed')).toHaveLength(1);
+    await invariantsHold();
+  });
+
+  it('an answer that comes while the worker is still giving its claim back is not lost: the row is made due, not left waiting', async () => {
+    const { id } = await createIntent({ payload: { order: 'W-race' }, source: 'test' }, tester);
+    const [claim] = await claimAll();
+    // The run stops at the approval; its claim is not given back yet (the worker's next statement).
+    const run = runPipeline({ id, mode: 'FAILFAST' }, { name: 'test-worker' }, { door: 'worker', bridges: SET, claimToken: claim.claimToken, failIntentOnFailure: false });
+    expect((await run).run.status).toBe('waiting');
+    // The answer decides the wait while the row is still running: it cannot make the row due yet.
+    expect((await answerWait({ id, name: 'approval', body: { approved: true } }, tester)).outcome).toBe('accepted');
+    expect((await work(id)).state).toBe('running');
+    expect(await suspendClaim(db(), { intentId: id, claimToken: claim.claimToken })).toEqual({ settled: true, state: 'available' });
+    expect(await runOnce()).toBe(1);
+    expect(await intentStatus(id)).toBe('COMPLETED');
+    await invariantsHold();
+  });
+
+  it('deadline rules: continue goes on with the default; retry fails the attempt and asks again', async () => {
+    const cont = await waitingIntent({ onTimeout: 'continue' });
+    const retry = await waitingIntent({ onTimeout: 'retry' });
+    await db().$executeRaw`UPDATE pipeline_waits SET deadline = now() - interval '1 second'`;
+    expect((await fireDueWaits(db(), { actor: 'test-deadline', limit: 10 })).map((f) => f.intentId).sort()).toEqual([cont, retry].sort());
+    expect(await runOnce()).toBe(2);
+    expect(await intentStatus(cont)).toBe('COMPLETED');
+    const [step] = await db().$queryRaw<{ result: JsonObject }[]>`SELECT result FROM pipeline_steps WHERE intent_id = ${cont}::uuid AND bridge = 'approval' AND status = 'completed'`;
+    expect(step.result).toMatchObject({ approved: true, outcome: 'timed_out' });
+
+    // retry: the attempt failed (retried at once here), the next attempt opens a new wait.
+    expect(await intentStatus(retry)).toBe('PROCESSED');
+    expect((await work(retry)).state).toBe('retryable');
+    expect(await runOnce()).toBe(1);
+    expect((await waits(retry)).map((w) => w.state)).toEqual(['timed_out', 'waiting']);
+    expect((await work(retry)).state).toBe('waiting');
+    await invariantsHold();
+  });
+
+  it('an intent failed by an operator while it waits: the wait is cancelled, a later answer is too late, the queue row failed', async () => {
+    const id = await waitingIntent();
+    const { intent } = await updateIntentStatus({ id, status: 'FAILED', reason: 'given up' }, tester);
+    expect(intent.status).toBe('FAILED');
+    expect((await waits(id))[0].state).toBe('cancelled');
+    expect((await work(id)).state).toBe('failed');
+    expect(await answerWait({ id, name: 'approval', body: { approved: true } }, tester).catch((e) => e)).toBeInstanceOf(WaitClosedError);
+    await invariantsHold();
+  });
+
+  it('an operator’s run that stops at a wait hands the intent to the workers once answered', async () => {
+    const { id } = await createIntent({ payload: { order: 'W-op' }, source: 'test' }, tester);
+    await db().$executeRaw`UPDATE intent_work SET state = 'cancelled'`; // as if claiming were not its way in
+    const { run, wait } = await runPipeline({ id }, tester, { door: 'console', bridges: SET });
+    expect(run.status).toBe('waiting');
+    expect(wait).toMatchObject({ name: 'approval', state: 'waiting' });
+    expect((await work(id)).state).toBe('waiting');
+    await answerWait({ id, name: 'approval', body: { approved: true } }, tester);
+    expect(await runOnce()).toBe(1);
+    expect(await intentStatus(id)).toBe('COMPLETED');
+    await invariantsHold();
+  });
+});
+
+describe('POST /api/intents/:id/pipeline/answers', () => {
+  it('400 naming the field, 404 without such a wait, 200 accepted then already applied, 409 for a different body', async () => {
+    const id = await waitingIntent();
+    const missing = await api.answer(id, { body: { approved: true } });
+    expect(missing.status).toBe(400);
+    expect(namedFields(missing)).toEqual(['name']);
+    const notObject = await api.answer(id, { name: 'approval', body: [1] });
+    expect(notObject.status).toBe(400);
+    expect(namedFields(notObject)).toEqual(['body']);
+    const extra = await api.answer(id, { name: 'approval', body: {}, also: 1 });
+    expect(extra.status).toBe(400);
+    expect(namedFields(extra)).toEqual(['also']);
+    const badName = await api.answer(id, { name: 'Not A Name', body: {} });
+    expect(namedFields(badName)).toEqual(['name']);
+    expect((await api.answer('not-a-uuid', { name: 'approval', body: {} })).status).toBe(400);
+    const none = await api.answer(id, { name: 'callback', body: {} });
+    expect(none.status).toBe(404);
+    expect(none.body.error.code).toBe('not_found');
+
+    const ok = await api.answer(id, { name: 'approval', body: { approved: true } });
+    expect(ok.status).toBe(200);
+    expect(ok.body).toMatchObject({ outcome: 'accepted', wait: { intentId: id, name: 'approval', state: 'answered', onTimeout: 'fail' } });
+    const again = await api.answer(id, { name: 'approval', body: { approved: true } });
+    expect(again.status).toBe(200);
+    expect(again.body.outcome).toBe('already_applied');
+    const other = await api.answer(id, { name: 'approval', body: { approved: false } });
+    expect(other.status).toBe(409);
+    expect(other.body.error.code).toBe('answer_conflict');
+    expect(await answers(id)).toEqual(['accepted', 'already_applied', 'conflict']);
+  });
+});
