@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
-import { type LockStrategy } from '@/lib/env';
+import { env, type LockStrategy } from '@/lib/env';
 import { updateIntentStatus } from '@/lib/intents/commands';
 import { InvalidTransitionError, LockTimeoutError } from '@/lib/intents/errors';
 import { NotFoundError, ValidationError } from '@/lib/shared/errors';
@@ -212,8 +212,8 @@ describe('NOWAIT and lock timeouts', () => {
     expect(err.details).toMatchObject({ intentIds: [intent.id], nowait: true });
     expect(err.details.holders).toEqual([expect.objectContaining({ pid: holder.session.pid, applicationName: `bridge:pipeline_execute:${intent.id}` })]);
     expect(err.message).toContain(`backend ${holder.session.pid}`);
-    // Fail fast: far below the 5 s lock timeout it would otherwise wait.
-    expect(elapsed).toBeLessThan(2000);
+    // Fail fast: it did not wait out the lock timeout a waiting command would.
+    expect(elapsed).toBeLessThan(env().LOCK_TIMEOUT_MS);
     expect(await dbFingerprint()).toEqual(before);
     await holder.release();
     expect((await updateIntentStatus({ id: intent.id, status: 'PROCESSED', nowait: true }, tester)).intent.version).toBe(2);
