@@ -219,11 +219,11 @@ describe('locks snapshot', () => {
     start(ddl.query('LOCK TABLE intents IN ACCESS EXCLUSIVE MODE'));
     await waitForWaiters(2);
 
-    const started = Date.now();
+    // The jam is still there (the holder and the DDL are let go only at the end): an answer at all is the proof that
+    // the snapshot gave up by its own lock timeout instead of waiting behind the DDL.
     const err = await takeLocksSnapshot().catch((e) => e);
     expect(err).toBeInstanceOf(DatabaseUnderPressureError);
     expect(err.reason).toBe('lock_timeout');
-    expect(Date.now() - started).toBeLessThan(1500);
 
     const { authorization } = await userWithToken(['viewer']);
     const res = await GET(apiRequest('/api/locks', { headers: { authorization } }), undefined);
