@@ -1,9 +1,6 @@
-import { cp, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, relative, sep } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { db, disconnectDb } from '@/lib/db/client';
+import { db } from '@/lib/db/client';
 import { migrate } from '@/lib/db/migrate';
 import { sqlState } from '@/lib/db/sqlstate';
 import { maintainPartitions, type PartitionPolicy } from '@/lib/db/partitions';
@@ -12,8 +9,8 @@ import { VersionConflictError } from '@/lib/intents/errors';
 import { flushOutcomes } from '@/lib/intents/outcomes';
 import { checkInvariants } from '@/lib/invariants/run';
 import { recordLeaseEvents } from '@/lib/leases/events';
-import { disconnectLockDb } from '@/lib/pipeline/lock';
 import { makeIntent, tester } from '../helpers';
+import { olderDatabase } from '../older-database';
 import { eventually } from '../wait';
 
 /**
@@ -29,23 +26,8 @@ const LOCK_MIGRATION = '20261223101000_partition_lock_history_by_day';
 const DAY = 86_400_000;
 const AHEAD = 7;
 
-const workerUrl = process.env.DATABASE_URL!;
-const oldUrl = (() => {
-  const url = new URL(workerUrl);
-  url.pathname = `${url.pathname}_day_partitioning`;
-  return url.toString();
-})();
-const oldName = new URL(oldUrl).pathname.slice(1);
-
-async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: workerUrl });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
+const older = olderDatabase('day_partitioning', { before: MIGRATION });
+const oldUrl = older.url;
 
 /**
  * Each table's rows, by the columns it had before partitioning (the samples' and intents' new episode start is left
@@ -144,28 +126,12 @@ describe('the tables kept for days, partitioned by day', () => {
   let history: Awaited<ReturnType<typeof writeHistory>>;
 
   beforeAll(async () => {
-    const source = join(process.cwd(), 'prisma', 'migrations');
-    const migrations = await mkdtemp(join(tmpdir(), 'bridge-migrations-'));
-    await cp(source, migrations, { recursive: true, filter: (src) => (relative(source, src).split(sep)[0] ?? '') < MIGRATION });
-    await admin(async (c) => {
-      await c.query(`DROP DATABASE IF EXISTS "${oldName}" WITH (FORCE)`);
-      await c.query(`CREATE DATABASE "${oldName}"`);
-    });
-    await migrate(oldUrl, migrations, join(process.cwd(), 'prisma', 'functions'));
-    await rm(migrations, { recursive: true });
-    await disconnectDb();
-    process.env.DATABASE_URL = oldUrl;
+    await older.open();
     history = await writeHistory(now);
     before = await fingerprint();
   });
 
-  afterAll(async () => {
-    await flushOutcomes();
-    await disconnectDb();
-    await disconnectLockDb();
-    process.env.DATABASE_URL = workerUrl;
-    await admin((c) => c.query(`DROP DATABASE IF EXISTS "${oldName}" WITH (FORCE)`));
-  });
+  afterAll(() => older.close());
 
   it('converts a database with history in place: every row of every table, and every invariant, as before', async () => {
     const checkedBefore = await checkInvariants(db());

@@ -1,9 +1,6 @@
-import { cp, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, relative, sep } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { db, disconnectDb } from '@/lib/db/client';
+import { db } from '@/lib/db/client';
 import { migrate } from '@/lib/db/migrate';
 import { maintainPartitions, type PartitionPolicy } from '@/lib/db/partitions';
 import { sqlState } from '@/lib/db/sqlstate';
@@ -11,9 +8,9 @@ import { reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { VersionConflictError } from '@/lib/intents/errors';
 import { flushOutcomes } from '@/lib/intents/outcomes';
 import { checkInvariants } from '@/lib/invariants/run';
-import { disconnectLockDb } from '@/lib/pipeline/lock';
 import { runPipeline } from '@/lib/pipeline/run';
 import { makeIntent, tester } from '../helpers';
+import { olderDatabase } from '../older-database';
 
 /**
  * audit_events partitioned by month: the migration converts a database that has history in place, and housekeeping
@@ -27,23 +24,8 @@ const MIGRATION = '20261220093100_partition_audit_events_by_month';
 const READ_BY_TODAYS_FUNCTIONS = ['20261222100000_pipeline_waits'];
 const DAY = 86_400_000;
 
-const workerUrl = process.env.DATABASE_URL!;
-const oldUrl = (() => {
-  const url = new URL(workerUrl);
-  url.pathname = `${url.pathname}_partitioning`;
-  return url.toString();
-})();
-const oldName = new URL(oldUrl).pathname.slice(1);
-
-async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: workerUrl });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
+const older = olderDatabase('partitioning', { before: MIGRATION, alsoApply: READ_BY_TODAYS_FUNCTIONS });
+const oldUrl = older.url;
 
 /** Everything audit_events holds, as one digest (every column of every row, in id order), and what is around it. */
 async function fingerprint() {
@@ -112,33 +94,12 @@ describe('audit_events partitioned by month', () => {
   let before: Awaited<ReturnType<typeof fingerprint>>;
 
   beforeAll(async () => {
-    // The migrations before this one (later ones are applied after it by the test below), and the later ones that
-    // today's database functions read: those are repeatable files, applied here in their current form, and the
-    // engine writes this file's history through them.
-    const source = join(process.cwd(), 'prisma', 'migrations');
-    const migrations = await mkdtemp(join(tmpdir(), 'bridge-migrations-'));
-    const old = (name: string) => name < MIGRATION || READ_BY_TODAYS_FUNCTIONS.includes(name);
-    await cp(source, migrations, { recursive: true, filter: (src) => old(relative(source, src).split(sep)[0] ?? '') });
-    await admin(async (c) => {
-      await c.query(`DROP DATABASE IF EXISTS "${oldName}" WITH (FORCE)`);
-      await c.query(`CREATE DATABASE "${oldName}"`);
-    });
-    await migrate(oldUrl, migrations, join(process.cwd(), 'prisma', 'functions'));
-    await rm(migrations, { recursive: true });
-    // The engine's pool follows DATABASE_URL: from here on this file's commands write into the old database.
-    await disconnectDb();
-    process.env.DATABASE_URL = oldUrl;
+    await older.open();
     await writeHistory(now);
     before = await fingerprint();
   });
 
-  afterAll(async () => {
-    await flushOutcomes();
-    await disconnectDb();
-    await disconnectLockDb();
-    process.env.DATABASE_URL = workerUrl;
-    await admin((c) => c.query(`DROP DATABASE IF EXISTS "${oldName}" WITH (FORCE)`));
-  });
+  afterAll(() => older.close());
 
   it('converts a database with history in place: every row, the outbox and every invariant as before', async () => {
     const [{ kind }] = await db().$queryRaw<{ kind: string }[]>`SELECT relkind::text AS kind FROM pg_class WHERE oid = 'audit_events'::regclass`;
