@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
 import { CHECKS } from '@/lib/invariants/checks';
 import { checkInvariants } from '@/lib/invariants/run';
@@ -11,7 +11,7 @@ import { finishClaim, heartbeatClaims, releaseClaim, scheduleRetry } from '@/lib
 import { resetEngine, session } from '../barriers';
 import { tester } from '../helpers';
 import { GATE_LOCK_KEY } from './bridges.fixture';
-import { spawnWorker, type WorkerProcess } from './spawn';
+import { workersPerTest } from './spawn';
 import { eventually } from '../wait';
 
 /**
@@ -20,20 +20,9 @@ import { eventually } from '../wait';
  * rescued (time moved by SQL, not by sleeping) and finished by another, with no step done twice and the dead
  * worker's token refused.
  */
-const running = new Set<WorkerProcess>();
-const start = (env: Record<string, string> = {}) => {
-  const w = spawnWorker(env);
-  running.add(w);
-  void w.exited.then(() => running.delete(w));
-  return w;
-};
+const start = workersPerTest();
 
 beforeEach(resetEngine);
-afterEach(async () => {
-  const left = [...running];
-  for (const w of left) w.child.kill('SIGKILL');
-  await Promise.all(left.map((w) => w.exited));
-});
 afterAll(disconnectLockDb);
 
 const workRows = () =>

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { afterEach } from 'vitest';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -31,3 +32,22 @@ export function spawnWorker(env: Record<string, string> = {}): WorkerProcess {
   return { child, output: () => output, exited };
 }
 
+
+/**
+ * `start(env)` for one test file: a worker process like spawnWorker's, and after each test whatever that test
+ * started and left running is SIGKILLed and waited for, also when the test failed (a harness stops what it started).
+ */
+export function workersPerTest(): (env?: Record<string, string>) => WorkerProcess {
+  const running = new Set<WorkerProcess>();
+  afterEach(async () => {
+    const left = [...running];
+    for (const w of left) w.child.kill('SIGKILL');
+    await Promise.all(left.map((w) => w.exited));
+  });
+  return (env = {}) => {
+    const w = spawnWorker(env);
+    running.add(w);
+    void w.exited.then(() => running.delete(w));
+    return w;
+  };
+}

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
 import { createIntent } from '@/lib/intents/commands';
 import { CHECKS } from '@/lib/invariants/checks';
@@ -9,27 +9,16 @@ import { resetEngine, session } from '../barriers';
 import { tester } from '../helpers';
 import { eventually } from '../wait';
 import { ANSWER_GATE_LOCK_KEY } from './bridges.fixture';
-import { spawnWorker, type WorkerProcess } from './spawn';
+import { workersPerTest } from './spawn';
 
 /**
  * A wait across worker processes: the answer is recorded (by the API's function, in this process), a worker resumes
  * the run and is SIGKILLed holding the answer, before its step is recorded; its claim is rescued (lease moved by
  * SQL) and another worker resumes the run once — one resume, one completed step, the intent completed once.
  */
-const running = new Set<WorkerProcess>();
-const start = (env: Record<string, string> = {}) => {
-  const w = spawnWorker(env);
-  running.add(w);
-  void w.exited.then(() => running.delete(w));
-  return w;
-};
+const start = workersPerTest();
 
 beforeEach(resetEngine);
-afterEach(async () => {
-  const left = [...running];
-  for (const w of left) w.child.kill('SIGKILL');
-  await Promise.all(left.map((w) => w.exited));
-});
 afterAll(disconnectLockDb);
 
 const workRow = async (id: string) =>
