@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { expect, test } from '@playwright/test';
+import { expect, test, type Browser } from '@playwright/test';
 import { disconnectDb } from '../lib/db/client';
 import { freePort } from '../lib/db/embedded';
 import { createIntent } from '../lib/intents/commands';
@@ -45,16 +45,22 @@ test.afterAll(async () => {
   await pair?.stop();
 });
 
-test('the author of a change sees it at once while the replica is paused; another operator sees the replica, and its lag on the Workers page', async ({ browser }) => {
-  const intent = await createIntent({ payload: { order: 'E2E-R1' }, source: 'e2e-replicas' }, { name: 'e2e' });
+/**
+ * A new intent the replica has replayed, and two operators with a page each: the one who will change it (the author)
+ * and another.
+ */
+async function twoOperatorsOn(browser: Browser, order: string) {
+  const intent = await createIntent({ payload: { order }, source: 'e2e-replicas' }, { name: 'e2e' });
   await expect.poll(async () => (await pair.replica.query('SELECT 1 FROM intents WHERE id = $1', [intent.id])).rowCount).toBe(1);
-
   const author = await browser.newContext({ baseURL: server.url });
   const other = await browser.newContext({ baseURL: server.url });
   await useSessionOf(author, server.url, ['operator']);
   await useSessionOf(other, server.url, ['operator']);
-  const mine = await author.newPage();
-  const theirs = await other.newPage();
+  return { intent, author, other, mine: await author.newPage(), theirs: await other.newPage() };
+}
+
+test('the author of a change sees it at once while the replica is paused; another operator sees the replica, and its lag on the Workers page', async ({ browser }) => {
+  const { intent, author, other, mine, theirs } = await twoOperatorsOn(browser, 'E2E-R1');
   await mine.goto(`/intents/${intent.id}`);
   await expect(mine.getByTestId('intent-status')).toHaveText('RECEIVED');
 
@@ -86,15 +92,7 @@ test('the author of a change sees it at once while the replica is paused; anothe
 });
 
 test('a page open elsewhere follows a live event to the change while the replica is paused: its refetch waits for the event’s position, so the primary answers it', async ({ browser }) => {
-  const intent = await createIntent({ payload: { order: 'E2E-R2' }, source: 'e2e-replicas' }, { name: 'e2e' });
-  await expect.poll(async () => (await pair.replica.query('SELECT 1 FROM intents WHERE id = $1', [intent.id])).rowCount).toBe(1);
-
-  const author = await browser.newContext({ baseURL: server.url });
-  const other = await browser.newContext({ baseURL: server.url });
-  await useSessionOf(author, server.url, ['operator']);
-  await useSessionOf(other, server.url, ['operator']);
-  const mine = await author.newPage();
-  const theirs = await other.newPage();
+  const { intent, author, other, mine, theirs } = await twoOperatorsOn(browser, 'E2E-R2');
   await mine.goto(`/intents/${intent.id}`);
   await theirs.goto(`/intents/${intent.id}`);
   await expect(theirs.getByTestId('intent-status')).toHaveText('RECEIVED');
