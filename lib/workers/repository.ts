@@ -84,6 +84,17 @@ const ms = (n: number) => n; // documents that the number is milliseconds where 
 const claimFenceResource = (intentId: Prisma.Sql) => Prisma.sql`(${CLAIM_FENCE_PREFIX}::text || ${intentId}::text)`;
 
 /**
+ * The claim's LIMIT, written into the statement's text rather than bound. Bound, PostgreSQL's generic plan of the
+ * named statement cannot know how few rows are taken, costs the claim as if it took a tenth of the queue, and so
+ * re-plans the statement with its values on every call; planning this statement costs a good share of running it.
+ * Written in, each batch size (1 to the worker's concurrency) is its own statement, planned once per connection.
+ */
+function claimLimit(limit: number): Prisma.Sql {
+  if (!Number.isSafeInteger(limit) || limit < 1) throw new RangeError(`a claim takes a positive whole number of rows, not ${limit}`);
+  return Prisma.raw(String(limit));
+}
+
+/**
  * Claims up to `limit` due rows (available or retryable, run_after passed) unless claiming is paused. Rows whose
  * intent is already COMPLETED or FAILED are never claimed: they are settled in the same statement.
  *
@@ -110,7 +121,7 @@ export async function claimDueIntents(
       WHERE w.state IN ('available', 'retryable') AND w.run_after <= now()
         AND NOT EXISTS (SELECT 1 FROM worker_control c WHERE c.paused)
       ORDER BY w.run_after, w.intent_id
-      LIMIT ${args.limit}
+      LIMIT ${claimLimit(args.limit)}
       FOR UPDATE SKIP LOCKED
     ), due_status AS MATERIALIZED (
       -- One index lookup per due row, whatever the planner estimates: a join may hash the whole intents table.
