@@ -23,6 +23,10 @@ test('an operator sees what the pipeline waits for and answers it from the inten
   await expect(panel).toContainText('Bridge approval waits for “approval”');
   await expect(panel).toContainText('then the intent fails');
   await expect(panel.locator('time')).toHaveAttribute('dateTime', wait!.deadline);
+  // The answer's shape the bridge declared, folded until asked for.
+  await panel.getByText('What an answer must look like').click();
+  await expect(panel.locator('pre')).toContainText('"approved": {');
+  await expect(panel.locator('pre')).toContainText('"additionalProperties": false');
   await screenshot(page, 'intent-wait');
 
   await page.goto('/workers');

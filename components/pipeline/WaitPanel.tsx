@@ -16,10 +16,16 @@ const RULE: Record<WaitView['onTimeout'], string> = {
   continue: 'the run goes on with the default answer',
 };
 
+/** The schema without its `$schema` line, which says which JSON Schema dialect it is and nothing about the answer. */
+function withoutDialect(schema: JsonObject): JsonObject {
+  const { $schema: _dialect, ...rest } = schema;
+  return rest;
+}
+
 /**
  * What the intent's pipeline waits for, and until when, with the operator's answer (a person's decision): the same
  * function as POST /api/intents/:id/pipeline/answers. An `approval` is answered with Approve or Reject and a note;
- * any other wait with a JSON object. Once answered, a worker resumes the run and the panel follows the intent live.
+ * any other wait with a JSON object (its shape shown when the bridge declared one). Once answered, a worker resumes the run and the panel follows the intent live.
  */
 export function WaitPanel({ id, wait, canAnswer, onDone }: { id: string; wait: WaitView; canAnswer: boolean; onDone: (m: { tone: 'ok' | 'error'; text: string }) => void }) {
   const [note, setNote] = useState('');
@@ -57,6 +63,12 @@ export function WaitPanel({ id, wait, canAnswer, onDone }: { id: string; wait: W
       <p className={styles.hint}>
         Until <time dateTime={wait.deadline}>{formatUtc(wait.deadline)}</time>; then {RULE[wait.onTimeout]}. No worker is held meanwhile.
       </p>
+      {wait.answerSchema && (
+        <details className={own.shape}>
+          <summary>What an answer must look like</summary>
+          <pre>{JSON.stringify(withoutDialect(wait.answerSchema), null, 2)}</pre>
+        </details>
+      )}
       {message && (
         <div role="status" className={`${styles.banner} ${message.tone === 'ok' ? styles.bannerOk : styles.bannerError}`}>
           {message.text}

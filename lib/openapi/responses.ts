@@ -383,6 +383,10 @@ export const pipelineWaitSchema = z
     state: z.enum(['waiting', 'answered', 'timed_out', 'cancelled']),
     deadline: isoTime,
     onTimeout: z.enum(['fail', 'retry', 'continue']).meta({ description: 'What a missed deadline does: fail the intent, fail the attempt (the next asks again), or go on with the default.' }),
+    answerSchema: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .meta({ description: 'What an answer’s `body` must look like, as JSON Schema, when the bridge says; a body that does not match is refused with 400 naming the field. Null: any JSON object.' }),
     answer: z.unknown().meta({ description: 'The answer that decided it (null until then).' }),
     answeredBy: z.string().nullable(),
     decidedAt: isoTime.nullable(),

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { env } from '@/lib/env';
 import { isPlainObject, type JsonObject, type JsonValue } from '@/lib/shared/json';
 import { BridgeError, FinalBridgeError, UnknownBridgeError } from './errors';
@@ -103,21 +104,26 @@ export const outputBridge: Bridge = {
   },
 };
 
+/** What an approval's answer must look like: anything else is refused (400 naming the field) and changes nothing. */
+export const approvalAnswerSchema = z.strictObject({ approved: z.boolean(), note: z.string().max(500).optional() });
+
 /** How long `approval` waits by default: a day. */
 export const APPROVAL_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 
 /**
  * Approval: waits for a person's decision (the wait `approval`, answered from the intent page or through
  * `POST /api/intents/:id/pipeline/answers` with `{ name: "approval", body: { approved: true } }`). `approved: true`
- * lets the intent go on; anything else fails it, with the note. The payload may set `approval.timeoutSeconds` (a
- * day by default) and `approval.onTimeout`: `fail` (the default), `retry` (the attempt fails and the next asks
- * again) or `continue` (approved by default). Registered, not in the default BridgeSet: list it in
- * PIPELINE_BRIDGES (for example `input,normalize,approval,feedback,output`).
+ * lets the intent go on; `false` fails it, with the note; any other body is refused before it is recorded. The
+ * payload may set `approval.timeoutSeconds` (a day by default) and `approval.onTimeout`: `fail` (the default),
+ * `retry` (the attempt fails and the next asks again) or `continue` (approved by default). Registered, not in the
+ * default BridgeSet: list it in PIPELINE_BRIDGES (for example `input,normalize,approval,feedback,output`).
  */
 export const approvalBridge: Bridge = {
   name: 'approval',
   description: 'Waits for a person to approve the intent (the wait “approval”); a rejection fails it, and a missed deadline does what the payload’s approval.onTimeout says (fail by default).',
-  accepts: ['PROCESSED'],
+  // CORRECTED too: a correction made while the intent waits (PROCESSED → CORRECTED) must not carry it past the gate.
+  // On PROCESSED alone, the resumed run would skip this step and its decision, a rejection included.
+  accepts: ['PROCESSED', 'CORRECTED'],
   effects: { moves: [], correction: null },
   async run(ctx) {
     const settings = isPlainObject(ctx.intent.payload.approval) ? ctx.intent.payload.approval : {};
@@ -129,6 +135,7 @@ export const approvalBridge: Bridge = {
       timeoutMs: Math.round(seconds * 1000),
       onTimeout,
       default: { approved: true, note: 'approved by default: no decision before the deadline' },
+      answer: approvalAnswerSchema,
     });
     const answer = isPlainObject(decision.answer) ? decision.answer : {};
     const note = typeof answer.note === 'string' ? answer.note : null;

@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { Prisma } from '@/generated/prisma/client';
 import { db } from '@/lib/db/client';
 import { announceCommitted } from '@/lib/live/announce';
-import { DomainError, NotFoundError } from '@/lib/shared/errors';
+import { DomainError, NotFoundError, ValidationError } from '@/lib/shared/errors';
 import { intentIdSchema } from '@/lib/shared/fields';
-import type { JsonValue } from '@/lib/shared/json';
-import { parseInput } from '@/lib/shared/validation';
+import type { JsonObject, JsonValue } from '@/lib/shared/json';
+import { fieldIssues, parseInput } from '@/lib/shared/validation';
 import type { Actor } from '@/lib/shared/intent-types';
 import { execOf, type Runner } from './repository';
 
@@ -44,6 +44,12 @@ export type WaitSpec = {
   onTimeout: WaitTimeoutRule;
   /** The answer a missed deadline gives under `continue`. */
   default?: JsonValue;
+  /**
+   * The answer's shape. An answer that does not match it is refused with 400 naming the field, before anything is
+   * recorded, and callers see it beside the prompt (as JSON Schema, so it must be representable as one: no dates,
+   * transforms or refinements). Without it, any JSON object is accepted and the bridge reads what it gets.
+   */
+  answer?: z.ZodType;
 };
 
 /** What the bridge gets back once the wait is decided. */
@@ -62,6 +68,8 @@ export type WaitView = {
   state: WaitState;
   deadline: string;
   onTimeout: WaitTimeoutRule;
+  /** What an answer must look like (JSON Schema), when the bridge said; null: any JSON object. */
+  answerSchema: JsonObject | null;
   answer: JsonValue | null;
   answeredBy: string | null;
   decidedAt: string | null;
@@ -112,7 +120,7 @@ type WaitRow = Omit<WaitView, 'deadline' | 'decidedAt' | 'resumedAt' | 'createdA
 
 const WAIT_COLUMNS = (alias: string) =>
   Prisma.raw(`${alias}.id::text AS id, ${alias}.intent_id::text AS "intentId", ${alias}.round, ${alias}.bridge, ${alias}.name, ${alias}.prompt,
-    ${alias}.state, ${alias}.deadline, ${alias}.on_timeout AS "onTimeout", ${alias}.answer, ${alias}.answered_by AS "answeredBy",
+    ${alias}.state, ${alias}.deadline, ${alias}.on_timeout AS "onTimeout", ${alias}.answer_schema AS "answerSchema", ${alias}.answer, ${alias}.answered_by AS "answeredBy",
     ${alias}.decided_at AS "decidedAt", ${alias}.resumed_at AS "resumedAt", ${alias}.created_at AS "createdAt", ${alias}.default_answer AS "defaultAnswer"`);
 
 export function toWaitView(row: WaitRow): WaitView {
@@ -126,6 +134,7 @@ export function toWaitView(row: WaitRow): WaitView {
     state: row.state,
     deadline: row.deadline.toISOString(),
     onTimeout: row.onTimeout,
+    answerSchema: row.answerSchema ?? null,
     answer: row.answer ?? null,
     answeredBy: row.answeredBy,
     decidedAt: row.decidedAt?.toISOString() ?? null,
@@ -147,7 +156,7 @@ type Consulted = { claimHeld: boolean; latest: WaitRow | null; opened: WaitRow |
  * crash finds it resumed and gets the same decision. A worker's step writes only while its claim is running (a
  * claim rescued meanwhile writes nothing; its run stops).
  */
-async function consultWait(client: Runner, step: WaitStep, spec: WaitSpec): Promise<Consulted> {
+async function consultWait(client: Runner, step: WaitStep, spec: WaitSpec, answerSchema: JsonObject | null): Promise<Consulted> {
   const [row] = await execOf(client)<{ claimHeld: boolean; latest: WaitRow | null; opened: WaitRow | null; resumedNow: boolean }>(Prisma.sql`
     WITH held AS (
       SELECT ${step.claimToken}::bigint IS NULL
@@ -157,9 +166,9 @@ async function consultWait(client: Runner, step: WaitStep, spec: WaitSpec): Prom
       WHERE intent_id = ${step.intentId}::uuid AND name = ${spec.name} AND round = ${step.round} AND bridge = ${step.bridge}
       ORDER BY id DESC LIMIT 1
     ), opened AS (
-      INSERT INTO pipeline_waits (intent_id, round, bridge, name, prompt, run_id, claim_token, deadline, on_timeout, default_answer)
+      INSERT INTO pipeline_waits (intent_id, round, bridge, name, prompt, run_id, claim_token, deadline, on_timeout, default_answer, answer_schema)
       SELECT ${step.intentId}::uuid, ${step.round}, ${step.bridge}, ${spec.name}, ${spec.prompt ?? null}, ${step.runId}::uuid, ${step.claimToken}::bigint,
-             now() + ${spec.timeoutMs} * interval '1 millisecond', ${spec.onTimeout}, ${json(spec.default)}::jsonb
+             now() + ${spec.timeoutMs} * interval '1 millisecond', ${spec.onTimeout}, ${json(spec.default)}::jsonb, ${json(answerSchema ?? undefined)}::jsonb
       FROM held
       WHERE held.ok AND NOT EXISTS (
         SELECT 1 FROM latest l
@@ -203,6 +212,7 @@ function fromJsonRow(raw: unknown): WaitRow | null {
     state: r.state as WaitState,
     deadline: date(r.deadline)!,
     onTimeout: r.on_timeout as WaitTimeoutRule,
+    answerSchema: (r.answer_schema as JsonObject | null) ?? null,
     answer: r.answer ?? null,
     answeredBy: (r.answered_by as string | null) ?? null,
     decidedAt: date(r.decided_at),
@@ -213,6 +223,37 @@ function fromJsonRow(raw: unknown): WaitRow | null {
 }
 
 /**
+ * The JSON Schema of the answer a wait accepts (null: any JSON object), checked as the bridge asks: a shape JSON Schema
+ * cannot say, or a default answer that does not fit it, is the bridge's mistake, found on its first wait rather than
+ * when somebody answers.
+ */
+function answerSchemaOf(spec: WaitSpec): JsonObject | null {
+  if (!spec.answer) return null;
+  let schema: JsonObject;
+  try {
+    schema = z.toJSONSchema(spec.answer, { io: 'input' }) as JsonObject;
+  } catch (err) {
+    throw new Error(`the answer schema of the wait "${spec.name}" cannot be written as JSON Schema: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (spec.default !== undefined && !spec.answer.safeParse(spec.default).success) {
+    throw new Error(`the default answer of the wait "${spec.name}" does not match its answer schema`);
+  }
+  return schema;
+}
+
+/**
+ * An answer's body against its wait's schema, as the API and the console receive it: a ValidationError naming each
+ * bad field as `body.<path>` (the field of the request that carries it). The schema is the one stored with the wait,
+ * so the console and API processes need none of the workers' bridge code to check it.
+ */
+function checkAnswer(schema: JsonObject | null, body: JsonObject): void {
+  if (!schema) return;
+  const parsed = z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]).safeParse(body);
+  if (parsed.success) return;
+  throw new ValidationError(fieldIssues(parsed.error, body, '$').map((i) => ({ ...i, field: i.field.replace(/^\$/, 'body') })));
+}
+
+/**
  * `ctx.waitFor`: the decision when there is one, else the run suspends (WaitSuspended). `lost` is called when the
  * worker's claim is no longer held (the caller throws its LostClaimError).
  */
@@ -220,7 +261,7 @@ export async function awaitAnswer(client: Runner, step: WaitStep, spec: WaitSpec
   parseInput(waitNameSchema, spec.name, 'name');
   if (!WAIT_TIMEOUT_RULES.includes(spec.onTimeout)) throw new Error(`onTimeout must be one of ${WAIT_TIMEOUT_RULES.join(', ')}`);
   if (!Number.isFinite(spec.timeoutMs) || spec.timeoutMs < 0) throw new Error('timeoutMs must be a non-negative number of milliseconds');
-  const c = await consultWait(client, step, spec);
+  const c = await consultWait(client, step, spec, answerSchemaOf(spec));
   if (!c.claimHeld) throw lost();
   if (c.opened) throw new WaitSuspended(toWaitView(c.opened));
   const wait = c.latest;
@@ -349,9 +390,16 @@ export type AnswerResult = { outcome: 'accepted' | 'already_applied'; wait: Wait
 export async function answerWait(input: AnswerInput, actor: Actor): Promise<AnswerResult> {
   const { id: rawId, name, body } = parseInput(answerInputSchema, input);
   const id = rawId.toLowerCase();
+  // The wait answered is the latest of that name as read here: its schema checks the body before anything is written,
+  // and the statement then decides that very wait (a newer one opened meanwhile is not answered by a body checked
+  // against another's schema).
+  const [latest] = await db().$queryRaw<{ id: string; answerSchema: JsonObject | null }[]>(Prisma.sql`
+    SELECT id::text AS id, answer_schema AS "answerSchema" FROM pipeline_waits WHERE intent_id = ${id}::uuid AND name = ${name} ORDER BY id DESC LIMIT 1`);
+  if (!latest) throw new NotFoundError(`A wait named "${name}" on intent ${id}`, { id, name });
+  checkAnswer(latest.answerSchema, body as JsonObject);
   const [row] = await db().$queryRaw<(WaitRow & { outcome: AnswerOutcome })[]>(Prisma.sql`
     WITH target AS MATERIALIZED (
-      SELECT * FROM pipeline_waits WHERE intent_id = ${id}::uuid AND name = ${name} ORDER BY id DESC LIMIT 1 FOR UPDATE
+      SELECT * FROM pipeline_waits WHERE id = ${latest.id}::bigint FOR UPDATE
     ), decided AS MATERIALIZED (
       UPDATE pipeline_waits w SET state = 'answered', answer = ${JSON.stringify(body)}::jsonb, answered_by = ${actor.name}, decided_at = now()
       FROM target t WHERE w.id = t.id AND w.state = 'waiting'
@@ -359,7 +407,7 @@ export async function answerWait(input: AnswerInput, actor: Actor): Promise<Answ
     ), woken AS (
       ${wakeWork(Prisma.sql`decided`)}
     ), outcome AS (
-      SELECT t.id, t.intent_id, t.round, t.bridge, t.name, t.prompt, COALESCE(d.state, t.state) AS state, t.deadline, t.on_timeout,
+      SELECT t.id, t.intent_id, t.round, t.bridge, t.name, t.prompt, COALESCE(d.state, t.state) AS state, t.deadline, t.on_timeout, t.answer_schema,
              COALESCE(d.answer, t.answer) AS answer, COALESCE(d.answered_by, t.answered_by) AS answered_by,
              COALESCE(d.decided_at, t.decided_at) AS decided_at, t.resumed_at, t.created_at, t.default_answer,
              CASE WHEN d.id IS NOT NULL THEN 'accepted'

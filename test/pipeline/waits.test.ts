@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
-import { createIntent, updateIntentStatus } from '@/lib/intents/commands';
+import { createIntent, reevaluateIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { CHECKS } from '@/lib/invariants/checks';
 import { checkInvariants } from '@/lib/invariants/run';
 import { disconnectLockDb } from '@/lib/pipeline/lock';
+import { z } from 'zod';
+import { approvalAnswerSchema, registerBridge, unregisterBridge } from '@/lib/pipeline/bridges';
 import { runPipeline } from '@/lib/pipeline/run';
 import { AnswerConflictError, answerWait, fireDueWaits, listOpenWaits, suspendClaim, WaitClosedError } from '@/lib/pipeline/waits';
 import type { JsonObject } from '@/lib/shared/json';
@@ -11,6 +13,7 @@ import { workerConfig } from '@/lib/workers/config';
 import { claimDueIntents, rescueStaleClaims, type Claim } from '@/lib/workers/repository';
 import { Worker } from '@/lib/workers/worker';
 import { resetEngine, session, waitForWaiters } from '../barriers';
+import { ValidationError } from '@/lib/shared/errors';
 import { tester } from '../helpers';
 import { api, namedFields, signInApiCaller } from '../api/route-client';
 
@@ -243,6 +246,18 @@ describe('a bridge that waits', () => {
     await invariantsHold();
   });
 
+  it('a correction made while it waits does not carry the intent past the approval: a rejection still fails it', async () => {
+    const id = await waitingIntent();
+    const corrected = await reevaluateIntent({ id, diff: { order: 'W-1b' }, reason: 'the order number was wrong', source: 'reviewer' }, tester);
+    expect(corrected.status).toBe('CORRECTED');
+    expect((await waits(id)).map((w) => w.state)).toEqual(['waiting']);
+    expect((await answerWait({ id, name: 'approval', body: { approved: false, note: 'not after that change' } }, tester)).outcome).toBe('accepted');
+    expect(await runOnce()).toBe(1);
+    expect(await intentStatus(id)).toBe('FAILED');
+    expect((await stepsOf(id)).slice(3)).toEqual(['input:replayed', 'normalize:replayed', 'approval:failed']);
+    await invariantsHold();
+  });
+
   it('an operator’s run that stops at a wait hands the intent to the workers once answered', async () => {
     const { id } = await createIntent({ payload: { order: 'W-op' }, source: 'test' }, tester);
     await db().$executeRaw`UPDATE intent_work SET state = 'cancelled'`; // as if claiming were not its way in
@@ -254,6 +269,56 @@ describe('a bridge that waits', () => {
     expect(await runOnce()).toBe(1);
     expect(await intentStatus(id)).toBe('COMPLETED');
     await invariantsHold();
+  });
+});
+
+describe('the shape of an answer', () => {
+  const misdeclared = [
+    { name: 'wait-dated', answer: z.object({ when: z.date() }) },
+    { name: 'wait-bad-default', answer: z.strictObject({ ok: z.boolean() }), default: { ok: 'yes' } },
+  ];
+  beforeAll(() => {
+    for (const { name, answer, default: fallback } of misdeclared) {
+      registerBridge(
+        { name, description: 'asks with a schema it got wrong', accepts: ['RECEIVED'], run: (ctx) => ctx.waitFor({ name: 'shape', timeoutMs: 60_000, onTimeout: 'fail', answer, default: fallback }) },
+        { replace: true },
+      );
+    }
+  });
+  afterAll(() => misdeclared.forEach((b) => unregisterBridge(b.name)));
+
+  it('a bridge’s schema is stored with its wait, and a body that does not match it is refused naming each field, recording nothing', async () => {
+    const id = await waitingIntent();
+    const [wait] = await listOpenWaits(db());
+    expect(wait.answerSchema).toEqual(z.toJSONSchema(approvalAnswerSchema, { io: 'input' }));
+
+    for (const [body, fields] of [
+      [{ approved: 'yes' }, ['body.approved']],
+      [{ aproved: true }, ['body.approved', 'body.aproved']],
+      [{ approved: true, note: 'x'.repeat(501) }, ['body.note']],
+    ] as const) {
+      const refused = await answerWait({ id, name: 'approval', body }, tester).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(ValidationError);
+      expect((refused as ValidationError).issues.map((i) => i.field).sort()).toEqual([...fields].sort());
+    }
+    // Nothing was recorded or audited, and the wait still waits for a good answer.
+    expect(await answers(id)).toEqual([]);
+    expect(await audits(id, 'wait_answered')).toBe(0);
+    expect((await waits(id)).map((w) => w.state)).toEqual(['waiting']);
+    expect((await answerWait({ id, name: 'approval', body: { approved: false, note: 'not this one' } }, tester)).outcome).toBe('accepted');
+  });
+
+  it('a schema JSON Schema cannot say, or a default that does not fit it, fails the bridge’s step with the reason and opens no wait', async () => {
+    for (const [bridge, reason] of [
+      ['wait-dated', 'cannot be written as JSON Schema'],
+      ['wait-bad-default', 'default answer of the wait "shape" does not match'],
+    ]) {
+      const { id } = await createIntent({ payload: { order: bridge }, source: 'test' }, tester);
+      const { run } = await runPipeline({ id }, tester, { door: 'console', bridges: [bridge] });
+      expect(run.status).toBe('failed');
+      expect(run.steps[0].error).toContain(reason);
+      expect(await waits(id)).toEqual([]);
+    }
   });
 });
 
@@ -275,6 +340,11 @@ describe('POST /api/intents/:id/pipeline/answers', () => {
     const none = await api.answer(id, { name: 'callback', body: {} });
     expect(none.status).toBe(404);
     expect(none.body.error.code).toBe('not_found');
+
+    const shaped = await api.answer(id, { name: 'approval', body: { approved: 'yes', by: 'me' } });
+    expect(shaped.status).toBe(400);
+    expect(namedFields(shaped).sort()).toEqual(['body.approved', 'body.by']);
+    expect(shaped.body.error.message).toContain('body.approved');
 
     const ok = await api.answer(id, { name: 'approval', body: { approved: true } });
     expect(ok.status).toBe(200);
