@@ -28,6 +28,7 @@ const RUN_TONE: Record<PipelineRun['status'], string> = {
   interrupted: styles.badgeWait,
   waiting: styles.badgeWait,
   abandoned: styles.badgeRoot,
+  released: styles.badgeWait,
 };
 const STEP_TONE: Record<string, string> = { completed: styles.badgeOk, replayed: styles.badgeOk, failed: styles.badgeRoot, abandoned: styles.badgeRoot, running: styles.badgeWait, waiting: styles.badgeWait };
 

@@ -64,6 +64,8 @@ export function describeAudit(e: AuditEntry): AuditLine {
       return { label, what: join(text(d.bridge), text(d.error)), reason };
     case 'pipeline_finished':
       return { label, what: join(text(d.status), text(d.error)), reason };
+    case 'pipeline_released':
+      return { label, what: join(text(d.error)), reason };
     case 'bridge_waiting':
       return { label, what: join(text(d.bridge)), reason };
     case 'wait_opened':

@@ -364,7 +364,7 @@ export function errorSchema(codes: readonly [string, ...string[]], details?: z.Z
 
 const pipelineStepSchema = z.object({
   bridge: z.string(),
-  status: z.enum(['running', 'completed', 'failed', 'skipped', 'replayed', 'waiting', 'abandoned']),
+  status: z.enum(['running', 'completed', 'failed', 'skipped', 'replayed', 'waiting', 'abandoned', 'released']),
   startedAt: isoTime.nullable(),
   finishedAt: isoTime.nullable(),
   result: z.unknown().optional().meta({ description: 'What the bridge returned (completed and replayed steps).' }),
@@ -405,7 +405,7 @@ export const pipelineHistorySchema = z
           round: z.int().min(1).meta({ description: 'A move back to RECEIVED (an operator’s retry) starts the next round.' }),
           attempt: z.int().min(1).meta({ description: 'The run’s place among the runs of its round: 1 for the first.' }),
           mode: z.enum(['FAILFAST', 'CONTINUE']),
-          status: z.enum(['running', 'succeeded', 'failed', 'finished_with_errors', 'interrupted', 'waiting', 'abandoned']),
+          status: z.enum(['running', 'succeeded', 'failed', 'finished_with_errors', 'interrupted', 'waiting', 'abandoned', 'released']),
           door: z.enum(['api', 'console', 'worker']),
           actor: z.string(),
           startedAt: isoTime,

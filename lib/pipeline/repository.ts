@@ -340,8 +340,9 @@ export async function selectRuns(client: Tx, intentId: string, limit: number): P
                        'result', s.result, 'error', s.error) ORDER BY s.position, s.id)
                      FROM pipeline_steps s WHERE s.run_id = r.id), '[]'::jsonb) AS steps
     FROM (
+      -- A run given back before it started (released) ran nothing: it is neither an attempt nor shown.
       SELECT pr.*, row_number() OVER (PARTITION BY pr.round ORDER BY pr.started_at, pr.id)::int AS attempt
-      FROM pipeline_runs pr WHERE pr.intent_id = ${intentId}::uuid
+      FROM pipeline_runs pr WHERE pr.intent_id = ${intentId}::uuid AND pr.status <> 'released'
     ) r
     ORDER BY r.started_at DESC, r.id
     LIMIT ${limit}`;

@@ -30,7 +30,7 @@ export async function selectRerunBase(client: Tx, intentId: string, fromBridge: 
   const rows = await client.$queryRaw<(Omit<RerunBase, 'steps'> & { steps: RerunBase['steps'] | null })[]>`
     WITH latest AS (
       SELECT r.id, r.round, r.status, r.started_at FROM pipeline_runs r
-      WHERE r.intent_id = ${intentId}::uuid ORDER BY r.started_at DESC, r.id LIMIT 1
+      WHERE r.intent_id = ${intentId}::uuid AND r.status <> 'released' ORDER BY r.started_at DESC, r.id LIMIT 1
     )
     SELECT i.status::text AS status, i.version, i.payload, i.is_replay AS "isReplay", w.state AS "workState", w.round AS "workRound", CASE WHEN w.state = 'running' THEN coalesce(w.claimed_by, 'a worker') END AS "claimedBy",
            (SELECT jsonb_build_object('id', l.id::text, 'round', l.round, 'status', l.status, 'startedAt', l.started_at) FROM latest l) AS "latestRun",

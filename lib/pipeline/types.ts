@@ -11,8 +11,8 @@ export type PipelineMode = (typeof PIPELINE_MODES)[number];
 export type PipelineDoor = 'api' | 'console' | 'worker';
 
 /** `waiting`: the run stopped at a bridge that waits for an answer from outside (waits.ts); a later run resumes there. */
-export type RunStatus = 'running' | 'succeeded' | 'failed' | 'finished_with_errors' | 'interrupted' | 'waiting' | 'abandoned';
-export type StepStatus = 'running' | 'completed' | 'failed' | 'skipped' | 'replayed' | 'waiting' | 'abandoned';
+export type RunStatus = 'running' | 'succeeded' | 'failed' | 'finished_with_errors' | 'interrupted' | 'waiting' | 'abandoned' | 'released';
+export type StepStatus = 'running' | 'completed' | 'failed' | 'skipped' | 'replayed' | 'waiting' | 'abandoned' | 'released';
 
 /** What a bridge sees of the intent when its step starts. */
 export type PipelineIntent = Pick<Intent, 'id' | 'status' | 'version' | 'payload'>;

@@ -1,4 +1,5 @@
 import { Prisma } from '@/generated/prisma/client';
+import { auditActionLabel } from '@/lib/audit/actions';
 import { auditHref } from '@/lib/audit/url';
 import type { Tx } from '@/lib/db/client';
 import { ValidationError } from '@/lib/shared/errors';
@@ -131,6 +132,8 @@ function auditEntry(r: AuditRow, intentId: string): SourcedEntry {
       return sourced(r, { kind: 'pipeline_run', summary: `Pipeline run started (${str(d.mode) ?? '?'}, from ${str(d.door) ?? '?'})`, actor: r.actor, link: `/intents/${intentId}#pipeline-runs`, details: { phase: 'started', ...d } });
     case 'pipeline_finished':
       return sourced(r, { kind: 'pipeline_run', summary: `Pipeline run ${(str(d.status) ?? 'finished').replace(/_/g, ' ')}${str(d.error) ? `: ${str(d.error)}` : ''}`, actor: r.actor, link: `/intents/${intentId}#pipeline-runs`, details: { phase: 'finished', ...d } });
+    case 'pipeline_released':
+      return sourced(r, { kind: 'pipeline_run', summary: 'Pipeline run given back before it started: its worker was stopping', actor: r.actor, link: `/intents/${intentId}#pipeline-runs`, details: { phase: 'released', ...d } });
     case 'wait_opened':
     case 'wait_answered':
     case 'wait_timed_out':
@@ -151,7 +154,7 @@ function auditEntry(r: AuditRow, intentId: string): SourcedEntry {
         return sourced(r, { kind: 'pipeline_step', summary: `Step ${str(d.bridge) ?? '?'} ${status}${str(d.error) ? `: ${str(d.error)}` : ''}`, actor: r.actor, link: `/intents/${intentId}#pipeline-runs`, details: { status, ...d } });
       }
       if (UNBLOCK_ACTIONS.includes(r.action) || REFUSED_UNBLOCK_ACTIONS.includes(r.action)) return unblockEntry(r, intentId, 'holder');
-      return sourced(r, { kind: 'other', summary: r.action, actor: r.actor, link, details: { action: r.action, ...versions, ...d } });
+      return sourced(r, { kind: 'other', summary: auditActionLabel(r.action), actor: r.actor, link, details: { action: r.action, ...versions, ...d } });
   }
 }
 

@@ -207,22 +207,28 @@ const SETTLE = Prisma.sql`
         lease_until = NULL`;
 
 /**
- * A settled claim whose run is still open (a claim fetched ahead, its run opened by the claim, given back before it
- * ran; a run that stopped on an error the pipeline could not record): the run is closed as interrupted and its
- * running step abandoned, audited, so no run stays `running` without a claim (`settled`: the claims just ended).
+ * A settled claim whose run is still open, so that no run stays `running` without a claim (`settled`: the claims just
+ * ended). A claim given back (`available`: fetched ahead by a stopping worker, its run opened by the claim and never
+ * started) has its run and first step `released`, audited as `pipeline_released`: no bridge ran, so the run is no
+ * attempt, the runs panel leaves it out, and no `evt.intent.pipeline_finished` goes out for it. Any other (a run that
+ * stopped on an error the pipeline could not record) is closed as `interrupted` with its running step abandoned, and
+ * audited as a run's end.
  */
 const CLOSE_LEFT_OPEN = Prisma.sql`left_open AS (
-      UPDATE pipeline_runs r SET status = 'interrupted', finished_at = now(),
-             error = CASE WHEN s.state = 'available' THEN 'its claim was given back before the run ended (a stopping worker)' ELSE 'its claim ended before the run did' END
+      UPDATE pipeline_runs r SET status = CASE WHEN s.state = 'available' THEN 'released' ELSE 'interrupted' END, finished_at = now(),
+             error = CASE WHEN s.state = 'available' THEN 'its claim was given back before the run started (a stopping worker)' ELSE 'its claim ended before the run did' END
       FROM settled s
       WHERE r.claim_token = s.claim_token AND r.status = 'running'
       RETURNING r.id, r.intent_id, r.actor, r.status, r.error
     ), left_open_steps AS (
-      UPDATE pipeline_steps SET status = 'abandoned', finished_at = now()
-      WHERE run_id IN (SELECT id FROM left_open) AND status = 'running'
+      UPDATE pipeline_steps s SET status = CASE WHEN l.status = 'released' THEN 'released' ELSE 'abandoned' END, finished_at = now()
+      FROM left_open l
+      WHERE s.run_id = l.id AND s.status = 'running'
     ), left_open_audit AS (
       INSERT INTO audit_events (intent_id, action, actor, details)
-      SELECT intent_id, 'pipeline_finished', actor, jsonb_build_object('runId', id::text, 'status', status, 'error', error) FROM left_open
+      SELECT intent_id, CASE WHEN status = 'released' THEN 'pipeline_released' ELSE 'pipeline_finished' END, actor,
+             jsonb_build_object('runId', id::text, 'status', status, 'error', error)
+      FROM left_open
     )`;
 
 /**

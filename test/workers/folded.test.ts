@@ -3,6 +3,7 @@ import { db } from '@/lib/db/client';
 import { createIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { CHECKS } from '@/lib/invariants/checks';
 import { checkInvariants } from '@/lib/invariants/run';
+import { pipelineHistory } from '@/lib/pipeline/history';
 import { disconnectLockDb } from '@/lib/pipeline/lock';
 import { onClient } from '@/lib/pipeline/repository';
 import {
@@ -90,17 +91,25 @@ describe('the claim opens each run and its first step', () => {
     expect(await count`SELECT count(*) AS n FROM pipeline_runs WHERE intent_id = ${id}::uuid AND status = 'running'`).toBe(1);
   });
 
-  it('a claim given back before it ran closes its opened run as interrupted, its step abandoned, the attempt not counted', async () => {
+  it('a claim given back before it ran releases its opened run and step: no attempt, not in the runs, no event out', async () => {
     await newIntents(1);
     const [claim] = await claimDueIntents(db(), claimArgs('worker-a'));
     expect(await releaseClaim(db(), { intentId: claim.intentId, claimToken: claim.claimToken, delayMs: 0, reason: 'released by a stopping worker' })).toBe(true);
     const [run] = await db().$queryRaw<{ status: string; error: string; step: string }[]>`
       SELECT r.status, r.error, s.status AS step FROM pipeline_runs r JOIN pipeline_steps s ON s.run_id = r.id`;
-    expect(run).toMatchObject({ status: 'interrupted', step: 'abandoned' });
-    expect(run.error).toContain('given back');
+    expect(run).toMatchObject({ status: 'released', step: 'released' });
+    expect(run.error).toContain('given back before the run started');
     const [work] = await db().$queryRaw<{ state: string; attempt: number }[]>`SELECT state, attempt FROM intent_work`;
     expect(work).toEqual({ state: 'available', attempt: 0 });
-    expect(await count`SELECT count(*) AS n FROM audit_events WHERE action = 'pipeline_finished'`).toBe(1);
+    // Audited as given back, not as a run's end: no evt.intent.pipeline_finished goes out for a run that ran nothing.
+    expect(await count`SELECT count(*) AS n FROM audit_events WHERE action = 'pipeline_released'`).toBe(1);
+    expect(await count`SELECT count(*) AS n FROM audit_events WHERE action = 'pipeline_finished'`).toBe(0);
+    expect(await count`SELECT count(*) AS n FROM outbox_events WHERE subject = 'evt.intent.pipeline_finished'`).toBe(0);
+    // The runs panel and the rerun's plan see no attempt; the next claim's run is attempt 1 of the round.
+    expect((await pipelineHistory(claim.intentId)).runs).toEqual([]);
+    const [next] = await claimDueIntents(db(), claimArgs('worker-b'));
+    expect(next.intentId).toBe(claim.intentId);
+    expect((await pipelineHistory(claim.intentId)).runs.map((r) => [r.attempt, r.status])).toEqual([[1, 'running']]);
   });
 });
 

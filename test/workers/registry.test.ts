@@ -4,6 +4,7 @@ import { createIntent } from '@/lib/intents/commands';
 import { InvalidTransitionError } from '@/lib/intents/errors';
 import { NotFoundError, ValidationError } from '@/lib/shared/errors';
 import { getIntentAudit } from '@/lib/intents/queries';
+import { getIntentTimeline } from '@/lib/timeline/timeline';
 import { disconnectLockDb } from '@/lib/pipeline/lock';
 import { workerConfig } from '@/lib/workers/config';
 import { cancelScheduledRetry, retryNow, setClaimingPaused } from '@/lib/workers/control';
@@ -88,6 +89,9 @@ describe('queue controls', () => {
     expect(await claimDueIntents(db(), { workerName: 'w', limit: 1, leaseMs: 30_000, maxAttempts: 5 })).toEqual([]);
     const actions = (await getIntentAudit(intent.id)).map((e) => e.action);
     expect(actions).toEqual(expect.arrayContaining(['retry_now', 'cancel_retry']));
+    // The intent's timeline tells them in words, as the audit page's action filter offers them.
+    const summaries = (await getIntentTimeline(intent.id)).items.map((e) => e.summary);
+    expect(summaries).toEqual(expect.arrayContaining(['Queued retry made due now (Workers)', 'Queued retry cancelled (Workers)']));
     expect(await cancelScheduledRetry('00000000-0000-4000-8000-000000000000', tester).catch((e) => e)).toBeInstanceOf(NotFoundError);
     expect(await retryNow('nope', tester).catch((e) => e)).toBeInstanceOf(ValidationError);
   });
