@@ -126,6 +126,15 @@ describe('the claim statement under every interleaving of two sessions', () => {
     expect((await claimDueIntents(onSession(s2), claimArgs('w2'))).map((c) => c.intentId).sort()).toEqual(ids);
     await s2.query('COMMIT');
   });
+
+  it('a claim takes a positive whole number of rows: its LIMIT is written into the statement, so nothing else is', async () => {
+    await newIntents(1);
+    for (const limit of [0, -1, 2.5, Number.NaN]) {
+      await expect(claimDueIntents(db(), claimArgs('w1', limit))).rejects.toThrow(RangeError);
+    }
+    // Nothing was claimed by the refused calls.
+    expect(await claimDueIntents(db(), claimArgs('w1', 1))).toHaveLength(1);
+  });
 });
 
 describe('a late finish against the rescuer (River #1302): whoever commits first wins, the other changes nothing', () => {
