@@ -1,6 +1,6 @@
 import { expect, test, type Page } from '@playwright/test';
 import { useSessionOf } from './auth';
-import { seedIntent, uniqueMarker } from './intents-fixtures';
+import { seedIntent, short, uniqueMarker } from './intents-fixtures';
 
 /**
  * Reviewers' edit leases: the first reviewer to work in the correction form holds the intent's edit lease; a second
@@ -36,7 +36,8 @@ test('a second reviewer sees “being edited by X until hh:mm”; leaving releas
   const leases = secondPage.getByTestId('leases-table');
   await expect(leases).toContainText(first.username);
   await expect(leases.getByRole('columnheader', { name: 'taken by' })).toBeVisible();
-  await expect(leases.getByTestId('lease-actor')).toHaveText(first.username);
+  // This intent's row: other tests running beside this one may hold edit leases of their own intents.
+  await expect(leases.getByRole('row').filter({ hasText: `edit of ${short(intent.id)}` }).getByTestId('lease-actor')).toHaveText(first.username);
   await expect(leases.getByRole('columnheader', { name: 'token' })).toBeVisible();
   await expect(secondPage.getByTestId('lease-events-table')).toContainText('acquired');
 
