@@ -131,8 +131,11 @@ describe('resuming from a position (changesSincePosition)', () => {
     expect(ids(missed)).toContain(low);
     expect(ids(missed)).toContain(after);
     // At least once: what committed after the oldest transaction then running may come again (it only
-    // invalidates a cache once more); what finished before it does not.
-    expect(ids(missed)).not.toContain(before);
+    // invalidates a cache once more); what finished before it does not. "Running" is the whole cluster's: a
+    // transaction of another test's database, older than this one's, makes the position reach further back, and
+    // `before` then comes again — as the rule says, not a miss.
+    const [{ tx }] = (await fast.query<{ tx: string }>('SELECT tx_id::text AS tx FROM audit_events WHERE id = $1', [before])).rows;
+    expect(ids(missed).includes(before)).toBe(BigInt(tx) >= BigInt(position.xmin));
     expect(BigInt(seen)).toBeGreaterThan(BigInt(low));
   });
 
