@@ -73,8 +73,12 @@ test('oldest first, the stuck view and the oldest waiting intent, on Intents and
 
   await page.goto(`/intents?q=${marker}`);
   const waiting = page.getByTestId('oldest-waiting');
-  await waiting.getByRole('navigation', { name: 'Order' }).getByRole('link', { name: 'Oldest first' }).click();
-  await expect(page).toHaveURL(/order=oldest/);
+  const oldestFirst = waiting.getByRole('navigation', { name: 'Order' }).getByRole('link', { name: 'Oldest first' });
+  // A click that lands while the page is still hydrating can be lost: click until the address says so.
+  await expect(async () => {
+    if (!/order=oldest/.test(page.url())) await oldestFirst.click();
+    await expect(page).toHaveURL(/order=oldest/, { timeout: 2_000 });
+  }).toPass();
   const rows = page.getByRole('table', { name: 'Intents' }).locator('tbody tr');
   await expect(rows).toHaveCount(4);
   await expect(rows.nth(0)).toHaveAttribute('data-intent-id', done.id);
