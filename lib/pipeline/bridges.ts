@@ -121,8 +121,8 @@ export const APPROVAL_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 export const approvalBridge: Bridge = {
   name: 'approval',
   description: 'Waits for a person to approve the intent (the wait “approval”); a rejection fails it, and a missed deadline does what the payload’s approval.onTimeout says (fail by default).',
-  // CORRECTED too: a correction made while the intent waits (PROCESSED → CORRECTED) must not carry it past the gate.
-  // On PROCESSED alone, the resumed run would skip this step and its decision, a rejection included.
+  // CORRECTED too: an intent corrected before its run reaches the gate (PROCESSED → CORRECTED) is still to be
+  // approved. One corrected while it waits keeps its step whatever it accepts (a waiting bridge owns its step).
   accepts: ['PROCESSED', 'CORRECTED'],
   effects: { moves: [], correction: null },
   async run(ctx) {

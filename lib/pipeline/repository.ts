@@ -91,11 +91,19 @@ export const recordedOf = (r: string) =>
                      WHERE s.intent_id = ${r}.intent_id AND s.round = ${r}.round AND s.status = 'completed'), '{}'::jsonb)`);
 
 /**
- * How a step starts: `replayed` when its round recorded the bridge's result already, `running` when the intent's
- * status is one the bridge runs on, `skipped` otherwise.
+ * How a step starts: `replayed` when its round recorded the bridge's result already; `running` when the intent's
+ * status is one the bridge runs on, or when the bridge asked for an answer in this round (a wait not cancelled) and
+ * has not finished its step; `skipped` otherwise. A bridge that waits owns its step until the step ends: the intent
+ * may be moved meanwhile (a correction, PROCESSED → CORRECTED), and skipping the step then would drop its decision.
+ * Moving the intent out of the round (RECEIVED, COMPLETED, FAILED) cancels the wait, and the status decides again.
+ * `intentId`, `round` and `bridge` name the step.
  */
-export const stepKind = (replayed: Prisma.Sql, status: Prisma.Sql, accepts: Prisma.Sql) =>
-  Prisma.sql`CASE WHEN ${replayed} THEN 'replayed' WHEN ${status} = ANY(${accepts}) THEN 'running' ELSE 'skipped' END`;
+export const stepKind = (replayed: Prisma.Sql, status: Prisma.Sql, accepts: Prisma.Sql, step: { intentId: Prisma.Sql; round: Prisma.Sql; bridge: Prisma.Sql }) =>
+  Prisma.sql`CASE WHEN ${replayed} THEN 'replayed'
+                  WHEN ${status} = ANY(${accepts}) THEN 'running'
+                  WHEN EXISTS (SELECT 1 FROM pipeline_waits pw
+                               WHERE pw.intent_id = ${step.intentId} AND pw.round = ${step.round} AND pw.bridge = ${step.bridge} AND pw.state <> 'cancelled') THEN 'running'
+                  ELSE 'skipped' END`;
 
 /**
  * Starting steps, written once for startSteps and the claim that opens runs: from a CTE `stepping` (run_id,
@@ -252,7 +260,7 @@ export async function startSteps(exec: Exec, items: readonly StepStart[]): Promi
     ), ${HELD},
     checked AS (
       SELECT i.*, it.status::text AS intent_status, it.version, it.payload, ${holds('i')} AS claim_held,
-             ${stepKind(Prisma.sql`i.replayed`, Prisma.sql`it.status::text`, Prisma.sql`string_to_array(i.accepts, ',')`)} AS kind
+             ${stepKind(Prisma.sql`i.replayed`, Prisma.sql`it.status::text`, Prisma.sql`string_to_array(i.accepts, ',')`, { intentId: Prisma.sql`i.intent_id`, round: Prisma.sql`i.round`, bridge: Prisma.sql`i.bridge` })} AS kind
       FROM input i JOIN intents it ON it.id = i.intent_id
     ), stepping AS (
       SELECT * FROM checked c WHERE c.claim_held

@@ -171,7 +171,7 @@ function openOnClaim(open: OpenOnClaim): Prisma.Sql {
     ), ${openRunsCtes()},
     stepping AS MATERIALIZED (
       SELECT r.id AS run_id, r.intent_id, r.claim_token, r.round, 0 AS position, ${open.bridge}::text AS bridge,
-             ${stepKind(Prisma.sql`rec.recorded ? ${open.bridge}::text`, Prisma.sql`it.status::text`, Prisma.sql`${[...open.accepts]}::text[]`)} AS kind,
+             ${stepKind(Prisma.sql`rec.recorded ? ${open.bridge}::text`, Prisma.sql`it.status::text`, Prisma.sql`${[...open.accepts]}::text[]`, { intentId: Prisma.sql`r.intent_id`, round: Prisma.sql`r.round`, bridge: Prisma.sql`${open.bridge}::text` })} AS kind,
              rec.recorded -> ${open.bridge}::text AS recorded, rec.recorded AS all_recorded, r.actor,
              it.status::text AS intent_status, it.version, it.payload
       FROM run r JOIN intents it ON it.id = r.intent_id CROSS JOIN LATERAL (SELECT ${recordedOf('r')} AS recorded) rec

@@ -14,6 +14,8 @@ import { claimDueIntents, rescueStaleClaims, type Claim } from '@/lib/workers/re
 import { Worker } from '@/lib/workers/worker';
 import { resetEngine, session, waitForWaiters } from '../barriers';
 import { ValidationError } from '@/lib/shared/errors';
+import { FinalBridgeError } from '@/lib/pipeline/errors';
+import type { Bridge } from '@/lib/pipeline/types';
 import { tester } from '../helpers';
 import { api, namedFields, signInApiCaller } from '../api/route-client';
 
@@ -268,6 +270,96 @@ describe('a bridge that waits', () => {
     await answerWait({ id, name: 'approval', body: { approved: true } }, tester);
     expect(await runOnce()).toBe(1);
     expect(await intentStatus(id)).toBe('COMPLETED');
+    await invariantsHold();
+  });
+});
+
+describe('a waiting bridge owns its step', () => {
+  // A gate that runs on PROCESSED only: before waiting bridges owned their steps, a correction made while it waited
+  // (PROCESSED → CORRECTED) made the resumed run skip it, and the decision with it.
+  const GATED = ['input', 'normalize', 'gate', 'output'];
+  const gated = new Worker(workerConfig({ bridges: GATED, maxAttempts: 3, retry: { baseMs: 0, jitterMs: 0, maxDelayMs: 0 } }), () => undefined);
+  const runGated = async (): Promise<number> => {
+    const claims = await claimAll();
+    for (const c of claims) await gated.process(c, new AbortController().signal);
+    return claims.length;
+  };
+  const gate: Bridge = {
+    name: 'gate',
+    description: 'waits for a go-ahead on PROCESSED intents',
+    accepts: ['PROCESSED'],
+    async run(ctx) {
+      const decision = await ctx.waitFor({ name: 'gate', timeoutMs: 60_000, onTimeout: 'fail', answer: z.strictObject({ go: z.boolean() }) });
+      if ((decision.answer as { go: boolean }).go !== true) throw new FinalBridgeError('stopped at the gate');
+      return { went: ctx.intent.status };
+    },
+  };
+  beforeAll(() => registerBridge(gate, { replace: true }));
+  afterAll(() => unregisterBridge('gate'));
+
+  const correctedWhileWaiting = async (): Promise<string> => {
+    const { id } = await createIntent({ payload: { order: 'G-1' }, source: 'test' }, tester);
+    expect(await runGated()).toBe(1);
+    expect(await intentStatus(id)).toBe('PROCESSED');
+    expect((await reevaluateIntent({ id, diff: { order: 'G-1b' }, reason: 'the order number was wrong', source: 'reviewer' }, tester)).status).toBe('CORRECTED');
+    expect((await waits(id)).map((w) => w.state)).toEqual(['waiting']);
+    return id;
+  };
+
+  it('a correction while it waits does not skip it: a stop decided after the correction still fails the intent', async () => {
+    const id = await correctedWhileWaiting();
+    await answerWait({ id, name: 'gate', body: { go: false } }, tester);
+    expect(await runGated()).toBe(1);
+    expect(await intentStatus(id)).toBe('FAILED');
+    expect((await stepsOf(id)).slice(3)).toEqual(['input:replayed', 'normalize:replayed', 'gate:failed']);
+    expect((await waits(id)).map((w) => w.state)).toEqual(['answered']);
+    await invariantsHold();
+  });
+
+  it('a go-ahead after the correction is applied once, on the intent as it is, and the run goes on', async () => {
+    const id = await correctedWhileWaiting();
+    await answerWait({ id, name: 'gate', body: { go: true } }, tester);
+    expect(await runGated()).toBe(1);
+    expect(await intentStatus(id)).toBe('COMPLETED');
+    expect((await stepsOf(id)).slice(3)).toEqual(['input:replayed', 'normalize:replayed', 'gate:completed', 'output:completed']);
+    const [gateStep] = await db().$queryRaw<{ result: JsonObject }[]>`SELECT result FROM pipeline_steps WHERE intent_id = ${id}::uuid AND bridge = 'gate' AND status = 'completed'`;
+    expect(gateStep.result).toEqual({ went: 'CORRECTED' });
+    expect((await waits(id))[0].resumedAt).not.toBeNull();
+    await invariantsHold();
+  });
+
+  it('the same when the gate is the first bridge, whose step the claim itself opens: moved on from RECEIVED while it waits', async () => {
+    registerBridge({ ...gate, name: 'gate-first', accepts: ['RECEIVED'] }, { replace: true });
+    try {
+      const open = { mode: 'FAILFAST', door: 'worker', actor: 'worker:test', bridge: 'gate-first', accepts: ['RECEIVED'] } as const;
+      const first = new Worker(workerConfig({ bridges: ['gate-first', 'output'], maxAttempts: 3, retry: { baseMs: 0, jitterMs: 0, maxDelayMs: 0 } }), () => undefined);
+      const runFirst = async () => {
+        const claims = await claimDueIntents(db(), { workerName: 'test-worker', limit: 10, leaseMs: 30_000, maxAttempts: 3, open });
+        for (const c of claims) await first.process(c, new AbortController().signal);
+        return claims.length;
+      };
+      const { id } = await createIntent({ payload: { order: 'G-2' }, source: 'test' }, tester);
+      expect(await runFirst()).toBe(1);
+      await updateIntentStatus({ id, status: 'NORMALIZED', reason: 'checked by hand' }, tester);
+      await answerWait({ id, name: 'gate', body: { go: false } }, tester);
+      expect(await runFirst()).toBe(1);
+      expect(await intentStatus(id)).toBe('FAILED');
+      expect(await stepsOf(id)).toEqual(['gate-first:waiting', 'gate-first:failed']);
+      await invariantsHold();
+    } finally {
+      unregisterBridge('gate-first');
+    }
+  });
+
+  it('an intent sent back out of the round while it waits is decided by its status again: the wait is cancelled, the gate does not run on RECEIVED', async () => {
+    const id = await correctedWhileWaiting();
+    await updateIntentStatus({ id, status: 'FAILED', reason: 'given up' }, tester);
+    await updateIntentStatus({ id, status: 'RECEIVED', reason: 'try again' }, tester);
+    expect((await waits(id)).map((w) => w.state)).toEqual(['cancelled']);
+    expect(await runGated()).toBe(1);
+    // The new round reaches the gate on PROCESSED and asks again.
+    expect(await intentStatus(id)).toBe('PROCESSED');
+    expect((await waits(id)).map((w) => w.state)).toEqual(['cancelled', 'waiting']);
     await invariantsHold();
   });
 });
