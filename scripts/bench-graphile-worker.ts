@@ -1,14 +1,30 @@
 /**
  * One graphile-worker process for the workers' benchmark (scripts/bench-workers.ts): its fastest setup on Node 20
- * (0.17.3: 10 jobs at once, a local queue of 10 fetched ahead, completions batched with no delay, a pool of 12), a
- * task that does nothing. Prints `ready` once it is running; SIGTERM stops it.
+ * (0.17.3: 10 jobs at once, a local queue of 10 fetched ahead, completions batched with no delay, a pool of 12).
+ * Its task is one of:
+ * - `noop` (the default): does nothing, the queue alone;
+ * - `pipeline` (GRAPHILE_TASK=pipeline): runs the job's intent through this project's pipeline with the one no-op
+ *   bridge (runPipeline, as the API's door does: the execution lock, the run and its step, their audit, the event
+ *   out), which is what carrying the pipeline on graphile-worker instead of on the workers would do per intent.
+ * Prints `ready` once it is running; SIGTERM stops it.
  */
-import { Logger, run } from 'graphile-worker';
+import { Logger, run, type Task } from 'graphile-worker';
+
+async function pipelineTask(): Promise<Task> {
+  await import('./bench-bridges');
+  const { runPipeline } = await import('../lib/pipeline/run');
+  return async (payload) => {
+    const { id } = payload as { id: string };
+    await runPipeline({ id }, { name: 'graphile-worker' }, { bridges: ['noop'], door: 'api' });
+  };
+}
 
 async function main() {
+  const task = process.env.GRAPHILE_TASK ?? 'noop';
+  const taskList: Record<string, Task> = task === 'pipeline' ? { pipeline: await pipelineTask() } : { noop: async () => undefined };
   const runner = await run({
     noHandleSignals: true,
-    taskList: { noop: async () => undefined },
+    taskList,
     preset: {
       worker: {
         connectionString: process.env.DATABASE_URL,

@@ -2,7 +2,9 @@
  * The workers' benchmark, side by side in one run on one database, 4 processes × 10 in flight over 10,000 items:
  * the bare claim and finish statements (4 connections, batches of 10, one finish per item); graphile-worker 0.17.3 in
  * its fastest setup on Node 20 (a local queue of 10, completions batched with no delay) with a task that does
- * nothing; the workers with a BridgeSet of one bridge that does nothing (`noop`: the machinery alone — claims, run
+ * nothing, and the same graphile-worker carrying this project's pipeline (a job per intent, each running the no-op
+ * bridge through runPipeline: what a team would get by putting the pipeline on graphile-worker instead of on the
+ * workers); the workers with a BridgeSet of one bridge that does nothing (`noop`: the machinery alone — claims, run
  * and step records, heartbeats, finishes); the workers with the default four bridges (four engine commands per
  * intent) beside the engine's own status-update rate; and the pickup latency (creation → claim) with idle workers.
  * `npm run bench` prints its rows; `npm run bench:workers` runs it alone. Options: --intents N, --workers N,
@@ -26,6 +28,8 @@ export type WorkersBenchResult = Options & {
   /** Items per second, the median of the rounds. */
   baselinePerSec: number;
   graphileWorkerPerSec: number;
+  /** graphile-worker running each intent through the pipeline with the no-op bridge, one job per intent. */
+  graphilePipelinePerSec: number;
   frameworkPerSec: number;
   defaultBridgesPerSec: number;
   statusUpdatesPerSec: number;
@@ -126,24 +130,34 @@ async function frameworkRun(url: string, client: pg.Client, o: Options & { bridg
 }
 
 /**
- * graphile-worker 0.17.3 over the same number of no-op jobs (scripts/bench-graphile-worker.ts per process): the jobs
- * are added due in an hour, the processes start, and the clock starts when one statement makes them all due, followed
- * by the notification graphile-worker's own add_jobs sends.
+ * graphile-worker 0.17.3 over the same number of jobs (scripts/bench-graphile-worker.ts per process): the jobs are
+ * added due in an hour, the processes start, and the clock starts when one statement makes them all due, followed
+ * by the notification graphile-worker's own add_jobs sends. `noop` jobs do nothing; `pipeline` jobs each run one
+ * intent through the pipeline with the no-op bridge, and every one of those runs must have succeeded.
  */
-async function graphileWorkerRun(url: string, client: pg.Client, o: Options): Promise<number> {
+async function graphileWorkerRun(url: string, client: pg.Client, o: Options & { task: 'noop' | 'pipeline' }): Promise<number> {
   const { runMigrations } = await import('graphile-worker');
   await runMigrations({ connectionString: url });
   await client.query('TRUNCATE graphile_worker._private_jobs CASCADE');
-  await client.query(
-    `SELECT graphile_worker.add_jobs(ARRAY(SELECT ROW('noop', '{}'::json, NULL, now() + interval '1 hour', NULL, NULL, NULL, NULL)::graphile_worker.job_spec FROM generate_series(1, $1)))`,
-    [o.intents],
-  );
+  if (o.task === 'pipeline') {
+    await insertIntents(client, o.intents);
+    await client.query(
+      `SELECT graphile_worker.add_jobs(ARRAY(SELECT ROW('pipeline', json_build_object('id', id), NULL, now() + interval '1 hour', NULL, NULL, NULL, NULL)::graphile_worker.job_spec FROM intents))`,
+    );
+  } else {
+    await client.query(
+      `SELECT graphile_worker.add_jobs(ARRAY(SELECT ROW('noop', '{}'::json, NULL, now() + interval '1 hour', NULL, NULL, NULL, NULL)::graphile_worker.job_spec FROM generate_series(1, $1)))`,
+      [o.intents],
+    );
+  }
   await client.query('ANALYZE graphile_worker._private_jobs');
   const children: ChildProcess[] = [];
   try {
     const ready: Promise<void>[] = [];
     for (let i = 0; i < o.workers; i++) {
-      const child = spawnScript('bench-graphile-worker.ts', { DATABASE_URL: url }, 'pipe');
+      // Pipeline jobs use the project's own pools beside graphile-worker's (their default sizes: a larger pool did not
+      // change the figure).
+      const child = spawnScript('bench-graphile-worker.ts', { DATABASE_URL: url, GRAPHILE_TASK: o.task }, 'pipe');
       children.push(child);
       ready.push(
         new Promise((resolve, reject) => {
@@ -157,7 +171,12 @@ async function graphileWorkerRun(url: string, client: pg.Client, o: Options): Pr
     await client.query('UPDATE graphile_worker._private_jobs SET run_at = now()');
     await client.query(`SELECT pg_notify('jobs:insert', json_build_object('count', $1::int)::text)`, [o.intents]);
     await until('graphile-worker to finish', async () => Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM graphile_worker._private_jobs')).rows[0].n) === 0, 30 * 60_000);
-    return o.intents / ((performance.now() - t0) / 1000);
+    const perSec = o.intents / ((performance.now() - t0) / 1000);
+    if (o.task === 'pipeline') {
+      const { rows } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM pipeline_runs WHERE status = 'succeeded'`);
+      if (Number(rows[0].n) !== o.intents) throw new Error(`graphile-worker's pipeline jobs ran ${rows[0].n} of ${o.intents} runs to success`);
+    }
+    return perSec;
   } finally {
     await stopAll(children);
   }
@@ -231,7 +250,7 @@ export async function benchWorkers(
   const rounds = o.rounds ?? 1;
   const client = new pg.Client({ connectionString: url, application_name: 'bridge:bench' });
   await client.connect();
-  const runs = { baseline: [] as number[], graphile: [] as number[], noop: [] as number[], default: [] as number[], status: [] as number[] };
+  const runs = { baseline: [] as number[], graphile: [] as number[], graphilePipeline: [] as number[], noop: [] as number[], default: [] as number[], status: [] as number[] };
   const pickupMs: number[] = [];
   const shape = `${opts.workers} × ${opts.concurrency} over ${opts.intents}`;
   try {
@@ -240,7 +259,9 @@ export async function benchWorkers(
       say(`workers: bare claim + finish SQL, ${shape}${tag}…`);
       runs.baseline.push(await baselineRun(url, client, opts));
       say(`workers: graphile-worker 0.17.3, ${shape}${tag}…`);
-      runs.graphile.push(await graphileWorkerRun(url, client, opts));
+      runs.graphile.push(await graphileWorkerRun(url, client, { ...opts, task: 'noop' }));
+      say(`workers: graphile-worker 0.17.3 carrying the pipeline (one no-op bridge, a job per intent), ${shape}${tag}…`);
+      runs.graphilePipeline.push(await graphileWorkerRun(url, client, { ...opts, task: 'pipeline' }));
       say(`workers: the workers, one no-op bridge, ${shape}${tag}, then pickup latency…`);
       const noop = await frameworkRun(url, client, { ...opts, bridges: 'noop', pickups: round === 1 ? (o.pickups ?? 200) : 0 });
       runs.noop.push(noop.perSec);
@@ -253,12 +274,13 @@ export async function benchWorkers(
     await client.query('TRUNCATE intents CASCADE');
     await client.query('TRUNCATE workers, worker_stats');
     await client.query('TRUNCATE graphile_worker._private_jobs CASCADE');
-    const r = { baseline: median(runs.baseline), graphile: median(runs.graphile), noop: median(runs.noop), def: median(runs.default), status: median(runs.status) };
+    const r = { baseline: median(runs.baseline), graphile: median(runs.graphile), graphilePipeline: median(runs.graphilePipeline), noop: median(runs.noop), def: median(runs.default), status: median(runs.status) };
     return {
       ...opts,
       rounds,
       baselinePerSec: r.baseline,
       graphileWorkerPerSec: r.graphile,
+      graphilePipelinePerSec: r.graphilePipeline,
       frameworkPerSec: r.noop,
       defaultBridgesPerSec: r.def,
       statusUpdatesPerSec: r.status,
@@ -277,7 +299,8 @@ export function formatWorkersBench(r: WorkersBenchResult): string[] {
     `Workers: ${r.intents} items, ${r.workers} processes × ${r.concurrency} in flight${r.rounds > 1 ? `, median of ${r.rounds}` : ''}`,
     `  bare claim + finish SQL:                   ${n(r.baselinePerSec)} /s`,
     `  graphile-worker 0.17.3 (no-op job):        ${n(r.graphileWorkerPerSec)} /s`,
-    `  the workers, one no-op bridge:             ${n(r.frameworkPerSec)} /s (${r.ratio.toFixed(2)} of graphile-worker, ${r.baselineRatio.toFixed(2)} of the bare SQL)`,
+    `  graphile-worker carrying the pipeline:     ${n(r.graphilePipelinePerSec)} /s (the same run, step, audit and event per intent, one job each)`,
+    `  the workers, one no-op bridge:             ${n(r.frameworkPerSec)} /s (${r.ratio.toFixed(2)} of graphile-worker, ${r.baselineRatio.toFixed(2)} of the bare SQL, ${(r.frameworkPerSec / r.graphilePipelinePerSec).toFixed(2)}× graphile-worker carrying the pipeline)`,
     `  the workers, default four bridges:         ${n(r.defaultBridgesPerSec)} intents/s (${n(r.defaultBridgesPerSec * 3)} status changes/s)`,
     `  the engine's status updates (100 in flight): ${n(r.statusUpdatesPerSec)} /s`,
     `  pickup, creation → claim, idle workers:    p50 ${r.pickup.p50Ms.toFixed(1)} ms, p95 ${r.pickup.p95Ms.toFixed(1)} ms (${r.pickup.n} intents)`,
