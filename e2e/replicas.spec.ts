@@ -100,7 +100,10 @@ test('a page open elsewhere follows a live event to the change while the replica
 
   await pair.replica.query('SELECT pg_wal_replay_pause()');
   try {
-    const refetch = theirs.waitForResponse((r) => r.request().method() === 'GET' && r.url().includes(intent.id) && r.request().headers()['bridge-read-after'] !== undefined);
+    // The intent's own read (the page also refetches its timeline and runs, which carry the intent's id too).
+    const refetch = theirs.waitForResponse(
+      (r) => r.request().method() === 'GET' && new URL(r.url()).pathname === `/api/intents/${intent.id}` && r.request().headers()['bridge-read-after'] !== undefined,
+    );
     await mine.getByRole('group', { name: 'Status actions' }).getByRole('button', { name: 'Move to NORMALIZED' }).click();
     await expect(mine.getByTestId('intent-status')).toHaveText('NORMALIZED');
     // The other operator did nothing: the live event's position alone sends their page's refetch past the paused replica.
