@@ -139,6 +139,10 @@ export const envSchema = z.object({
   // ── The intent timeline (lib/timeline) ──
   /** Lock waits, lock timeouts, idempotent repeats and refused fenced writes the engine recorded are kept this many days. */
   INTENT_ENGINE_EVENTS_RETENTION_DAYS: intFrom(14, 1, 3650),
+  /** Lease events (acquired, denied, refreshed, released, expired) are kept this many days: the leases' history and the intents' timelines read them. */
+  LEASE_EVENTS_RETENTION_DAYS: intFrom(7, 1, 3650),
+  /** Per-intent outcome counts by minute are kept this many days: the Contention page looks back a day at most, and links to a past window keep working this long. */
+  INTENT_OUTCOMES_RETENTION_DAYS: intFrom(7, 1, 3650),
   /** How often a relay looks for new rows without a notification (it wakes at once on one). */
   OUTBOX_POLL_MS: intFrom(1000, 10, 60_000),
   /**

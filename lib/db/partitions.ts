@@ -1,4 +1,4 @@
-import { env } from '@/lib/env';
+import { env, type Env } from '@/lib/env';
 import { db } from './client';
 
 /**
@@ -16,23 +16,17 @@ export type PartitionPolicy = {
   detachOnly: boolean;
 };
 
-/** Lease events are kept a week: the Leases page and the metrics look back that far. */
-export const LEASE_EVENTS_RETENTION_DAYS = 7;
-/** Per-intent outcomes are kept a week: the Contention page looks back a day at most; shared links keep a week. */
-export const INTENT_OUTCOMES_RETENTION_DAYS = 7;
-
 /**
  * Every partitioned table with its policy. The lock history's samples and intents are not listed: they are
  * partitioned on their episode's start and follow lock_episodes, which creates and retires their days with its own.
  */
-export function partitionPolicies(): PartitionPolicy[] {
-  const e = env();
+export function partitionPolicies(e: Env = env()): PartitionPolicy[] {
   const daily = (table: string, retentionDays: number): PartitionPolicy => ({ table, ahead: e.PARTITION_DAYS_AHEAD, retentionDays, detachOnly: false });
   return [
     { table: 'audit_events', ahead: e.PARTITION_MONTHS_AHEAD, retentionDays: e.AUDIT_EVENTS_RETENTION_DAYS, detachOnly: e.AUDIT_EVENTS_RETENTION_ACTION === 'detach' },
-    daily('lease_events', LEASE_EVENTS_RETENTION_DAYS),
+    daily('lease_events', e.LEASE_EVENTS_RETENTION_DAYS),
     daily('intent_engine_events', e.INTENT_ENGINE_EVENTS_RETENTION_DAYS),
-    daily('intent_outcome_minutes', INTENT_OUTCOMES_RETENTION_DAYS),
+    daily('intent_outcome_minutes', e.INTENT_OUTCOMES_RETENTION_DAYS),
     daily('lock_episodes', e.LOCK_HISTORY_RETENTION_DAYS),
     daily('lock_episode_storms', e.LOCK_HISTORY_RETENTION_DAYS),
   ];

@@ -167,7 +167,7 @@ export function persistedRegistry(data: PersistedMetrics): Registry {
   const outcomes = new Counter({ name: 'bridge_outcomes_total', help: 'Every persisted outcome of every operation (success, already_applied, version_conflict, retry, lock_timeout, deadlock_*, retries_exhausted, …)', labelNames: ['operation', 'outcome'], registers });
   for (const o of data.outcomes) outcomes.inc({ operation: o.operation, outcome: o.outcome }, o.n);
 
-  const leases = new Counter({ name: 'bridge_lease_events_total', help: 'Lease events by backend and kind (acquired, denied, refreshed, released, expired), from the lease event log (kept 7 days)', labelNames: ['backend', 'event'], registers });
+  const leases = new Counter({ name: 'bridge_lease_events_total', help: 'Lease events by backend and kind (acquired, denied, refreshed, released, expired), from the lease event log (kept LEASE_EVENTS_RETENTION_DAYS, 7 by default)', labelNames: ['backend', 'event'], registers });
   for (const e of data.leaseEvents ?? []) leases.inc({ backend: e.backend, event: e.event }, e.n);
   if (data.workers) registerWorkerMetrics(registry, data.workers);
   if (data.lockEpisodes) registerLockEpisodeMetrics(registry, data.lockEpisodes);
