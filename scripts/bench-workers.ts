@@ -61,7 +61,8 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs: num
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))];
+/** NaN for no samples (written as null in --json). */
+const percentile = (xs: number[], p: number) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))] : Number.NaN);
 
 function spawnScript(script: string, env: Record<string, string>, stdout: 'ignore' | 'pipe' = 'ignore'): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', join(root, 'scripts', script)], { cwd: root, stdio: ['ignore', stdout, 'inherit'], env: { ...process.env, ...env } });
@@ -303,7 +304,9 @@ export function formatWorkersBench(r: WorkersBenchResult): string[] {
     `  the workers, one no-op bridge:             ${n(r.frameworkPerSec)} /s (${r.ratio.toFixed(2)} of graphile-worker, ${r.baselineRatio.toFixed(2)} of the bare SQL, ${(r.frameworkPerSec / r.graphilePipelinePerSec).toFixed(2)}× graphile-worker carrying the pipeline)`,
     `  the workers, default four bridges:         ${n(r.defaultBridgesPerSec)} intents/s (${n(r.defaultBridgesPerSec * 3)} status changes/s)`,
     `  the engine's status updates (100 in flight): ${n(r.statusUpdatesPerSec)} /s`,
-    `  pickup, creation → claim, idle workers:    p50 ${r.pickup.p50Ms.toFixed(1)} ms, p95 ${r.pickup.p95Ms.toFixed(1)} ms (${r.pickup.n} intents)`,
+    r.pickup.n > 0
+      ? `  pickup, creation → claim, idle workers:    p50 ${r.pickup.p50Ms.toFixed(1)} ms, p95 ${r.pickup.p95Ms.toFixed(1)} ms (${r.pickup.n} intents)`
+      : `  pickup, creation → claim, idle workers:    not measured (--pickups 0)`,
   ];
 }
 
