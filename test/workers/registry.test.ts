@@ -91,7 +91,7 @@ describe('queue controls', () => {
     expect(actions).toEqual(expect.arrayContaining(['retry_now', 'cancel_retry']));
     // The intent's timeline tells them in words, as the audit page's action filter offers them.
     const summaries = (await getIntentTimeline(intent.id)).items.map((e) => e.summary);
-    expect(summaries).toEqual(expect.arrayContaining(['Queued retry made due now (Workers)', 'Queued retry cancelled (Workers)']));
+    expect(summaries).toEqual(expect.arrayContaining(['Queued work made due now (Workers)', 'Taken out of the work queue (Workers)']));
     expect(await cancelScheduledRetry('00000000-0000-4000-8000-000000000000', tester).catch((e) => e)).toBeInstanceOf(NotFoundError);
     expect(await retryNow('nope', tester).catch((e) => e)).toBeInstanceOf(ValidationError);
   });
