@@ -40,7 +40,7 @@ export type WorkersBenchResult = Options & {
   baselineRatio: number;
 };
 
-async function insertIntents(client: pg.Client, n: number): Promise<void> {
+export async function insertIntents(client: pg.Client, n: number): Promise<void> {
   await client.query('TRUNCATE intents CASCADE');
   // The trigger queues each new RECEIVED intent (intent_work), as the engine's createIntent would.
   await client.query(`INSERT INTO intents (id, payload, source) SELECT gen_random_uuid(), jsonb_build_object('order', 'B-' || g, 'amount', g), 'bench' FROM generate_series(1, $1) g`, [n]);
@@ -60,7 +60,7 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs: num
   }
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 /** NaN for no samples (written as null in --json). */
 const percentile = (xs: number[], p: number) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))] : Number.NaN);
 
@@ -136,7 +136,7 @@ async function frameworkRun(url: string, client: pg.Client, o: Options & { bridg
  * by the notification graphile-worker's own add_jobs sends. `noop` jobs do nothing; `pipeline` jobs each run one
  * intent through the pipeline with the no-op bridge, and every one of those runs must have succeeded.
  */
-async function graphileWorkerRun(url: string, client: pg.Client, o: Options & { task: 'noop' | 'pipeline' }): Promise<number> {
+export async function graphileWorkerRun(url: string, client: pg.Client, o: Options & { task: 'noop' | 'pipeline' }): Promise<number> {
   const { runMigrations } = await import('graphile-worker');
   await runMigrations({ connectionString: url });
   await client.query('TRUNCATE graphile_worker._private_jobs CASCADE');
