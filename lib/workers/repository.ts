@@ -340,22 +340,38 @@ export type Rescued = { intentId: string; claimToken: string; claimedBy: string 
  * Rescues claims whose lease ran out by the database's clock: they become retryable at once (the crash was the
  * worker's, not the intent's; the attempt stays counted, so an intent that keeps killing its workers still fails
  * after its maximum). Their runs are marked abandoned and each rescue is audited.
+ *
+ * A claim whose run had already ended `waiting` (its worker died between closing the run and giving the claim back)
+ * is given back as the worker would have (suspendClaim): `waiting` until the deadline, or `available` at once when the
+ * wait was decided, the attempt not counted. Counted, a crash in that moment of the last attempt would fail an intent
+ * that only waited. The wait is read unlocked after the work row's lock: an answer deciding it meanwhile waits for
+ * that lock and then finds the row `waiting`, and makes it due (waits.ts, wakeWork).
  */
 export async function rescueStaleClaims(client: Runner, args: { rescuer: string; limit: number }): Promise<Rescued[]> {
   return execOf(client)<Rescued>(Prisma.sql`
-    WITH stale AS (
-      SELECT intent_id FROM intent_work
+    WITH stale AS MATERIALIZED (
+      SELECT intent_id, claim_token FROM intent_work
       WHERE state = 'running' AND lease_until < now()
       ORDER BY lease_until
       LIMIT ${args.limit}
       FOR UPDATE SKIP LOCKED
-    ), rescued AS (
-      UPDATE intent_work w SET state = 'retryable', run_after = now(), rescues = w.rescues + 1, lease_until = NULL,
-             last_error = format('claim %s of %s expired (last heartbeat %s); rescued', w.claim_token, coalesce(w.claimed_by, 'an unknown worker'),
-                                 to_char(w.heartbeat_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS"Z"'))
+    ), found AS MATERIALIZED (
+      SELECT s.intent_id, wt.state AS wait_state, wt.deadline,
+             EXISTS (SELECT 1 FROM pipeline_runs r WHERE r.intent_id = s.intent_id AND r.claim_token = s.claim_token AND r.status = 'waiting') AS waited
       FROM stale s
-      WHERE w.intent_id = s.intent_id AND w.state = 'running' AND w.lease_until < now()
-      RETURNING w.intent_id, w.claim_token, w.claimed_by
+      LEFT JOIN LATERAL (SELECT x.state, x.deadline FROM pipeline_waits x WHERE x.intent_id = s.intent_id ORDER BY x.id DESC LIMIT 1) wt ON true
+    ), rescued AS (
+      UPDATE intent_work w SET
+             state = CASE WHEN NOT f.waited THEN 'retryable' WHEN f.wait_state = 'waiting' THEN 'waiting' ELSE 'available' END,
+             run_after = CASE WHEN f.waited AND f.wait_state = 'waiting' THEN f.deadline ELSE now() END,
+             attempt = CASE WHEN f.waited THEN greatest(w.attempt - 1, 0) ELSE w.attempt END,
+             rescues = w.rescues + 1, lease_until = NULL,
+             last_error = format(CASE WHEN f.waited THEN 'claim %s of %s expired (last heartbeat %s) after its run stopped to wait; given back for the wait'
+                                      ELSE 'claim %s of %s expired (last heartbeat %s); rescued' END,
+                                 w.claim_token, coalesce(w.claimed_by, 'an unknown worker'), to_char(w.heartbeat_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS"Z"'))
+      FROM found f
+      WHERE w.intent_id = f.intent_id AND w.state = 'running' AND w.lease_until < now()
+      RETURNING w.intent_id, w.claim_token, w.claimed_by, w.state
     ), runs AS (
       UPDATE pipeline_runs r SET status = 'abandoned', finished_at = now(), error = 'its worker stopped heartbeating; the claim was rescued'
       FROM rescued x
@@ -366,7 +382,8 @@ export async function rescueStaleClaims(client: Runner, args: { rescuer: string;
       WHERE s.claim_token = x.claim_token AND s.status = 'running'
     ), audit AS (
       INSERT INTO audit_events (intent_id, action, actor, details)
-      SELECT intent_id, 'claim_rescued', ${args.rescuer}, jsonb_build_object('claimToken', claim_token::text, 'claimedBy', claimed_by)
+      SELECT intent_id, 'claim_rescued', ${args.rescuer},
+             jsonb_build_object('claimToken', claim_token::text, 'claimedBy', claimed_by) || CASE WHEN state IN ('waiting', 'available') THEN '{"forWait": true}'::jsonb ELSE '{}'::jsonb END
       FROM rescued
     )
     SELECT intent_id::text AS "intentId", claim_token::text AS "claimToken", claimed_by AS "claimedBy" FROM rescued`);

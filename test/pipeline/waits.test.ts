@@ -204,6 +204,37 @@ describe('a bridge that waits', () => {
     await invariantsHold();
   });
 
+  it('a worker lost between closing its waiting run and giving the claim back: the rescue gives it back for the wait, the attempt not counted', async () => {
+    const { id } = await createIntent({ payload: { order: 'W-gap' }, source: 'test' }, tester);
+    const [claim] = await claimAll();
+    const { run } = await runPipeline({ id, mode: 'FAILFAST' }, { name: 'test-worker' }, { door: 'worker', bridges: SET, claimToken: claim.claimToken, failIntentOnFailure: false });
+    expect(run.status).toBe('waiting');
+    // Its last attempt: counted, the rescue would leave the next claim nothing but to fail an intent that only waited.
+    await db().$executeRaw`UPDATE intent_work SET max_attempts = attempt, lease_until = now() - interval '1 second' WHERE intent_id = ${id}::uuid`;
+    const before = await work(id);
+    expect(await rescueStaleClaims(db(), { rescuer: 'test', limit: 10 })).toHaveLength(1);
+    expect(await work(id)).toMatchObject({ state: 'waiting', attempt: before.attempt - 1, leaseUntil: null });
+    expect(await claimAll()).toEqual([]);
+    await answerWait({ id, name: 'approval', body: { approved: true } }, tester);
+    expect((await work(id)).state).toBe('available');
+    expect(await runOnce()).toBe(1);
+    expect(await intentStatus(id)).toBe('COMPLETED');
+    await invariantsHold();
+  });
+
+  it('the same rescue after the wait was answered: the claim is given back due at once', async () => {
+    const { id } = await createIntent({ payload: { order: 'W-gap2' }, source: 'test' }, tester);
+    const [claim] = await claimAll();
+    await runPipeline({ id, mode: 'FAILFAST' }, { name: 'test-worker' }, { door: 'worker', bridges: SET, claimToken: claim.claimToken, failIntentOnFailure: false });
+    await answerWait({ id, name: 'approval', body: { approved: false, note: 'no' } }, tester);
+    await db().$executeRaw`UPDATE intent_work SET lease_until = now() - interval '1 second' WHERE intent_id = ${id}::uuid`;
+    expect(await rescueStaleClaims(db(), { rescuer: 'test', limit: 10 })).toHaveLength(1);
+    expect((await work(id)).state).toBe('available');
+    expect(await runOnce()).toBe(1);
+    expect(await intentStatus(id)).toBe('FAILED');
+    await invariantsHold();
+  });
+
   it('an answer that comes while the worker is still giving its claim back is not lost: the row is made due, not left waiting', async () => {
     const { id } = await createIntent({ payload: { order: 'W-race' }, source: 'test' }, tester);
     const [claim] = await claimAll();
