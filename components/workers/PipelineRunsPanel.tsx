@@ -77,7 +77,10 @@ export function PipelineRunsPanel({ id, canRun, bridges = [] }: { id: string; ca
       {!runs.data && !runs.error && <Skeleton label="Loading pipeline runs" lines={3} />}
       {runs.data?.waits[0]?.state === 'waiting' && <WaitPanel key={runs.data.waits[0].id} id={id} wait={runs.data.waits[0]} canAnswer={canRun} onDone={(m) => show(m, version ?? 0)} />}
       {runs.data && runs.data.runs.length === 0 && <div className={styles.empty}>The pipeline has not run on this intent.</div>}
-      {runs.data?.runs.map((run) => <RunCard key={run.id} run={run} />)}
+      {runs.data?.runs.map((run, i, all) => (
+        // Newest first: the run after this one in the list is the one before it, which it resumes if it stopped to wait.
+        <RunCard key={run.id} run={run} resumed={all[i + 1]?.round === run.round && all[i + 1]?.status === 'waiting'} />
+      ))}
     </Panel>
   );
 }
@@ -106,13 +109,14 @@ function PipelineActions(p: { mode: PipelineMode; setMode: (m: PipelineMode) => 
   );
 }
 
-function RunCard({ run }: { run: PipelineRunRecord }) {
+function RunCard({ run, resumed }: { run: PipelineRunRecord; resumed: boolean }) {
   return (
     <div className={own.run} data-testid="pipeline-run">
       <div className={own.runHead}>
         <span className={`${styles.badge} ${RUN_TONE[run.status]}`}>{run.status.replace(/_/g, ' ')}</span>
         <span>
-          Attempt {run.attempt} of round {run.round}, {run.mode}, {run.door} by {run.actor}
+          Attempt {run.attempt} of round {run.round}
+          {resumed ? ' (resumed after the wait)' : ''}, {run.mode}, {run.door} by {run.actor}
         </span>
         <span className={styles.hint}>{formatUtc(run.startedAt)}</span>
       </div>

@@ -230,7 +230,7 @@ const CONSOLE_AND_WORKER_OPERATIONS: ApiOperation[] = [
     path: '/api/intents/{id}/pipeline',
     summary: 'The latest pipeline runs of an intent, with their steps, and why a FAILED intent failed',
     description:
-      'Each run is one attempt (numbered within its round) with every step’s result or error. While the intent is FAILED, `failure` is the status change that failed it: who, when, from which status and the reason recorded with it.',
+      'Each run with its attempt (numbered within its round; a run resumed after a wait keeps the attempt it continues) and every step’s result or error. While the intent is FAILED, `failure` is the status change that failed it: who, when, from which status and the reason recorded with it.',
     tag: 'intents',
     auth: 'bearer',
     permission: 'intents.read',

@@ -403,7 +403,7 @@ export const pipelineHistorySchema = z
           id: uuid,
           intentId: uuid,
           round: z.int().min(1).meta({ description: 'A move back to RECEIVED (an operator’s retry) starts the next round.' }),
-          attempt: z.int().min(1).meta({ description: 'The run’s place among the runs of its round: 1 for the first.' }),
+          attempt: z.int().min(1).meta({ description: 'The run’s attempt within its round: 1 for the first. A run that resumes after a wait keeps the attempt of the run that stopped to wait (a wait is not an attempt).' }),
           mode: z.enum(['FAILFAST', 'CONTINUE']),
           status: z.enum(['running', 'succeeded', 'failed', 'finished_with_errors', 'interrupted', 'waiting', 'abandoned', 'released']),
           door: z.enum(['api', 'console', 'worker']),

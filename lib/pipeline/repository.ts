@@ -334,8 +334,10 @@ type RunRow = Omit<PipelineRunRecord, 'startedAt' | 'finishedAt' | 'steps' | 'er
 };
 
 /**
- * An intent's latest runs, newest first, each with its steps in order and its attempt: its place among the runs of
- * its round (numbered over all of them, before the limit), as a job console numbers a job's attempts.
+ * An intent's latest runs, newest first, each with its steps in order and its attempt, numbered within its round
+ * (over all its runs, before the limit) as a job console numbers a job's attempts. A run that resumes after a wait
+ * goes on with the attempt of the run that stopped to wait: the work queue does not count a wait as an attempt
+ * either (waits.ts), so the runs panel and the queue say the same.
  */
 export async function selectRuns(client: Tx, intentId: string, limit: number): Promise<PipelineRunRecord[]> {
   const rows = await client.$queryRaw<RunRow[]>`
@@ -349,7 +351,8 @@ export async function selectRuns(client: Tx, intentId: string, limit: number): P
                      FROM pipeline_steps s WHERE s.run_id = r.id), '[]'::jsonb) AS steps
     FROM (
       -- A run given back before it started (released) ran nothing: it is neither an attempt nor shown.
-      SELECT pr.*, row_number() OVER (PARTITION BY pr.round ORDER BY pr.started_at, pr.id)::int AS attempt
+      SELECT pr.*, 1 + (count(*) FILTER (WHERE pr.status <> 'waiting') OVER (
+                         PARTITION BY pr.round ORDER BY pr.started_at, pr.id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING))::int AS attempt
       FROM pipeline_runs pr WHERE pr.intent_id = ${intentId}::uuid AND pr.status <> 'released'
     ) r
     ORDER BY r.started_at DESC, r.id

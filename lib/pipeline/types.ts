@@ -94,8 +94,9 @@ export type PipelineRun = {
 export type PipelineResult = { intent: Intent; run: PipelineRun; wait?: WaitView };
 
 /**
- * A run as the intent's history reads it: with its attempt, its place among the runs of its round (1 for the
- * first). A move back to RECEIVED starts the next round, whose attempts count from 1 again.
+ * A run as the intent's history reads it: with its attempt within its round (1 for the first; a run resumed after a
+ * wait keeps the attempt of the run that stopped to wait). A move back to RECEIVED starts the next round, whose
+ * attempts count from 1 again.
  */
 export type PipelineRunRecord = PipelineRun & { attempt: number };
 

@@ -6,7 +6,7 @@ import { checkInvariants } from '@/lib/invariants/run';
 import { disconnectLockDb } from '@/lib/pipeline/lock';
 import { z } from 'zod';
 import { approvalAnswerSchema, registerBridge, unregisterBridge } from '@/lib/pipeline/bridges';
-import { runPipeline } from '@/lib/pipeline/run';
+import { listPipelineRuns, runPipeline } from '@/lib/pipeline/run';
 import { AnswerConflictError, answerWait, fireDueWaits, listOpenWaits, suspendClaim, WaitClosedError } from '@/lib/pipeline/waits';
 import type { JsonObject } from '@/lib/shared/json';
 import { workerConfig } from '@/lib/workers/config';
@@ -356,6 +356,11 @@ describe('a waiting bridge owns its step', () => {
     const [gateStep] = await db().$queryRaw<{ result: JsonObject }[]>`SELECT result FROM pipeline_steps WHERE intent_id = ${id}::uuid AND bridge = 'gate' AND status = 'completed'`;
     expect(gateStep.result).toEqual({ went: 'CORRECTED' });
     expect((await waits(id))[0].resumedAt).not.toBeNull();
+    // The wait was no attempt: the run that resumed goes on with the attempt of the run that stopped to wait.
+    expect((await listPipelineRuns(id)).map((r) => [r.status, r.attempt])).toEqual([
+      ['succeeded', 1],
+      ['waiting', 1],
+    ]);
     await invariantsHold();
   });
 
