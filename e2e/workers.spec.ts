@@ -75,6 +75,17 @@ test('the queue tiles fill their rows evenly at common widths: eight in one row 
   }
 });
 
+test('the throughput lines are each drawn their own way, so lines on the same pixels can be told apart', async ({ page, context, baseURL }) => {
+  await useSessionOf(context, baseURL!, ['viewer']);
+  await page.goto('/workers');
+  // No worker runs in the browser tests, so every series is zero and all five lines lie on the same pixels: each
+  // still needs a width and dash of its own to be told apart.
+  const lines = page.getByTestId('workers-throughput').locator('path.recharts-line-curve');
+  await expect(lines).toHaveCount(5);
+  const looks = await lines.evaluateAll((paths) => paths.map((p) => `${p.getAttribute('stroke-width')} ${p.getAttribute('stroke-dasharray') ?? 'solid'}`));
+  expect(new Set(looks).size, looks.join(' | ')).toBe(5);
+});
+
 /**
  * Seeds an intent the way a failed run leaves it: the pipeline ran here with a `feedback` bridge that fails (its
  * partner down), so input and normalize completed and the intent is FAILED at feedback. The server's own bridges
