@@ -3,6 +3,7 @@ import type { Role } from '../lib/auth/permissions';
 import { recordAuthEvent } from '../lib/auth/events';
 import { useSessionOf, useSessionOf as sessionFor } from './auth';
 import { screenshot, seedIntent, short, uniqueMarker } from './intents-fixtures';
+import { expectConsoleFields } from './support/console-fields';
 
 /**
  * Reasons on status changes and the global audit page, against a production build: marking an intent FAILED asks
@@ -36,6 +37,7 @@ test('FAILED needs a reason; the reason shows in the timeline and on the audit p
 
   // Filter by actor through the form: the URL carries it, and a fresh visit to that URL shows the same rows.
   await page.goto('/audit');
+  await expectConsoleFields(page.getByRole('form', { name: 'Audit filters' }));
   await page.getByLabel('Actor').fill(operator.username);
   await page.getByRole('button', { name: 'Apply' }).click();
   await expect(page).toHaveURL(new RegExp(`actor=${operator.username}`));

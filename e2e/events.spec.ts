@@ -3,6 +3,7 @@ import { db } from '../lib/db/client';
 import { reevaluateIntent, updateIntentStatus } from '../lib/intents/commands';
 import { useSessionOf } from './auth';
 import { screenshot, seedIntent, uniqueMarker } from './intents-fixtures';
+import { expectConsoleFields } from './support/console-fields';
 
 /**
  * The Events page: the outbox's backlog, lag and relays as tiles, and a plain statement when no relay can run. The
@@ -56,6 +57,7 @@ test('the Events page browses recent events by intent, type and state, opens a p
   const browser = page.getByRole('region', { name: 'Recent events' });
   await expect(browser.getByTestId('event-row').first()).toBeVisible();
   const filters = browser.getByRole('form', { name: 'Event filters' });
+  await expectConsoleFields(filters);
   await filters.getByLabel('Intent id').fill(intent.id);
   await filters.getByRole('button', { name: 'Apply' }).click();
   await expect(page).toHaveURL(new RegExp(`[?&]intent=${intent.id}`));

@@ -40,9 +40,18 @@ export async function expectLive(page: Page): Promise<void> {
 }
 
 export async function screenshot(page: Page, name: string): Promise<void> {
-  // From the top, so the sticky sidebar sits where a person sees it.
+  // The sidebar is pinned to the window (sticky, one window high), its theme switch at the window's foot. A capture of
+  // the whole page at the window's own height draws it as it stands at the top, so the switch lands mid-page; with the
+  // window as tall as the page for the capture, the picture shows it where a person sees it, at the bottom.
   await page.evaluate(() => window.scrollTo(0, 0));
-  await page.screenshot({ path: `test-results/screenshots/${name}.png`, fullPage: true });
+  const viewport = page.viewportSize();
+  const pageHeight = await page.evaluate(() => document.documentElement.scrollHeight);
+  if (viewport && pageHeight > viewport.height) await page.setViewportSize({ width: viewport.width, height: pageHeight });
+  try {
+    await page.screenshot({ path: `test-results/screenshots/${name}.png`, fullPage: true });
+  } finally {
+    if (viewport) await page.setViewportSize(viewport);
+  }
 }
 
 /**

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test, type Locator, type Page } from '@playwright/test';
 import { db } from '../lib/db/client';
 import { apiTokenFor, useSessionOf } from './auth';
 import { rowOf, screenshot, seedIntent, short, uniqueMarker } from './intents-fixtures';
@@ -8,6 +8,16 @@ import { rowOf, screenshot, seedIntent, short, uniqueMarker } from './intents-fi
  * short ids in the API, back links and previous/next that keep the list's filters, oldest first and the stuck view
  * with the oldest waiting intent (here and on Workers), the keyboard, and a phone's width.
  */
+
+/**
+ * A chosen link (aria-current) is painted unlike one of its unchosen neighbours, with the pointer away from both: the
+ * announced choice must also be the one a sighted user sees.
+ */
+async function expectDrawnChosen(page: Page, chosen: Locator, other: Locator): Promise<void> {
+  await page.mouse.move(0, 0);
+  const background = (link: Locator) => link.evaluate((e) => getComputedStyle(e).backgroundColor);
+  expect(await background(chosen)).not.toBe(await background(other));
+}
 
 /** Moves an intent's last change back in time, as a crash-recovery test moves a heartbeat: by SQL, not by waiting. */
 async function lastChangedAgo(id: string, minutes: number): Promise<void> {
@@ -74,6 +84,10 @@ test('oldest first, the stuck view and the oldest waiting intent, on Intents and
   await page.goto(`/intents?q=${marker}`);
   const waiting = page.getByTestId('oldest-waiting');
   const oldestFirst = waiting.getByRole('navigation', { name: 'Order' }).getByRole('link', { name: 'Oldest first' });
+  // With no order in the address the list is newest first, and that choice is announced and drawn as chosen.
+  const newestFirst = waiting.getByRole('navigation', { name: 'Order' }).getByRole('link', { name: 'Newest first' });
+  await expect(newestFirst).toHaveAttribute('aria-current', 'page');
+  await expectDrawnChosen(page, newestFirst, oldestFirst);
   // A click that lands while the page is still hydrating can be lost: click until the address says so.
   await expect(async () => {
     if (!/order=oldest/.test(page.url())) await oldestFirst.click();
@@ -84,8 +98,12 @@ test('oldest first, the stuck view and the oldest waiting intent, on Intents and
   await expect(rows.nth(0)).toHaveAttribute('data-intent-id', done.id);
   await expect(rows.nth(3)).toHaveAttribute('data-intent-id', fresh.id);
 
-  await page.getByTestId('oldest-waiting').getByRole('navigation', { name: 'Stuck intents' }).getByRole('link', { name: '1h' }).click();
+  const stuckFor = waiting.getByRole('navigation', { name: 'Stuck intents' });
+  await stuckFor.getByRole('link', { name: '1h' }).click();
   await expect(page).toHaveURL(/stuck=1h/);
+  await expect(stuckFor.getByRole('link', { name: '1h' })).toHaveAttribute('aria-current', 'page');
+  await expect(stuckFor.getByRole('link', { name: '15m' })).not.toHaveAttribute('aria-current');
+  await expectDrawnChosen(page, stuckFor.getByRole('link', { name: '1h' }), stuckFor.getByRole('link', { name: '15m' }));
   // Not COMPLETED, unchanged for more than an hour, the longest waiting first; the counts are the stuck view's.
   await expect(rows).toHaveCount(2);
   await expect(rows.nth(0)).toHaveAttribute('data-intent-id', older.id);

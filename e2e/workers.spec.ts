@@ -61,6 +61,31 @@ test('a viewer sees the Workers page but cannot act on it', async ({ page, conte
   await expect(page.getByRole('button', { name: /claiming/ })).toBeDisabled();
 });
 
+test('the queue tiles fill their rows evenly at common widths: eight in one row or four in two', async ({ page, context, baseURL }) => {
+  await useSessionOf(context, baseURL!, ['viewer']);
+  await page.goto('/workers');
+  const tiles = page.getByLabel('Queue depth').locator(':scope > div > div');
+  await expect(tiles).toHaveCount(8);
+  // Eight in a row, or four in two rows: never seven and one left alone below.
+  for (const width of [1280, 1400, 1600, 1920]) {
+    await page.setViewportSize({ width, height: 900 });
+    const tops = await tiles.evaluateAll((els) => els.map((e) => Math.round(e.getBoundingClientRect().top)));
+    const perRow = [...new Set(tops)].map((top) => tops.filter((t) => t === top).length);
+    expect(perRow.every((n) => n === perRow[0]) && [1, 2].includes(perRow.length), `tiles per row at ${width} px: ${perRow.join(' + ')}`).toBe(true);
+  }
+});
+
+test('the throughput lines are each drawn their own way, so lines on the same pixels can be told apart', async ({ page, context, baseURL }) => {
+  await useSessionOf(context, baseURL!, ['viewer']);
+  await page.goto('/workers');
+  // No worker runs in the browser tests, so every series is zero and all five lines lie on the same pixels: each
+  // still needs a width and dash of its own to be told apart.
+  const lines = page.getByTestId('workers-throughput').locator('path.recharts-line-curve');
+  await expect(lines).toHaveCount(5);
+  const looks = await lines.evaluateAll((paths) => paths.map((p) => `${p.getAttribute('stroke-width')} ${p.getAttribute('stroke-dasharray') ?? 'solid'}`));
+  expect(new Set(looks).size, looks.join(' | ')).toBe(5);
+});
+
 /**
  * Seeds an intent the way a failed run leaves it: the pipeline ran here with a `feedback` bridge that fails (its
  * partner down), so input and normalize completed and the intent is FAILED at feedback. The server's own bridges

@@ -8,7 +8,7 @@ export function AuditFilters({ params, actors, filtered }: { params: Record<stri
     <form className={styles.filters} method="get" action="/audit" aria-label="Audit filters">
       <label className={styles.field}>
         <span>Actor</span>
-        <input name="actor" defaultValue={params.actor ?? ''} list="audit-actors" placeholder="anyone" autoComplete="off" />
+        <input name="actor" className="field" defaultValue={params.actor ?? ''} list="audit-actors" placeholder="anyone" autoComplete="off" />
         <datalist id="audit-actors">
           {actors.map((a) => (
             <option key={a} value={a} />
@@ -17,7 +17,7 @@ export function AuditFilters({ params, actors, filtered }: { params: Record<stri
       </label>
       <label className={styles.field}>
         <span>Action</span>
-        <select name="action" defaultValue={params.action ?? ''}>
+        <select name="action" className="field" defaultValue={params.action ?? ''}>
           <option value="">any action</option>
           <optgroup label="Intents, Locks and replay">
             {AUDIT_ACTION_NAMES.filter((a) => AUDIT_ACTIONS[a].source === 'intent').map((a) => (
@@ -37,15 +37,15 @@ export function AuditFilters({ params, actors, filtered }: { params: Record<stri
       </label>
       <label className={styles.field}>
         <span>Intent id</span>
-        <input name="intent" defaultValue={params.intent ?? ''} placeholder="any intent" className="mono" size={36} autoComplete="off" />
+        <input name="intent" defaultValue={params.intent ?? ''} placeholder="any intent" className="field mono" size={36} autoComplete="off" />
       </label>
       <label className={styles.field}>
         <span>From (UTC)</span>
-        <input type="datetime-local" name="from" defaultValue={params.from ?? ''} />
+        <input type="datetime-local" name="from" className="field" defaultValue={params.from ?? ''} />
       </label>
       <label className={styles.field}>
         <span>Until (UTC)</span>
-        <input type="datetime-local" name="to" defaultValue={params.to ?? ''} />
+        <input type="datetime-local" name="to" className="field" defaultValue={params.to ?? ''} />
       </label>
       <div className={styles.buttons}>
         <button type="submit" className="btn btn-primary">

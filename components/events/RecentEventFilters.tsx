@@ -8,7 +8,7 @@ export function RecentEventFilters({ params, filtered }: { params: Record<string
     <form className={styles.filters} method="get" action="/events" aria-label="Event filters">
       <label className={styles.field}>
         <span>Type</span>
-        <select name="type" defaultValue={params.type ?? ''}>
+        <select name="type" className="field" defaultValue={params.type ?? ''}>
           <option value="">any type</option>
           {ALL_SUBJECTS.map((subject) => (
             <option key={subject} value={subject}>
@@ -19,7 +19,7 @@ export function RecentEventFilters({ params, filtered }: { params: Record<string
       </label>
       <label className={styles.field}>
         <span>State</span>
-        <select name="state" defaultValue={params.state ?? ''}>
+        <select name="state" className="field" defaultValue={params.state ?? ''}>
           <option value="">published or waiting</option>
           <option value="published">published</option>
           <option value="waiting">waiting</option>
@@ -27,7 +27,7 @@ export function RecentEventFilters({ params, filtered }: { params: Record<string
       </label>
       <label className={styles.field}>
         <span>Intent id</span>
-        <input name="intent" defaultValue={params.intent ?? ''} placeholder="any intent" className="mono" size={36} autoComplete="off" />
+        <input name="intent" defaultValue={params.intent ?? ''} placeholder="any intent" className="field mono" size={36} autoComplete="off" />
       </label>
       <div className={styles.buttons}>
         <button type="submit" className="btn btn-primary">

@@ -66,7 +66,7 @@ export async function WaitingPanel({ filters }: { filters: IntentListFilters }) 
       <nav aria-label="Stuck intents" className={styles.waitingLinks}>
         <span className="muted">Stuck for more than</span>
         {STUCK_CHOICES.map((d) => (
-          <Link key={d} href={intentsHref({ ...view, stuck: d, order: 'oldest' })} aria-current={filters.stuck === d ? 'page' : undefined} className={`btn btn-sm ${filters.stuck === d ? styles.tabActive : ''}`}>
+          <Link key={d} href={intentsHref({ ...view, stuck: d, order: 'oldest' })} aria-current={filters.stuck === d ? 'page' : undefined} className="btn btn-sm">
             {d}
           </Link>
         ))}
@@ -77,10 +77,10 @@ export async function WaitingPanel({ filters }: { filters: IntentListFilters }) 
         )}
       </nav>
       <nav aria-label="Order" className={styles.waitingLinks}>
-        <Link href={intentsHref({ ...view, order: null })} aria-current={filters.order ? undefined : 'page'} className={`btn btn-sm ${filters.order ? '' : styles.tabActive}`}>
+        <Link href={intentsHref({ ...view, order: null })} aria-current={filters.order ? undefined : 'page'} className="btn btn-sm">
           Newest first
         </Link>
-        <Link href={intentsHref({ ...view, order: 'oldest' })} aria-current={filters.order === 'oldest' ? 'page' : undefined} className={`btn btn-sm ${filters.order === 'oldest' ? styles.tabActive : ''}`}>
+        <Link href={intentsHref({ ...view, order: 'oldest' })} aria-current={filters.order === 'oldest' ? 'page' : undefined} className="btn btn-sm">
           Oldest first
         </Link>
       </nav>
