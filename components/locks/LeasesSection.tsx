@@ -39,26 +39,18 @@ export function LeasesSection() {
         leases show who is correcting which intent.
       </p>
       {query.isError && !data && <div className={`${styles.banner} ${styles.bannerError}`} role="alert">The leases could not be loaded: {query.error.message}</div>}
-      {data &&
-        (data.leases.length > 0 ? (
-          <div className={styles.grid2}>
-            <div className={styles.scroll}>
-              <HeldLeases leases={data.leases} tokens={tokens} />
-            </div>
-            <div className={styles.scroll}>
-              <LeaseEvents events={data.events} tokens={tokens} />
-            </div>
-          </div>
-        ) : (
-          // Nothing held: the events get the whole width, rather than half of it beside an empty note, where their
-          // owners' names wrapped a word a line.
-          <>
+      {data && (
+        // Side by side only while leases are held: beside the empty note, the events got half the width and their
+        // owners' names wrapped a word a line.
+        <div className={data.leases.length > 0 ? styles.grid2 : undefined}>
+          <div className={styles.scroll}>
             <HeldLeases leases={data.leases} tokens={tokens} />
-            <div className={styles.scroll}>
-              <LeaseEvents events={data.events} tokens={tokens} />
-            </div>
-          </>
-        ))}
+          </div>
+          <div className={styles.scroll}>
+            <LeaseEvents events={data.events} tokens={tokens} />
+          </div>
+        </div>
+      )}
     </section>
   );
 }

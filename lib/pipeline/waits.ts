@@ -284,6 +284,18 @@ export async function awaitAnswer(client: Runner, step: WaitStep, spec: WaitSpec
 // ── The worker's side: give the claim back while waiting, fire deadlines ──────────────────────────────────────────
 
 /**
+ * Where an intent's work row goes when it is handed over to its wait (`x`: the intent's latest wait, with its
+ * `state` and `deadline`): `waiting` until the deadline, or `available` at once when the wait was decided already.
+ * Written once for the worker's suspension, an operator's parked run and the rescue of a claim whose run had
+ * stopped to wait (lib/workers/repository.ts).
+ */
+export const handedToWait = (x: string) => ({
+  state: Prisma.raw(`CASE WHEN ${x}.state = 'waiting' THEN 'waiting' ELSE 'available' END`),
+  runAfter: Prisma.raw(`CASE WHEN ${x}.state = 'waiting' THEN ${x}.deadline ELSE now() END`),
+});
+const TO_WAIT = handedToWait('x');
+
+/**
  * A worker's run ended `waiting`: the claim is given back without counting the attempt, and the work row becomes
  * `waiting` until the deadline (no lease, nothing claims it) — or `available` at once when the wait was decided
  * between the bridge's question and now (an answer that came meanwhile found the row still running and could not
@@ -296,8 +308,8 @@ export async function suspendClaim(client: Runner, args: { intentId: string; cla
       SELECT id, state, deadline FROM pipeline_waits WHERE intent_id = ${args.intentId}::uuid ORDER BY id DESC LIMIT 1 FOR SHARE
     ), suspended AS (
       UPDATE intent_work w SET
-        state = CASE WHEN x.state = 'waiting' THEN 'waiting' ELSE 'available' END,
-        run_after = CASE WHEN x.state = 'waiting' THEN x.deadline ELSE now() END,
+        state = ${TO_WAIT.state},
+        run_after = ${TO_WAIT.runAfter},
         attempt = greatest(w.attempt - 1, 0),
         lease_until = NULL
       FROM (SELECT 1) one LEFT JOIN wait x ON true
@@ -320,8 +332,7 @@ export async function parkRun(client: Runner, args: { intentId: string; round: n
       SELECT id, state, deadline FROM pipeline_waits WHERE intent_id = ${args.intentId}::uuid ORDER BY id DESC LIMIT 1 FOR SHARE
     )
     INSERT INTO intent_work (intent_id, round, state, run_after)
-    SELECT ${args.intentId}::uuid, ${args.round}, CASE WHEN x.state = 'waiting' THEN 'waiting' ELSE 'available' END,
-           CASE WHEN x.state = 'waiting' THEN x.deadline ELSE now() END
+    SELECT ${args.intentId}::uuid, ${args.round}, ${TO_WAIT.state}, ${TO_WAIT.runAfter}
     FROM (SELECT 1) one LEFT JOIN wait x ON true
     WHERE NOT EXISTS (SELECT 1 FROM intents i WHERE i.id = ${args.intentId}::uuid AND i.is_replay)
     ON CONFLICT (intent_id) DO UPDATE SET state = EXCLUDED.state, round = EXCLUDED.round, run_after = EXCLUDED.run_after, attempt = 0,

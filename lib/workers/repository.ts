@@ -30,6 +30,7 @@ import type { JsonObject, JsonValue } from '@/lib/shared/json';
 import { fenceGrant } from '@/lib/leases/fencing';
 import { CLAIM_FENCE_PREFIX } from '@/lib/leases/schemas';
 import { PIPELINE_LOCK_NAMESPACE } from '@/lib/pipeline/lock';
+import { handedToWait } from '@/lib/pipeline/waits';
 
 /**
  * The work queue's statements (intent_work), one per operation, each returning what it did. The shapes follow
@@ -347,6 +348,8 @@ export type Rescued = { intentId: string; claimToken: string; claimedBy: string 
  * that only waited. The wait is read unlocked after the work row's lock: an answer deciding it meanwhile waits for
  * that lock and then finds the row `waiting`, and makes it due (waits.ts, wakeWork).
  */
+const TO_WAIT = handedToWait('f');
+
 export async function rescueStaleClaims(client: Runner, args: { rescuer: string; limit: number }): Promise<Rescued[]> {
   return execOf(client)<Rescued>(Prisma.sql`
     WITH stale AS MATERIALIZED (
@@ -356,14 +359,14 @@ export async function rescueStaleClaims(client: Runner, args: { rescuer: string;
       LIMIT ${args.limit}
       FOR UPDATE SKIP LOCKED
     ), found AS MATERIALIZED (
-      SELECT s.intent_id, wt.state AS wait_state, wt.deadline,
+      SELECT s.intent_id, wt.state, wt.deadline,
              EXISTS (SELECT 1 FROM pipeline_runs r WHERE r.intent_id = s.intent_id AND r.claim_token = s.claim_token AND r.status = 'waiting') AS waited
       FROM stale s
       LEFT JOIN LATERAL (SELECT x.state, x.deadline FROM pipeline_waits x WHERE x.intent_id = s.intent_id ORDER BY x.id DESC LIMIT 1) wt ON true
     ), rescued AS (
       UPDATE intent_work w SET
-             state = CASE WHEN NOT f.waited THEN 'retryable' WHEN f.wait_state = 'waiting' THEN 'waiting' ELSE 'available' END,
-             run_after = CASE WHEN f.waited AND f.wait_state = 'waiting' THEN f.deadline ELSE now() END,
+             state = CASE WHEN f.waited THEN ${TO_WAIT.state} ELSE 'retryable' END,
+             run_after = CASE WHEN f.waited THEN ${TO_WAIT.runAfter} ELSE now() END,
              attempt = CASE WHEN f.waited THEN greatest(w.attempt - 1, 0) ELSE w.attempt END,
              rescues = w.rescues + 1, lease_until = NULL,
              last_error = format(CASE WHEN f.waited THEN 'claim %s of %s expired (last heartbeat %s) after its run stopped to wait; given back for the wait'

@@ -55,6 +55,17 @@ const invariantsHold = async () => {
   expect(report.violationCount).toBe(0);
 };
 
+/**
+ * A new intent claimed and run up to its approval with the worker's claim token, but not given back yet (the worker's
+ * next statement, suspendClaim): the run has ended `waiting` and the claim is still running.
+ */
+async function waitingRunStillClaimed(order: string): Promise<{ id: string; claim: Claim; runStatus: string }> {
+  const { id } = await createIntent({ payload: { order }, source: 'test' }, tester);
+  const [claim] = await claimAll();
+  const { run } = await runPipeline({ id, mode: 'FAILFAST' }, { name: 'test-worker' }, { door: 'worker', bridges: SET, claimToken: claim.claimToken, failIntentOnFailure: false });
+  return { id, claim, runStatus: run.status };
+}
+
 /** A new intent run by a worker up to its approval: the run ends waiting and the claim is given back. */
 async function waitingIntent(approval: JsonObject = {}): Promise<string> {
   const { id } = await createIntent({ payload: { order: 'W-1', approval }, source: 'test' }, tester);
@@ -205,10 +216,8 @@ describe('a bridge that waits', () => {
   });
 
   it('a worker lost between closing its waiting run and giving the claim back: the rescue gives it back for the wait, the attempt not counted', async () => {
-    const { id } = await createIntent({ payload: { order: 'W-gap' }, source: 'test' }, tester);
-    const [claim] = await claimAll();
-    const { run } = await runPipeline({ id, mode: 'FAILFAST' }, { name: 'test-worker' }, { door: 'worker', bridges: SET, claimToken: claim.claimToken, failIntentOnFailure: false });
-    expect(run.status).toBe('waiting');
+    const { id, runStatus } = await waitingRunStillClaimed('W-gap');
+    expect(runStatus).toBe('waiting');
     // Its last attempt: counted, the rescue would leave the next claim nothing but to fail an intent that only waited.
     await db().$executeRaw`UPDATE intent_work SET max_attempts = attempt, lease_until = now() - interval '1 second' WHERE intent_id = ${id}::uuid`;
     const before = await work(id);
@@ -223,9 +232,7 @@ describe('a bridge that waits', () => {
   });
 
   it('the same rescue after the wait was answered: the claim is given back due at once', async () => {
-    const { id } = await createIntent({ payload: { order: 'W-gap2' }, source: 'test' }, tester);
-    const [claim] = await claimAll();
-    await runPipeline({ id, mode: 'FAILFAST' }, { name: 'test-worker' }, { door: 'worker', bridges: SET, claimToken: claim.claimToken, failIntentOnFailure: false });
+    const { id } = await waitingRunStillClaimed('W-gap2');
     await answerWait({ id, name: 'approval', body: { approved: false, note: 'no' } }, tester);
     await db().$executeRaw`UPDATE intent_work SET lease_until = now() - interval '1 second' WHERE intent_id = ${id}::uuid`;
     expect(await rescueStaleClaims(db(), { rescuer: 'test', limit: 10 })).toHaveLength(1);
@@ -236,11 +243,9 @@ describe('a bridge that waits', () => {
   });
 
   it('an answer that comes while the worker is still giving its claim back is not lost: the row is made due, not left waiting', async () => {
-    const { id } = await createIntent({ payload: { order: 'W-race' }, source: 'test' }, tester);
-    const [claim] = await claimAll();
     // The run stops at the approval; its claim is not given back yet (the worker's next statement).
-    const run = runPipeline({ id, mode: 'FAILFAST' }, { name: 'test-worker' }, { door: 'worker', bridges: SET, claimToken: claim.claimToken, failIntentOnFailure: false });
-    expect((await run).run.status).toBe('waiting');
+    const { id, claim, runStatus } = await waitingRunStillClaimed('W-race');
+    expect(runStatus).toBe('waiting');
     // The answer decides the wait while the row is still running: it cannot make the row due yet.
     expect((await answerWait({ id, name: 'approval', body: { approved: true } }, tester)).outcome).toBe('accepted');
     expect((await work(id)).state).toBe('running');
