@@ -15,6 +15,7 @@
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { Prisma } from '@/generated/prisma/client';
+import { heldClaims } from '@/lib/pipeline/repository';
 import { graphileWorkerRun, insertIntents, median } from './bench-workers';
 
 type Variant = 'final' | 'one-row';
@@ -39,10 +40,7 @@ function closeStatement(variant: Variant, items: { intentId: string; claimToken:
         )`;
   return Prisma.sql`
     WITH input AS (SELECT * FROM unnest(${items.map((i) => i.intentId)}::uuid[], ${items.map((i) => i.claimToken)}::bigint[]) AS t(intent_id, claim_token)),
-    held AS MATERIALIZED (
-      SELECT w.intent_id FROM intent_work w JOIN input i ON i.intent_id = w.intent_id AND i.claim_token = w.claim_token
-      WHERE w.state = 'running' ORDER BY w.intent_id FOR UPDATE OF w
-    ), done AS (
+    ${heldClaims('UPDATE')}, done AS (
       UPDATE intent_work w SET state = 'completed', finished_at = now(), lease_until = NULL FROM held h WHERE w.intent_id = h.intent_id
       RETURNING w.intent_id, w.round, w.claim_token, w.claimed_at
     ), ${record},
