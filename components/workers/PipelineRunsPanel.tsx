@@ -120,26 +120,31 @@ function RunCard({ run, resumed }: { run: PipelineRunRecord; resumed: boolean })
         </span>
         <span className={styles.hint}>{formatUtc(run.startedAt)}</span>
       </div>
-      <table className={`${styles.table} ${own.steps}`}>
-        <colgroup>
-          <col className={own.bridge} />
-          <col className={own.status} />
-          <col />
-        </colgroup>
-        <tbody>
-          {run.steps.map((s, i) => (
-            <tr key={i}>
-              <td className={styles.mono}>{s.bridge}</td>
-              <td>
-                <span className={`${styles.badge} ${STEP_TONE[s.status] ?? ''}`}>{s.status}</span>
-              </td>
-              <td>
-                <StepOutcome step={s} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      {run.steps.length === 0 ? (
+        // A worker's run is recorded at its first write; until then (or when its worker died before) it has no steps.
+        <p className={styles.hint}>{run.status === 'running' ? 'Its first bridge is running; its steps show here once they are recorded.' : 'No step was recorded.'}</p>
+      ) : (
+        <table className={`${styles.table} ${own.steps}`}>
+          <colgroup>
+            <col className={own.bridge} />
+            <col className={own.status} />
+            <col />
+          </colgroup>
+          <tbody>
+            {run.steps.map((s, i) => (
+              <tr key={i}>
+                <td className={styles.mono}>{s.bridge}</td>
+                <td>
+                  <span className={`${styles.badge} ${STEP_TONE[s.status] ?? ''}`}>{s.status}</span>
+                </td>
+                <td>
+                  <StepOutcome step={s} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
       {run.error && <p className={`${styles.fieldError} ${own.runError}`}>{run.error}</p>}
     </div>
   );

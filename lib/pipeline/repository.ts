@@ -5,7 +5,7 @@ import { fenceCondition } from '@/lib/leases/fencing';
 import type { Fencing } from '@/lib/leases/schemas';
 import type { IntentStatus } from '@/lib/shared/intent-states';
 import type { Intent } from '@/lib/shared/intent-types';
-import type { PipelineDoor, PipelineMode, PipelineRunRecord, RunStatus, StepStatus } from './types';
+import { WORKER_RUNS, type PipelineDoor, type PipelineMode, type PipelineRunRecord, type RunStatus, type StepStatus } from './types';
 
 /**
  * The pipeline's statements: one per operation, named for what it does, each written for many runs at once (arrays
@@ -45,11 +45,13 @@ export const holds = (alias: string) =>
   Prisma.raw(`(${alias}.claim_token IS NULL OR EXISTS (SELECT 1 FROM held h WHERE h.intent_id = ${alias}.intent_id AND h.claim_token = ${alias}.claim_token))`);
 
 /**
- * Opening runs, written once for an operator's start (startRuns) and a worker's claim that opens its runs
- * (claimDueIntents): from a CTE `opening` (intent_id, claim_token, round, mode, door, actor, details, intent_status),
- * the intent's runs still marked running are abandoned (whoever opens a run holds the intent alone, so they died with
- * their process), a run is inserted for each intent not COMPLETED or FAILED (and passing `condition`), and audited.
- * Makes the CTEs `abandoned`, `abandoned_steps` and `run`; `runStartedAudit` selects their audit events.
+ * Opening runs, written once for an operator's start (startRuns), a worker's run recorded at its first write
+ * (recordOpenedRuns) and one recorded whole at its close (lib/workers/repository.ts): from a CTE `opening`
+ * (intent_id, claim_token, round, mode, door, actor, details, intent_status, and for a run the claim named already
+ * run_id and started_at; for a run recorded whole run_status, finished_at and run_error), the intent's runs still
+ * marked running are abandoned (whoever opens a run holds the intent alone, so they died with their process), a run is
+ * inserted for each intent not COMPLETED or FAILED (and passing `condition`), and audited. Makes the CTEs `abandoned`,
+ * `abandoned_steps` and `run`; `runStartedAudit` selects their audit events.
  */
 export const openRunsCtes = (condition: Prisma.Sql = Prisma.empty) => Prisma.sql`
     abandoned AS (
@@ -60,26 +62,30 @@ export const openRunsCtes = (condition: Prisma.Sql = Prisma.empty) => Prisma.sql
       UPDATE pipeline_steps SET status = 'abandoned', finished_at = now()
       WHERE run_id IN (SELECT id FROM abandoned) AND status = 'running'
     ), run AS (
-      INSERT INTO pipeline_runs (intent_id, round, mode, door, actor, claim_token)
-      SELECT o.intent_id, o.round, o.mode, o.door, o.actor, o.claim_token
+      INSERT INTO pipeline_runs (id, intent_id, round, mode, door, actor, claim_token, started_at, status, finished_at, error)
+      SELECT COALESCE(o.run_id, gen_random_uuid()), o.intent_id, o.round, o.mode, o.door, o.actor, o.claim_token,
+             COALESCE(o.started_at, now()), COALESCE(o.run_status, 'running'), o.finished_at, o.run_error
       FROM opening o
       WHERE o.intent_status NOT IN ('COMPLETED', 'FAILED') ${condition}
-      RETURNING id, intent_id, claim_token, round, mode, door, actor, started_at
+      RETURNING id, intent_id, claim_token, round, mode, door, actor, started_at, finished_at
     )`;
+/** The columns of `opening` that only a worker's run recorded after its claim sets (openRunsCtes), null for the others. */
+export const OPENED_NOW = Prisma.sql`NULL::uuid AS run_id, NULL::timestamptz AS started_at, NULL::text AS run_status, NULL::timestamptz AS finished_at, NULL::text AS run_error`;
 export const runStartedAudit = Prisma.sql`
       SELECT r.intent_id, 'pipeline_started' AS action, r.actor,
              jsonb_build_object('runId', r.id, 'mode', r.mode, 'door', r.door, 'round', r.round, 'claimToken', r.claim_token::text)
-               || COALESCE(o.details, '{}'::jsonb) AS details
+               || COALESCE(o.details, '{}'::jsonb) AS details, r.started_at AS at
       FROM run r JOIN opening o ON o.intent_id = r.intent_id AND o.claim_token IS NOT DISTINCT FROM r.claim_token`;
 
 /**
- * One INSERT of audit events from several selects of (intent_id, action, actor, details), in the order given per
- * intent: events written by one statement share their time, and readers order them by id (the timeline, the audit
- * page), so a run's start comes before its first step's, a step's end before its run's.
+ * One INSERT of audit events from several selects of (intent_id, action, actor, details, at), in the order given per
+ * intent: readers follow the order of writing (the timeline), or the time and then the id (the audit page), so a
+ * run's start comes before its first step's, a step's end before its run's. Each event carries the time of what it
+ * records: a run recorded at its close has its start at the time it started.
  */
 export const insertAudit = (...selects: Prisma.Sql[]) =>
-  Prisma.sql`INSERT INTO audit_events (intent_id, action, actor, details)
-      SELECT a.intent_id, a.action, a.actor, a.details FROM (${Prisma.join(
+  Prisma.sql`INSERT INTO audit_events (intent_id, action, actor, details, at)
+      SELECT a.intent_id, a.action, a.actor, a.details, a.at FROM (${Prisma.join(
         selects.map((q, k) => Prisma.sql`SELECT ${k}::int AS k, e.* FROM (${q}) e`),
         ' UNION ALL ',
       )}) a ORDER BY a.intent_id, a.k`;
@@ -106,21 +112,27 @@ export const stepKind = (replayed: Prisma.Sql, status: Prisma.Sql, accepts: Pris
                   ELSE 'skipped' END`;
 
 /**
- * Starting steps, written once for startSteps and the claim that opens runs: from a CTE `stepping` (run_id,
- * intent_id, claim_token, round, position, bridge, kind, recorded, actor, intent_status, version), inserts each step
- * (finished at once unless it runs). Makes the CTE `step`; `stepStartedAudit` selects the audit events.
+ * Starting steps, written once for startSteps, a worker's first step recorded after its claim (recordOpenedRuns) and
+ * one recorded whole at its run's close: from a CTE `stepping` (run_id, intent_id, claim_token, round, position,
+ * bridge, kind, recorded, actor, intent_status, version, and for a step recorded after it started started_at; for one
+ * recorded whole ended, its end's status, and step_error), inserts each step: finished at once unless it runs. `kind`
+ * is how the step started (stepKind), which its start's audit event says. Makes the CTE `step`; `stepStartedAudit`
+ * selects the audit events.
  */
 export const startStepsCtes = Prisma.sql`
     step AS (
-      INSERT INTO pipeline_steps (run_id, intent_id, round, position, bridge, status, claim_token, finished_at, result)
-      SELECT c.run_id, c.intent_id, c.round, c.position, c.bridge, c.kind, c.claim_token,
-             CASE WHEN c.kind = 'running' THEN NULL ELSE now() END, c.recorded
+      INSERT INTO pipeline_steps (run_id, intent_id, round, position, bridge, status, claim_token, started_at, finished_at, result, error)
+      SELECT c.run_id, c.intent_id, c.round, c.position, c.bridge, COALESCE(c.ended, c.kind), c.claim_token, COALESCE(c.started_at, now()),
+             CASE WHEN COALESCE(c.ended, c.kind) = 'running' THEN NULL ELSE now() END, c.recorded, c.step_error
       FROM stepping c
       RETURNING id, run_id, position, status, started_at, finished_at
     )`;
+/** The columns of `stepping` that only a step recorded after it started sets (startStepsCtes), null for the others. */
+export const STARTED_NOW = Prisma.sql`NULL::timestamptz AS started_at, NULL::text AS ended, NULL::text AS step_error`;
 export const stepStartedAudit = Prisma.sql`
-      SELECT c.intent_id, CASE s.status WHEN 'running' THEN 'bridge_started' ELSE 'bridge_' || s.status END AS action, c.actor,
-             jsonb_build_object('runId', c.run_id::text, 'bridge', c.bridge, 'position', c.position, 'status', c.intent_status, 'version', c.version) AS details
+      SELECT c.intent_id, CASE c.kind WHEN 'running' THEN 'bridge_started' ELSE 'bridge_' || c.kind END AS action, c.actor,
+             jsonb_build_object('runId', c.run_id::text, 'bridge', c.bridge, 'position', c.position, 'status', c.intent_status, 'version', c.version) AS details,
+             s.started_at AS at
       FROM step s JOIN stepping c ON c.run_id = s.run_id AND c.position = s.position`;
 
 /**
@@ -133,12 +145,14 @@ export const finishStepsCtes = Prisma.sql`
       UPDATE pipeline_steps s SET status = i.step_status, finished_at = now(), result = i.result, error = i.step_error
       FROM input i
       WHERE s.id = i.step_id AND s.status = 'running' AND ${holds('i')}
-      RETURNING s.id, s.position, s.finished_at
+      RETURNING s.id, s.run_id, s.position, s.finished_at
     )`;
+/** The audit events of the steps' ends in `step`: one step per run of `input` (its running step, or one recorded whole). */
 export const stepEndedAudit = Prisma.sql`
       SELECT i.intent_id, 'bridge_' || i.step_status AS action, i.actor,
-             jsonb_strip_nulls(jsonb_build_object('runId', i.run_id::text, 'bridge', i.bridge, 'position', s.position, 'result', i.result, 'error', i.step_error)) AS details
-      FROM step s JOIN input i ON i.step_id = s.id`;
+             jsonb_strip_nulls(jsonb_build_object('runId', i.run_id::text, 'bridge', i.bridge, 'position', s.position, 'result', i.result, 'error', i.step_error)) AS details,
+             s.finished_at AS at
+      FROM step s JOIN input i ON i.run_id = s.run_id`;
 
 /**
  * Closing runs, written once for finishRuns and the statement that also ends claims: from the CTE `input`
@@ -154,7 +168,8 @@ export const finishRunsCtes = Prisma.sql`
     )`;
 export const runEndedAudit = Prisma.sql`
       SELECT i.intent_id, 'pipeline_finished' AS action, i.actor,
-             jsonb_strip_nulls(jsonb_build_object('runId', i.run_id::text, 'status', i.run_status, 'error', i.run_error)) AS details
+             jsonb_strip_nulls(jsonb_build_object('runId', i.run_id::text, 'status', i.run_status, 'error', i.run_error)) AS details,
+             r.finished_at AS at
       FROM run r JOIN input i ON i.run_id = r.id`;
 
 /** The intent as a run leaves it, for the answer of a statement that closes runs (`it`: the intents row). */
@@ -166,7 +181,8 @@ export const toIntent = ({ createdAt, updatedAt, ...intent }: IntentRow): Intent
   createdAt && updatedAt ? { ...intent, createdAt: createdAt.toISOString(), updatedAt: updatedAt.toISOString() } : null;
 
 const col = <T, V>(items: readonly T[], pick: (item: T) => V): V[] => items.map(pick);
-const json = (value: JsonValue | null | undefined) => (value === null || value === undefined ? null : JSON.stringify(value));
+/** A JSON value as a statement's parameter (null stays SQL NULL). */
+export const json = (value: JsonValue | null | undefined) => (value === null || value === undefined ? null : JSON.stringify(value));
 
 export type RunStart = {
   intentId: string;
@@ -210,7 +226,7 @@ export async function startRuns(exec: Exec, items: readonly RunStart[], fencing:
     ), ${HELD},
     checked AS (
       SELECT i.*, it.status::text AS intent_status, COALESCE(w.round, 1) AS round, ${holds('i')} AS claim_held,
-             CASE WHEN i.claim_token IS NULL AND w.state = 'running' THEN coalesce(w.claimed_by, 'a worker') END AS claimed_by
+             CASE WHEN i.claim_token IS NULL AND w.state = 'running' THEN coalesce(w.claimed_by, 'a worker') END AS claimed_by, ${OPENED_NOW}
       FROM input i LEFT JOIN intents it ON it.id = i.intent_id LEFT JOIN intent_work w ON w.intent_id = i.intent_id
     ), opening AS (
       SELECT * FROM checked c WHERE c.claim_held AND c.claimed_by IS NULL
@@ -220,6 +236,74 @@ export async function startRuns(exec: Exec, items: readonly RunStart[], fencing:
            r.id::text AS "runId", r.round, r.started_at AS "startedAt", ${recordedOf('r')} AS recorded
     FROM checked c LEFT JOIN run r ON r.intent_id = c.intent_id AND r.claim_token IS NOT DISTINCT FROM c.claim_token
     ORDER BY c.ord`);
+}
+
+/**
+ * A worker's run as its claim opened it, not recorded yet (lib/workers/repository.ts, claimDueIntents): the run the
+ * claim named (`runId`, started at the claim) and its first step, started as `kind` says (stepKind, decided by the
+ * claim). It is recorded by the run's first write: recordOpenedRuns before anything else the run writes, or its
+ * close, which records it whole (closeRunsAndClaims' sibling for such runs).
+ */
+export type PendingRun = {
+  intentId: string;
+  claimToken: string;
+  runId: string;
+  round: number;
+  startedAt: Date;
+  mode: PipelineMode;
+  door: PipelineDoor;
+  actor: string;
+  bridge: string;
+  kind: Extract<StepStatus, 'running' | 'skipped' | 'replayed'>;
+  /** The result this round recorded for the bridge, for a step started as `replayed`. */
+  recorded: JsonValue | undefined;
+  /** The intent as the step started on it: its start's audit event says so. */
+  intentStatus: IntentStatus;
+  version: number;
+};
+
+/** The columns of pending runs in a statement's `input` (recordOpenedRuns, and the close that records a run whole). */
+export const pendingColumns = (items: readonly PendingRun[]) =>
+  Prisma.sql`${col(items, (i) => i.intentId)}::uuid[], ${col(items, (i) => i.claimToken)}::bigint[], ${col(items, (i) => i.runId)}::uuid[],
+             ${col(items, (i) => i.round)}::int[], ${col(items, (i) => i.startedAt)}::timestamptz[], ${col(items, (i) => i.mode)}::text[],
+             ${col(items, (i) => i.door)}::text[], ${col(items, (i) => i.actor)}::text[], ${col(items, (i) => i.bridge)}::text[],
+             ${col(items, (i) => i.kind)}::text[], ${col(items, (i) => json(i.recorded))}::jsonb[], ${col(items, (i) => i.intentStatus)}::text[],
+             ${col(items, (i) => i.version)}::int[]`;
+export const PENDING_NAMES = Prisma.raw('intent_id, claim_token, run_id, round, started_at, mode, door, actor, bridge, kind, recorded, intent_status, version');
+
+/**
+ * The pending runs of `input` opened, with their first steps: `opening` and `stepping` for openRunsCtes and
+ * startStepsCtes, for the items whose claim is held. With `ended`, each run is recorded whole, finished, from the
+ * columns of `input` (run_status, run_error, step_status, result, step_error); without it, the run and its first step
+ * as they started (a running step, or one skipped or replayed at once).
+ */
+export const pendingOpening = (ended = false) => {
+  const run = ended ? Prisma.sql`i.run_status, now(), i.run_error` : Prisma.sql`NULL::text, NULL::timestamptz, NULL::text`;
+  const step = ended ? Prisma.sql`i.result, i.step_status, i.step_error` : Prisma.sql`i.recorded, NULL::text, NULL::text`;
+  return Prisma.sql`
+    opening (intent_id, claim_token, round, mode, door, actor, details, intent_status, run_id, started_at, run_status, finished_at, run_error) AS MATERIALIZED (
+      SELECT i.intent_id, i.claim_token, i.round, i.mode, i.door, i.actor, NULL::jsonb, i.intent_status, i.run_id, i.started_at, ${run}
+      FROM input i WHERE ${holds('i')}
+    ), ${openRunsCtes()},
+    stepping (run_id, intent_id, claim_token, round, position, bridge, kind, actor, intent_status, version, started_at, recorded, ended, step_error) AS MATERIALIZED (
+      SELECT r.id, r.intent_id, r.claim_token, r.round, 0, i.bridge, i.kind, r.actor, i.intent_status, i.version, i.started_at, ${step}
+      FROM run r JOIN input i ON i.run_id = r.id
+    ), ${startStepsCtes}`;
+};
+
+/**
+ * Records workers' runs that their claims opened (PendingRun): each run and its first step, audited at the time they
+ * started, for the items whose claim is still held. Answers each first step's id; null: the claim is lost.
+ */
+export async function recordOpenedRuns(exec: Exec, items: readonly PendingRun[]): Promise<(string | null)[]> {
+  const rows = await exec<{ stepId: string | null }>(Prisma.sql`
+    WITH input AS (
+      SELECT * FROM unnest(${pendingColumns(items)}) WITH ORDINALITY AS t(${PENDING_NAMES}, ord)
+    ), ${HELD},
+    ${pendingOpening()},
+    audit AS (${insertAudit(runStartedAudit, stepStartedAudit)})
+    SELECT s.id::text AS "stepId" FROM input i LEFT JOIN step s ON s.run_id = i.run_id ORDER BY i.ord`);
+  return rows.map((r) => r.stepId);
 }
 
 export type StepStart = {
@@ -259,7 +343,7 @@ export async function startSteps(exec: Exec, items: readonly StepStart[]): Promi
         WITH ORDINALITY AS t(intent_id, claim_token, run_id, round, position, bridge, accepts, recorded, replayed, actor, ord)
     ), ${HELD},
     checked AS (
-      SELECT i.*, it.status::text AS intent_status, it.version, it.payload, ${holds('i')} AS claim_held,
+      SELECT i.*, it.status::text AS intent_status, it.version, it.payload, ${holds('i')} AS claim_held, ${STARTED_NOW},
              ${stepKind(Prisma.sql`i.replayed`, Prisma.sql`it.status::text`, Prisma.sql`string_to_array(i.accepts, ',')`, { intentId: Prisma.sql`i.intent_id`, round: Prisma.sql`i.round`, bridge: Prisma.sql`i.bridge` })} AS kind
       FROM input i JOIN intents it ON it.id = i.intent_id
     ), stepping AS (
@@ -276,7 +360,8 @@ export type StepEnd = {
   intentId: string;
   claimToken: string | null;
   runId: string;
-  stepId: string;
+  /** Null for the first step of a worker's run not recorded yet, which its run's close records whole. */
+  stepId: string | null;
   bridge: string;
   /** `waiting`: the bridge stopped to wait for an answer (waits.ts); a later run takes the step again. */
   status: 'completed' | 'failed' | 'waiting';
@@ -350,10 +435,20 @@ export async function selectRuns(client: Tx, intentId: string, limit: number): P
                        'result', s.result, 'error', s.error) ORDER BY s.position, s.id)
                      FROM pipeline_steps s WHERE s.run_id = r.id), '[]'::jsonb) AS steps
     FROM (
-      -- A run given back before it started (released) ran nothing: it is neither an attempt nor shown.
       SELECT pr.*, 1 + (count(*) FILTER (WHERE pr.status <> 'waiting') OVER (
                          PARTITION BY pr.round ORDER BY pr.started_at, pr.id ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING))::int AS attempt
-      FROM pipeline_runs pr WHERE pr.intent_id = ${intentId}::uuid AND pr.status <> 'released'
+      FROM (
+        -- A run given back before it started (released) ran nothing: it is neither an attempt nor shown.
+        SELECT id, intent_id, round, mode, status, door, actor, started_at, finished_at, error
+        FROM pipeline_runs WHERE intent_id = ${intentId}::uuid AND status <> 'released'
+        UNION ALL
+        -- A worker's run its claim opened and nothing has recorded yet (claimDueIntents): the claim says it runs.
+        SELECT w.run_id, w.intent_id, w.round, ${WORKER_RUNS.mode}::text, 'running', ${WORKER_RUNS.door}::text, ${WORKER_RUNS.actorPrefix}::text || w.claimed_by,
+               w.claimed_at, NULL::timestamptz, NULL::text
+        FROM intent_work w
+        WHERE w.intent_id = ${intentId}::uuid AND w.state = 'running' AND w.run_id IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM pipeline_runs x WHERE x.id = w.run_id)
+      ) pr
     ) r
     ORDER BY r.started_at DESC, r.id
     LIMIT ${limit}`;

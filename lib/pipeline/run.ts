@@ -16,7 +16,7 @@ import { announceCommitted } from '@/lib/live/announce';
 import { resolveBridgeSet } from './bridges';
 import { FinalBridgeError, LostClaimError } from './errors';
 import { withPipelineLock } from './lock';
-import { selectRuns, type StartedRun, type StartedStep, type StepEnd } from './repository';
+import { selectRuns, type PendingRun, type StartedRun, type StartedStep, type StepEnd } from './repository';
 import { batchedWriter, directWriter, type RunWriter } from './writer';
 import { awaitAnswer, parkRun, WaitDeadlineMissedError, WaitSuspended, type WaitView } from './waits';
 import { PIPELINE_MODES, type BridgeContext, type PipelineDoor, type PipelineIntent, type PipelineMode, type PipelineResult, type PipelineRun, type PipelineRunRecord, type PipelineStep, type RunStatus } from './types';
@@ -76,9 +76,10 @@ export type RunPipelineOptions = {
   startDetails?: JsonObject;
   /**
    * The run and its first bridge's step, opened already by the statement that claimed the intent (a worker's claim,
-   * lib/workers/repository.ts): the run starts at that step's bridge with no statement of its own.
+   * lib/workers/repository.ts): the run starts at that step's bridge with no statement of its own. `pending`: not
+   * recorded yet; the run's first write records them (recordRun), or its close records the run whole.
    */
-  opened?: { run: StartedRun; firstStep: StartedStep };
+  opened?: { run: StartedRun; firstStep: StartedStep; pending?: PendingRun };
   /** Where a worker's run writes its records (default: the process's batched writer; an operator's run: Prisma). */
   writer?: RunWriter;
 };
@@ -117,6 +118,8 @@ type RunPlan = {
   reuse: ReadonlyMap<string, ReusedStep>;
   startDetails: JsonObject | undefined;
   opened: RunPipelineOptions['opened'];
+  /** A run its claim opened and nothing has recorded yet (recordRun), and its first step's id once recorded. */
+  recording: { pending: PendingRun | null; written: Promise<string> | null };
 };
 
 function planRun(input: RunPipelineInput, actor: Actor, options: RunPipelineOptions): RunPlan {
@@ -140,7 +143,39 @@ function planRun(input: RunPipelineInput, actor: Actor, options: RunPipelineOpti
     startDetails: options.startDetails,
     // Only a worker's claim opens runs ahead of the run.
     opened: token !== null ? options.opened : undefined,
+    recording: { pending: (token !== null ? options.opened?.pending : undefined) ?? null, written: null },
   };
+}
+
+/**
+ * Records the run its claim opened (PendingRun), once, before the run's first other write: a bridge's first command,
+ * a step's end when another bridge follows, a wait. So the run's start comes before anything the run did, in the
+ * order of writing that the intent's timeline follows. A run that wrote nothing until its close is recorded whole
+ * by the close instead (closeRun). Answers the first step's id.
+ */
+function recordRun(plan: RunPlan): Promise<string> {
+  if (plan.recording.written) return plan.recording.written;
+  const { pending } = plan.recording;
+  if (!pending) throw new Error('only a run its claim opened is recorded after it started');
+  plan.recording.written = plan.writer.recordOpened(pending).then((stepId) => {
+    if (stepId === null) throw new LostClaimError(`The claim on intent ${plan.id} was lost before its run could be recorded.`, { intentId: plan.id });
+    plan.recording.pending = null;
+    announceCommitted();
+    return stepId;
+  });
+  return plan.recording.written;
+}
+
+/**
+ * How long a first step may run unrecorded. A bridge that writes nothing for longer (one waiting on a slow service)
+ * has its run recorded anyway, so that the intent's timeline and audit say it is running; a quick one is recorded
+ * whole at its close.
+ */
+const RECORD_RUNNING_AFTER_MS = 1_000;
+
+/** Makes sure the run is recorded before a write of its own (recordRun); nothing to do for a run recorded already. */
+async function beforeWriting(plan: RunPlan): Promise<void> {
+  if (plan.recording.pending || plan.recording.written) await recordRun(plan);
 }
 
 /** For a worker, a refused fence means a newer claim of the intent has started: the claim is lost. */
@@ -200,16 +235,19 @@ function bridgeContext(plan: RunPlan, opened: Opened, bridge: Bridge, first: Pip
     mode: plan.mode,
     signal: plan.signal,
     async moveTo(to) {
+      await beforeWriting(plan);
       const { intent } = await updateIntentStatus({ id, status: to, expectedVersion: current.version }, actor, withFence(plan));
       current = { id, status: intent.status, version: intent.version, payload: intent.payload };
       return current;
     },
     async correct(diff, reason) {
+      await beforeWriting(plan);
       const r = await reevaluateIntent({ id, diff, reason, source: `pipeline:${bridge.name}`, expectedVersion: current.version }, actor, withFence(plan));
       current = { ...current, status: r.status, version: r.version };
       return current;
     },
-    waitFor(spec) {
+    async waitFor(spec) {
+      await beforeWriting(plan);
       // A worker's question goes on the pool, as its other records do; an operator's through Prisma.
       const step = { intentId: id, round: opened.round, runId, bridge: bridge.name, claimToken: plan.token, actor: actor.name };
       return awaitAnswer(plan.token !== null ? queryOnPool : db(), step, spec, () => new LostClaimError(`The claim on intent ${id} was lost while bridge ${bridge.name} asked for its wait.`, { intentId: id, bridge: bridge.name }));
@@ -236,11 +274,13 @@ async function runBridge(plan: RunPlan, opened: Opened, position: number, bridge
   const recorded = reused ? (reused.status === 'replayed' ? reused.result : undefined) : opened.recorded[bridge.name];
   // A reused step that was skipped is recorded as skipped again: it accepts no status, so it cannot run.
   const accepts = reused ? [] : bridge.accepts;
-  const step =
+  let step =
     position === 0 && plan.opened
       ? plan.opened.firstStep
       : await plan.writer.startStep({ intentId: id, runId: opened.runId, round: opened.round, position, bridge: bridge.name, accepts, replayed: recorded, actor: actor.name, claimToken: token });
-  if (step.stepId === null) throw new LostClaimError(`The claim on intent ${id} was lost before bridge ${bridge.name}.`, { intentId: id, bridge: bridge.name });
+  // A first step its claim opened that does not run (skipped, replayed) ends as it starts: recorded at once.
+  if (position === 0 && plan.recording.pending && step.stepStatus !== 'running') step = { ...step, stepId: await recordRun(plan) };
+  if (step.stepId === null && !(position === 0 && plan.recording.pending)) throw new LostClaimError(`The claim on intent ${id} was lost before bridge ${bridge.name}.`, { intentId: id, bridge: bridge.name });
   announceCommitted();
   if (step.stepStatus !== 'running') {
     const replayed = step.stepStatus === 'replayed' ? { result: recorded } : {};
@@ -253,6 +293,8 @@ async function runBridge(plan: RunPlan, opened: Opened, position: number, bridge
   let fenced: FencingTokenStaleError | null = null;
   let waiting: WaitView | undefined;
   let failsIntent = false;
+  // A claim's first step that writes nothing for a while has its run recorded meanwhile (an error surfaces below).
+  const recordLater = position === 0 && plan.recording.pending ? setTimeout(() => void recordRun(plan).catch(() => undefined), RECORD_RUNNING_AFTER_MS) : undefined;
   try {
     result = ((await bridge.run(ctx)) ?? null) as JsonObject | null;
   } catch (err) {
@@ -265,12 +307,17 @@ async function runBridge(plan: RunPlan, opened: Opened, position: number, bridge
       if (err instanceof FencingTokenStaleError) fenced = err;
       if (err instanceof WaitDeadlineMissedError || err instanceof FinalBridgeError) failsIntent = err.failsIntent;
     }
+  } finally {
+    clearTimeout(recordLater);
   }
   const status: StepEnd['status'] = waiting ? 'waiting' : error === null ? 'completed' : 'failed';
-  const end: StepEnd = { intentId: id, runId: opened.runId, stepId: step.stepId, bridge: bridge.name, status, result, error, actor: actor.name, claimToken: token };
+  // A first step its claim opened has its id once its run is recorded (by the bridge's first command, or below).
+  const stepId = step.stepId ?? (plan.recording.written ? await plan.recording.written : null);
+  const end: StepEnd = { intentId: id, runId: opened.runId, stepId, bridge: bridge.name, status, result, error, actor: actor.name, claimToken: token };
   const recordedStep = { bridge: bridge.name, status, startedAt: at(step.startedAt), ...(result !== null ? { result } : {}), ...(error ? { error } : {}) };
+  // Without a step id, the run is still not recorded: its close records it whole, with this step.
   if (!waiting && !failsIntent && closesAfter(plan, position, error, fenced)) return { step: { ...recordedStep, finishedAt: null }, error, fenced, pendingEnd: end };
-  const finishedAt = await plan.writer.finishStep(end);
+  const finishedAt = await plan.writer.finishStep({ ...end, stepId: stepId ?? (await recordRun(plan)) });
   if (!finishedAt) throw new LostClaimError(`The claim on intent ${id} was lost during bridge ${bridge.name}; its result was not recorded.`, { intentId: id, bridge: bridge.name });
   announceCommitted();
   return { step: { ...recordedStep, finishedAt: at(finishedAt) }, error, fenced, pendingEnd: null, waiting, failsIntent };
@@ -290,6 +337,7 @@ function closesAfter(plan: RunPlan, position: number, error: string | null, fenc
 
 /** FAILFAST's mark on the intent; a refusal of the mark itself is recorded with the run's failures, not thrown. */
 async function markFailed(plan: RunPlan, bridge: string, error: string, failures: string[]): Promise<void> {
+  await beforeWriting(plan);
   try {
     await updateIntentStatus({ id: plan.id, status: 'FAILED', reason: auditReason(`pipeline: ${bridge} failed: ${error}`) }, plan.actor, withFence(plan));
   } catch (err) {
@@ -300,8 +348,16 @@ async function markFailed(plan: RunPlan, bridge: string, error: string, failures
 async function closeRun(plan: RunPlan, opened: Opened, status: Outcome, failures: string[], steps: PipelineStep[], pendingEnd: StepEnd | null, wait?: WaitView): Promise<PipelineResult> {
   const { id, actor } = plan;
   const runError = failures.length ? failures.join('; ') : null;
-  const finished = await plan.writer.closeRun({ intentId: id, runId: opened.runId, status, error: runError, actor: actor.name, claimToken: plan.token, stepEnd: pendingEnd });
+  // A run its claim opened and nothing recorded yet is recorded whole by its close (`opening`); one recorded meanwhile
+  // gives its first step's id to a step end that was waiting for it.
+  if (plan.recording.written) {
+    const firstStepId = await plan.recording.written;
+    if (pendingEnd && pendingEnd.stepId === null) pendingEnd = { ...pendingEnd, stepId: firstStepId };
+  }
+  const opening = plan.recording.pending ?? undefined;
+  const finished = await plan.writer.closeRun({ intentId: id, runId: opened.runId, status, error: runError, actor: actor.name, claimToken: plan.token, stepEnd: pendingEnd, opening });
   if (!finished) throw new LostClaimError(`The claim on intent ${id} was lost before its run could be closed.`, { intentId: id });
+  plan.recording.pending = null;
   announceCommitted();
   // The last step's end went with the run's, in the same statement: the same moment.
   if (pendingEnd) steps[steps.length - 1] = { ...steps[steps.length - 1], finishedAt: finished.finishedAt.toISOString() };
@@ -361,6 +417,7 @@ async function execute(plan: RunPlan): Promise<PipelineResult> {
     if (fenced) {
       // The lease (or claim) this run was fenced by has passed to someone else: nothing more may be written for
       // it, not even the FAILED mark. The run is closed as failed and the refusal is the answer.
+      await beforeWriting(plan);
       const closed = await plan.writer.finishRun({ intentId: plan.id, runId: opened.runId, status: 'failed', error: failures.join('; '), actor: actor.name, claimToken: plan.token });
       if (closed) announceCommitted();
       throw refusal(plan, fenced);

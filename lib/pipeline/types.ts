@@ -10,6 +10,12 @@ export type PipelineMode = (typeof PIPELINE_MODES)[number];
 /** Where a run came from: the JSON API, a console action, or a worker's claim. */
 export type PipelineDoor = 'api' | 'console' | 'worker';
 
+/**
+ * How workers run the pipeline: FAILFAST, through their own door, as `worker:<the worker's name>` (the name their
+ * claims carry in intent_work.claimed_by). The console reads a worker's run that is not recorded yet from its claim.
+ */
+export const WORKER_RUNS = { mode: 'FAILFAST', door: 'worker', actorPrefix: 'worker:' } as const satisfies { mode: PipelineMode; door: PipelineDoor; actorPrefix: string };
+
 /** `waiting`: the run stopped at a bridge that waits for an answer from outside (waits.ts); a later run resumes there. */
 export type RunStatus = 'running' | 'succeeded' | 'failed' | 'finished_with_errors' | 'interrupted' | 'waiting' | 'abandoned' | 'released';
 export type StepStatus = 'running' | 'completed' | 'failed' | 'skipped' | 'replayed' | 'waiting' | 'abandoned' | 'released';

@@ -5,10 +5,12 @@ import {
   finishRuns,
   finishSteps,
   onClient,
+  recordOpenedRuns,
   startRuns,
   startSteps,
   type ClosedRun,
   type Exec,
+  type PendingRun,
   type RunEnd,
   type RunStart,
   type StartedRun,
@@ -35,20 +37,28 @@ export type RunWriter = {
   finishRun(item: RunEnd): Promise<ClosedRun | null>;
   /**
    * The run's end with its last step's end when nothing is written between them: a writer may send both in one
-   * statement (a worker's writer also ends the claim in it, lib/workers/closer.ts). Null: the claim is lost.
+   * statement (a worker's writer also ends the claim in it, lib/workers/worker.ts), and record in it a run its claim
+   * opened (`opening`) whole. Null: the claim is lost.
    */
   closeRun(item: RunClose): Promise<ClosedRun | null>;
+  /** Records a run a worker's claim opened (PendingRun), before the run's first other write; its first step's id, or null: the claim is lost. */
+  recordOpened(item: PendingRun): Promise<string | null>;
 };
 
-/** A run's end, carrying its last step's end when the run closes right after it. */
-export type RunClose = RunEnd & { stepEnd: StepEnd | null };
+/** A run's end, carrying its last step's end when the run closes right after it, and the run itself when its claim opened it and nothing recorded it yet. */
+export type RunClose = RunEnd & { stepEnd: StepEnd | null; opening?: PendingRun };
 
 const finishRunOne = async (exec: Exec, item: RunEnd) => (await finishRuns(exec, [item]))[0];
 
-/** The step's end, then the run's: two statements, for a writer that has no statement doing both. */
+/** The run's record when it has none yet, the step's end, then the run's: statements of their own, for a writer that has no statement doing all. */
 export const closeInTwo =
-  (writer: Pick<RunWriter, 'finishStep' | 'finishRun'>) =>
-  async ({ stepEnd, ...runEnd }: RunClose): Promise<ClosedRun | null> => {
+  (writer: Pick<RunWriter, 'finishStep' | 'finishRun' | 'recordOpened'>) =>
+  async ({ stepEnd, opening, ...runEnd }: RunClose): Promise<ClosedRun | null> => {
+    if (opening) {
+      const stepId = await writer.recordOpened(opening);
+      if (stepId === null) return null;
+      if (stepEnd) stepEnd = { ...stepEnd, stepId };
+    }
     if (stepEnd && !(await writer.finishStep(stepEnd))) return null;
     return writer.finishRun(runEnd);
   };
@@ -58,6 +68,7 @@ export function directWriter(fencing: Fencing | null): RunWriter {
   const ends = {
     finishStep: async (item: StepEnd) => (await finishSteps(exec(), [item]))[0],
     finishRun: (item: RunEnd) => finishRunOne(exec(), item),
+    recordOpened: async (item: PendingRun) => (await recordOpenedRuns(exec(), [item]))[0],
   };
   return {
     startRun: async (item) => (await startRuns(exec(), [item], fencing))[0],
@@ -96,7 +107,8 @@ export function batchedWriter(): RunWriter {
     const steps = batchLoader((items: readonly StepStart[]) => startSteps(exec, items));
     const stepEnds = batchLoader((items: readonly StepEnd[]) => finishSteps(exec, items));
     const runEnds = batchLoader((items: readonly RunEnd[]) => finishRuns(exec, items));
-    const ends = { finishStep: (item: StepEnd) => stepEnds.load(item), finishRun: (item: RunEnd) => runEnds.load(item) };
+    const openings = batchLoader((items: readonly PendingRun[]) => recordOpenedRuns(exec, items));
+    const ends = { finishStep: (item: StepEnd) => stepEnds.load(item), finishRun: (item: RunEnd) => runEnds.load(item), recordOpened: (item: PendingRun) => openings.load(item) };
     globalForWriter.bridgeBatchedWriter = {
       startRun: (item) => runs.load(item),
       startStep: (item) => steps.load(item),

@@ -8,11 +8,13 @@ import {
   heldClaims,
   insertAudit,
   intentColumns,
-  openRunsCtes,
+  json,
+  PENDING_NAMES,
+  pendingColumns,
+  pendingOpening,
   recordedOf,
   runEndedAudit,
   runStartedAudit,
-  startStepsCtes,
   stepEndColumns,
   stepEndedAudit,
   stepKind,
@@ -20,11 +22,12 @@ import {
   toIntent,
   type ClosedRun,
   type IntentRow,
+  type PendingRun,
   type StartedRun,
   type StartedStep,
 } from '@/lib/pipeline/repository';
 import type { RunClose } from '@/lib/pipeline/writer';
-import type { PipelineDoor, PipelineMode } from '@/lib/pipeline/types';
+import { WORKER_RUNS, type PipelineDoor, type PipelineMode } from '@/lib/pipeline/types';
 import type { IntentStatus } from '@/lib/shared/intent-states';
 import type { JsonObject, JsonValue } from '@/lib/shared/json';
 import { fenceGrant } from '@/lib/leases/fencing';
@@ -52,8 +55,11 @@ export type Claim = {
   lastError: string | null;
   /** The previous attempt was the last one and was rescued: the intent is to be failed, not run again. */
   exhausted: boolean;
-  /** The run and its first step, opened by the claim itself (claimDueIntents' `open`); none for an exhausted claim. */
-  opened?: { run: StartedRun; firstStep: StartedStep };
+  /**
+   * The run and its first step as the claim opened them (claimDueIntents' `open`), `pending` until the run's first
+   * write records them; none for an exhausted claim.
+   */
+  opened?: { run: StartedRun; firstStep: StartedStep; pending: PendingRun };
 };
 
 /** What a claim opens for each intent it claims: a run with these, and the step of its first bridge. */
@@ -63,20 +69,34 @@ type ClaimRow = Omit<Claim, 'opened'> & {
   runId: string | null;
   runStartedAt: Date | null;
   recorded: Record<string, JsonValue> | null;
-  stepId: string | null;
-  stepStatus: StartedStep['stepStatus'];
-  stepStartedAt: Date | null;
-  stepFinishedAt: Date | null;
+  stepKind: PendingRun['kind'] | null;
+  stepRecorded: JsonValue | null;
   intentStatus: IntentStatus | null;
   version: number | null;
   payload: JsonObject | null;
 };
 
-function toClaim({ runId, runStartedAt, recorded, stepId, stepStatus, stepStartedAt, stepFinishedAt, intentStatus, version, payload, ...claim }: ClaimRow): Claim {
-  if (runId === null) return claim;
+function toClaim({ runId, runStartedAt, recorded, stepKind, stepRecorded, intentStatus, version, payload, ...claim }: ClaimRow, open: OpenOnClaim | undefined): Claim {
+  if (runId === null || !open) return claim;
   const run: StartedRun = { intentStatus, claimHeld: true, claimedBy: null, runId, round: claim.round, startedAt: runStartedAt, recorded: recorded ?? {} };
-  const firstStep: StartedStep = { stepId, stepStatus, startedAt: stepStartedAt, finishedAt: stepFinishedAt, status: intentStatus!, version: version!, payload: payload! };
-  return { ...claim, opened: { run, firstStep } };
+  // Not recorded yet: the step has no id, and a step that does not run ends as it starts (recordOpenedRuns).
+  const firstStep: StartedStep = { stepId: null, stepStatus: stepKind, startedAt: runStartedAt, finishedAt: stepKind === 'running' ? null : runStartedAt, status: intentStatus!, version: version!, payload: payload! };
+  const pending: PendingRun = {
+    intentId: claim.intentId,
+    claimToken: claim.claimToken,
+    runId,
+    round: claim.round,
+    startedAt: runStartedAt!,
+    mode: open.mode,
+    door: open.door,
+    actor: open.actor,
+    bridge: open.bridge,
+    kind: stepKind!,
+    recorded: stepKind === 'replayed' ? (stepRecorded ?? null) : undefined,
+    intentStatus: intentStatus!,
+    version: version!,
+  };
+  return { ...claim, opened: { run, firstStep, pending } };
 }
 
 const ms = (n: number) => n; // documents that the number is milliseconds where it is bound
@@ -105,11 +125,13 @@ function claimLimit(limit: number): Prisma.Sql {
  * is granted to the claim's fence (fenceGrant), as a lease's grant is: from this commit on, the engine refuses the
  * writes of every earlier claim of the intent.
  *
- * With `open`, the claim also opens each claimed intent's run and its first bridge's step, as startRuns and
- * startSteps would (the same SQL, lib/pipeline/repository.ts), audited, so that a worker's run starts with no
- * statement of its own. They are written in the claim's transaction, so they exist exactly when the claim does; an
- * exhausted claim opens nothing (it is failed, not run). A run opened for a claim that is given back before it ran
- * is closed by the settle (settleClaims), one whose claim is rescued by the rescue.
+ * With `open`, the claim also opens each claimed intent's run: it names the run (intent_work.run_id) and decides
+ * how its first bridge's step starts (stepKind, as startSteps would), so that a worker's run starts with no statement
+ * of its own. It records neither: the run's first write does (PendingRun), and a run whose bridge changed nothing
+ * until its end is recorded whole by its close, in one statement with the claim's end (recordRunsAndEndClaims).
+ * Until then the console reads the running run from the claim (selectRuns). An exhausted claim opens nothing (it is
+ * failed, not run); a claim given back before its run started leaves nothing to record; the rescue records the run of
+ * a claim it takes back as abandoned.
  */
 export async function claimDueIntents(
   client: Runner,
@@ -134,6 +156,7 @@ export async function claimDueIntents(
         max_attempts = CASE WHEN d.prior_attempt = 0 THEN ${args.maxAttempts}::int ELSE d.prior_max END,
         claim_token = nextval('intent_work_claim_token_seq'),
         claimed_by = ${args.workerName},
+        run_id = ${args.open ? Prisma.sql`CASE WHEN d.prior_attempt < d.prior_max THEN gen_random_uuid() END` : Prisma.sql`NULL`},
         claimed_at = now(),
         heartbeat_at = now(),
         lease_until = now() + ${ms(args.leaseMs)} * interval '1 millisecond'
@@ -143,41 +166,37 @@ export async function claimDueIntents(
         -- the whole queue, and this claim would hold the execution locks of intents it never claimed until it commits,
         -- keeping them from every other worker and from operators' runs.
         AND pg_try_advisory_xact_lock(${PIPELINE_LOCK_NAMESPACE}::int, hashtext(d.intent_id::text))
-      RETURNING w.intent_id, w.claim_token, w.attempt, w.max_attempts, w.round, w.last_error, (d.prior_attempt >= d.prior_max) AS exhausted
+      RETURNING w.intent_id, w.claim_token, w.attempt, w.max_attempts, w.round, w.last_error, w.run_id, w.claimed_at, (d.prior_attempt >= d.prior_max) AS exhausted
     ), granted AS MATERIALIZED (
       SELECT c.*, ${fenceGrant(claimFenceResource(Prisma.sql`c.intent_id`), Prisma.sql`c.claim_token`)} AS granted FROM claimed c
     ), settled AS (
       UPDATE intent_work w SET state = CASE WHEN d.intent_status = 'COMPLETED' THEN 'completed' ELSE 'failed' END, finished_at = now()
       FROM due_status d
       WHERE w.intent_id = d.intent_id AND d.intent_status IN ('COMPLETED', 'FAILED')
-    ), ${args.open ? openOnClaim(args.open) : Prisma.sql`run AS (SELECT NULL::uuid AS id, NULL::bigint AS claim_token, NULL::timestamptz AS started_at WHERE false),
-      stepping AS (SELECT NULL::uuid AS run_id, NULL::jsonb AS all_recorded, NULL::text AS intent_status, NULL::int AS version, NULL::jsonb AS payload WHERE false),
-      step AS (SELECT NULL::bigint AS id, NULL::uuid AS run_id, NULL::text AS status, NULL::timestamptz AS started_at, NULL::timestamptz AS finished_at WHERE false)`}
+    ), ${args.open ? openOnClaim(args.open) : Prisma.sql`stepping AS (SELECT NULL::uuid AS run_id, NULL::text AS kind, NULL::jsonb AS recorded, NULL::jsonb AS all_recorded,
+      NULL::text AS intent_status, NULL::int AS version, NULL::jsonb AS payload WHERE false)`}
     SELECT g.intent_id::text AS "intentId", g.claim_token::text AS "claimToken", g.attempt, g.max_attempts AS "maxAttempts", g.round,
            g.last_error AS "lastError", g.exhausted,
-           r.id::text AS "runId", r.started_at AS "runStartedAt", st.all_recorded AS recorded, s.id::text AS "stepId", s.status AS "stepStatus",
-           s.started_at AS "stepStartedAt", s.finished_at AS "stepFinishedAt", st.intent_status AS "intentStatus", st.version, st.payload
-    FROM granted g LEFT JOIN run r ON r.claim_token = g.claim_token LEFT JOIN stepping st ON st.run_id = r.id LEFT JOIN step s ON s.run_id = r.id
+           st.run_id::text AS "runId", g.claimed_at AS "runStartedAt", st.all_recorded AS recorded, st.kind AS "stepKind", st.recorded AS "stepRecorded",
+           st.intent_status AS "intentStatus", st.version, st.payload
+    FROM granted g LEFT JOIN stepping st ON st.run_id = g.run_id
     ORDER BY g.intent_id`);
-  return rows.map(toClaim);
+  return rows.map((row) => toClaim(row, args.open));
 }
 
-/** The claim's opening of runs and first steps (claimDueIntents' `open`): CTEs after `granted` and `due_status`. */
+/**
+ * How the first step of each run the claim opens starts (claimDueIntents' `open`), with the results its round has
+ * recorded and the intent as the step sees it: a CTE after `granted`.
+ */
 function openOnClaim(open: OpenOnClaim): Prisma.Sql {
-  return Prisma.sql`opening AS MATERIALIZED (
-      SELECT g.intent_id, g.claim_token, g.round, ${open.mode}::text AS mode, ${open.door}::text AS door, ${open.actor}::text AS actor,
-             NULL::jsonb AS details, d.intent_status
-      FROM granted g JOIN due_status d ON d.intent_id = g.intent_id
-      WHERE NOT g.exhausted
-    ), ${openRunsCtes()},
-    stepping AS MATERIALIZED (
-      SELECT r.id AS run_id, r.intent_id, r.claim_token, r.round, 0 AS position, ${open.bridge}::text AS bridge,
-             ${stepKind(Prisma.sql`rec.recorded ? ${open.bridge}::text`, Prisma.sql`it.status::text`, Prisma.sql`${[...open.accepts]}::text[]`, { intentId: Prisma.sql`r.intent_id`, round: Prisma.sql`r.round`, bridge: Prisma.sql`${open.bridge}::text` })} AS kind,
-             rec.recorded -> ${open.bridge}::text AS recorded, rec.recorded AS all_recorded, r.actor,
+  return Prisma.sql`stepping AS MATERIALIZED (
+      SELECT g.run_id, g.intent_id, g.round,
+             ${stepKind(Prisma.sql`rec.recorded ? ${open.bridge}::text`, Prisma.sql`it.status::text`, Prisma.sql`${[...open.accepts]}::text[]`, { intentId: Prisma.sql`g.intent_id`, round: Prisma.sql`g.round`, bridge: Prisma.sql`${open.bridge}::text` })} AS kind,
+             rec.recorded -> ${open.bridge}::text AS recorded, rec.recorded AS all_recorded,
              it.status::text AS intent_status, it.version, it.payload
-      FROM run r JOIN intents it ON it.id = r.intent_id CROSS JOIN LATERAL (SELECT ${recordedOf('r')} AS recorded) rec
-    ), ${startStepsCtes},
-    opened_audit AS (${insertAudit(runStartedAudit, stepStartedAudit)})`;
+      FROM granted g JOIN intents it ON it.id = g.intent_id CROSS JOIN LATERAL (SELECT ${recordedOf('g')} AS recorded) rec
+      WHERE g.run_id IS NOT NULL
+    )`;
 }
 
 /** Extends the leases of the claims still held; returns the tokens that were (the others are lost). */
@@ -209,27 +228,32 @@ const SETTLE = Prisma.sql`
 
 /**
  * A settled claim whose run is still open, so that no run stays `running` without a claim (`settled`: the claims just
- * ended). A claim given back (`available`: fetched ahead by a stopping worker, its run opened by the claim and never
- * started) has its run and first step `released`, audited as `pipeline_released`: no bridge ran, so the run is no
- * attempt, the runs panel leaves it out, and no `evt.intent.pipeline_finished` goes out for it. Any other (a run that
- * stopped on an error the pipeline could not record) is closed as `interrupted` with its running step abandoned, and
- * audited as a run's end.
+ * ended): a recorded run (one that stopped on an error the pipeline could not record) is closed as `interrupted` with
+ * its running step abandoned, audited as a run's end. A claim that ended retryable or failed before its run was
+ * recorded (a run stopped by an error before its first write) has that run recorded as `interrupted`, so that every
+ * attempt shows among the runs. A claim given back before its run started (`available`: fetched ahead by a stopping
+ * worker) records nothing: no bridge ran, so there is no attempt to show and no event to send.
  */
 const CLOSE_LEFT_OPEN = Prisma.sql`left_open AS (
-      UPDATE pipeline_runs r SET status = CASE WHEN s.state = 'available' THEN 'released' ELSE 'interrupted' END, finished_at = now(),
-             error = CASE WHEN s.state = 'available' THEN 'its claim was given back before the run started (a stopping worker)' ELSE 'its claim ended before the run did' END
+      UPDATE pipeline_runs r SET status = 'interrupted', finished_at = now(), error = 'its claim ended before the run did'
       FROM settled s
       WHERE r.claim_token = s.claim_token AND r.status = 'running'
       RETURNING r.id, r.intent_id, r.actor, r.status, r.error
+    ), left_unrecorded AS (
+      INSERT INTO pipeline_runs (id, intent_id, round, mode, door, actor, claim_token, started_at, status, finished_at, error)
+      SELECT s.run_id, s.intent_id, s.round, ${WORKER_RUNS.mode}::text, ${WORKER_RUNS.door}::text, ${WORKER_RUNS.actorPrefix}::text || s.claimed_by, s.claim_token, s.claimed_at,
+             'interrupted', now(), 'its claim ended before the run was recorded: ' || coalesce(s.last_error, 'no error recorded')
+      FROM settled s
+      WHERE s.state IN ('retryable', 'failed') AND s.run_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pipeline_runs r WHERE r.id = s.run_id)
+      RETURNING id, intent_id, actor, status, error
     ), left_open_steps AS (
-      UPDATE pipeline_steps s SET status = CASE WHEN l.status = 'released' THEN 'released' ELSE 'abandoned' END, finished_at = now()
+      UPDATE pipeline_steps s SET status = 'abandoned', finished_at = now()
       FROM left_open l
       WHERE s.run_id = l.id AND s.status = 'running'
     ), left_open_audit AS (
       INSERT INTO audit_events (intent_id, action, actor, details)
-      SELECT intent_id, CASE WHEN status = 'released' THEN 'pipeline_released' ELSE 'pipeline_finished' END, actor,
-             jsonb_build_object('runId', id::text, 'status', status, 'error', error)
-      FROM left_open
+      SELECT intent_id, 'pipeline_finished', actor, jsonb_build_object('runId', id::text, 'status', status, 'error', error)
+      FROM (SELECT * FROM left_open UNION ALL SELECT * FROM left_unrecorded) l
     )`;
 
 /**
@@ -259,7 +283,7 @@ export async function settleClaims(client: Runner, items: readonly Settlement[])
       UPDATE intent_work w SET ${SETTLE}
       FROM input i, mine m
       WHERE w.intent_id = m.intent_id AND w.intent_id = i.intent_id AND w.claim_token = i.claim_token AND w.state = 'running'
-      RETURNING w.intent_id, w.claim_token, w.state
+      RETURNING w.intent_id, w.claim_token, w.state, w.run_id, w.round, w.claimed_at, w.claimed_by, w.last_error
     ), ${CLOSE_LEFT_OPEN}
     SELECT s.intent_id IS NOT NULL AS settled
     FROM input i LEFT JOIN settled s ON s.intent_id = i.intent_id AND s.claim_token = i.claim_token
@@ -286,18 +310,66 @@ export type ClosedRunAndClaim = ClosedRun & { outcome: Settlement['outcome'] };
  */
 export async function closeRunsAndClaims(exec: Exec, items: readonly RunCloseAndClaimEnd[]): Promise<(ClosedRunAndClaim | null)[]> {
   const col = <V>(pick: (i: RunCloseAndClaimEnd) => V) => items.map(pick);
-  const rows = await exec<IntentRow & { finishedAt: Date | null; outcome: Settlement['outcome'] | null }>(Prisma.sql`
+  return toClosed(
+    await exec(Prisma.sql`
     WITH input AS (
       SELECT * FROM unnest(${col((i) => i.intentId)}::uuid[], ${col((i) => i.claimToken)}::bigint[], ${col((i) => i.runId)}::uuid[],
                            ${stepEndColumns(items.map((i) => i.stepEnd))}, ${col((i) => i.status)}::text[], ${col((i) => i.error)}::text[],
-                           ${col((i) => i.actor)}::text[], ${col((i) => i.claimEnd.outcome)}::text[], ${col((i) => i.claimEnd.delayMs)}::int[],
-                           ${col((i) => i.claimEnd.error)}::text[], ${col((i) => i.claimEnd.failError)}::text[])
+                           ${col((i) => i.actor)}::text[], ${claimEndColumns(items)})
         WITH ORDINALITY AS t(intent_id, claim_token, run_id, step_id, bridge, step_status, result, step_error, run_status, run_error, actor,
                              claim_outcome, delay_ms, claim_error, fail_error, ord)
     ), ${heldClaims('UPDATE')},
     ${finishStepsCtes},
     ${finishRunsCtes},
     audit AS (${insertAudit(stepEndedAudit, runEndedAudit)}),
+    ${END_CLAIMS}`),
+  );
+}
+
+/**
+ * closeRunsAndClaims for runs their claims opened and nothing has recorded yet (`opening`, PendingRun): each run is
+ * recorded whole, finished, with its one step, their four audit events at the times they happened (the run's start
+ * and its step's at the claim), and the claim ended, in one statement, each item all or nothing on its claim token.
+ * What a run that changed nothing until its end costs: its claim and this. The start is audited before the step's end
+ * in the order of writing, and nothing the run did falls between them (a bridge's first command records its run
+ * first, lib/pipeline/run.ts).
+ */
+export async function recordRunsAndEndClaims(exec: Exec, items: readonly RunCloseAndClaimEnd[]): Promise<(ClosedRunAndClaim | null)[]> {
+  const opening = items.map((i) => {
+    if (!i.opening || !i.stepEnd || i.stepEnd.status === 'waiting') throw new Error('a run recorded whole at its close carries its opening and its one step\'s end');
+    return i.opening;
+  });
+  const col = <V>(pick: (i: RunCloseAndClaimEnd) => V) => items.map(pick);
+  return toClosed(
+    await exec(Prisma.sql`
+    WITH input AS (
+      SELECT * FROM unnest(${pendingColumns(opening)}, ${col((i) => i.stepEnd!.status)}::text[], ${col((i) => json(i.stepEnd!.result))}::jsonb[],
+                           ${col((i) => i.stepEnd!.error)}::text[], ${col((i) => i.status)}::text[], ${col((i) => i.error)}::text[], ${claimEndColumns(items)})
+        WITH ORDINALITY AS t(${PENDING_NAMES}, step_status, result, step_error, run_status, run_error, claim_outcome, delay_ms, claim_error, fail_error, ord)
+    ), ${heldClaims('UPDATE')},
+    ${pendingOpening(true)},
+    audit AS (${insertAudit(runStartedAudit, stepStartedAudit, stepEndedAudit, runEndedAudit)}),
+    ${END_CLAIMS}`),
+  );
+}
+
+const claimEndColumns = (items: readonly RunCloseAndClaimEnd[]) =>
+  Prisma.sql`${items.map((i) => i.claimEnd.outcome)}::text[], ${items.map((i) => i.claimEnd.delayMs)}::int[], ${items.map((i) => i.claimEnd.error)}::text[],
+             ${items.map((i) => i.claimEnd.failError)}::text[]`;
+
+type ClosedRow = IntentRow & { finishedAt: Date | null; outcome: Settlement['outcome'] | null };
+const toClosed = (rows: ClosedRow[]): (ClosedRunAndClaim | null)[] =>
+  rows.map(({ finishedAt, outcome, ...row }) => {
+    const intent = toIntent(row);
+    return finishedAt && outcome && intent ? { finishedAt, intent, outcome } : null;
+  });
+
+/**
+ * The claims' ends after their runs' (`input` with claim_outcome, delay_ms, claim_error, fail_error; `run`: the runs
+ * closed or recorded), and the statement's answer, one row per item in order: a run that leaves its intent FAILED
+ * ends its claim as `failed` unless it is given back.
+ */
+const END_CLAIMS = Prisma.sql`
     ending AS (
       SELECT x.intent_id, x.claim_token, x.outcome, x.delay_ms, CASE WHEN x.outcome = 'failed' THEN x.fail_error ELSE x.claim_error END AS error
       FROM (
@@ -313,12 +385,7 @@ export async function closeRunsAndClaims(exec: Exec, items: readonly RunCloseAnd
     SELECT r.finished_at AS "finishedAt", e.outcome, ${intentColumns}
     FROM input i LEFT JOIN run r ON r.id = i.run_id LEFT JOIN ending e ON e.intent_id = i.intent_id AND r.id IS NOT NULL
          LEFT JOIN intents it ON it.id = i.intent_id AND r.id IS NOT NULL
-    ORDER BY i.ord`);
-  return rows.map(({ finishedAt, outcome, ...row }) => {
-    const intent = toIntent(row);
-    return finishedAt && outcome && intent ? { finishedAt, intent, outcome } : null;
-  });
-}
+    ORDER BY i.ord`;
 
 /** Ends a claim for good: `completed` or `failed` (with the reason). False: the claim was no longer held. */
 export async function finishClaim(client: Runner, args: ClaimRef & { state: 'completed' | 'failed'; error: string | null }): Promise<boolean> {
@@ -340,7 +407,8 @@ export type Rescued = { intentId: string; claimToken: string; claimedBy: string 
 /**
  * Rescues claims whose lease ran out by the database's clock: they become retryable at once (the crash was the
  * worker's, not the intent's; the attempt stays counted, so an intent that keeps killing its workers still fails
- * after its maximum). Their runs are marked abandoned and each rescue is audited.
+ * after its maximum). Their runs are marked abandoned (a run its claim opened and nothing recorded is recorded as
+ * abandoned) and each rescue is audited.
  *
  * A claim whose run had already ended `waiting` (its worker died between closing the run and giving the claim back)
  * is given back as the worker would have (suspendClaim): `waiting` until the deadline, or `available` at once when the
@@ -374,11 +442,18 @@ export async function rescueStaleClaims(client: Runner, args: { rescuer: string;
                                  w.claim_token, coalesce(w.claimed_by, 'an unknown worker'), to_char(w.heartbeat_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS"Z"'))
       FROM found f
       WHERE w.intent_id = f.intent_id AND w.state = 'running' AND w.lease_until < now()
-      RETURNING w.intent_id, w.claim_token, w.claimed_by, w.state
+      RETURNING w.intent_id, w.claim_token, w.claimed_by, w.state, w.run_id, w.round, w.claimed_at
     ), runs AS (
       UPDATE pipeline_runs r SET status = 'abandoned', finished_at = now(), error = 'its worker stopped heartbeating; the claim was rescued'
       FROM rescued x
       WHERE r.claim_token = x.claim_token AND r.status = 'running'
+    ), unrecorded AS (
+      -- The run the claim opened, not recorded yet: its worker stopped during the run's first step, before any write.
+      INSERT INTO pipeline_runs (id, intent_id, round, mode, door, actor, claim_token, started_at, status, finished_at, error)
+      SELECT x.run_id, x.intent_id, x.round, ${WORKER_RUNS.mode}::text, ${WORKER_RUNS.door}::text, ${WORKER_RUNS.actorPrefix}::text || x.claimed_by, x.claim_token, x.claimed_at,
+             'abandoned', now(), 'its worker stopped heartbeating during its first step; the claim was rescued'
+      FROM rescued x
+      WHERE x.run_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pipeline_runs r WHERE r.id = x.run_id)
     ), steps AS (
       UPDATE pipeline_steps s SET status = 'abandoned', finished_at = now()
       FROM rescued x

@@ -10,6 +10,7 @@ import type { Actor } from '@/lib/shared/intent-types';
 import { announceCommitted } from '@/lib/live/announce';
 import { LostClaimError } from '@/lib/pipeline/errors';
 import { resolveBridgeSet } from '@/lib/pipeline/bridges';
+import { WORKER_RUNS } from '@/lib/pipeline/types';
 import { auditReason, claimFence, runPipeline } from '@/lib/pipeline/run';
 import { batchedWriter, batchLoader, type RunClose, type RunWriter } from '@/lib/pipeline/writer';
 import { fireDueWaits, suspendClaim } from '@/lib/pipeline/waits';
@@ -18,6 +19,7 @@ import {
   claimDueIntents,
   closeRunsAndClaims,
   heartbeatClaims,
+  recordRunsAndEndClaims,
   heartbeatWorker,
   registerWorker,
   rescueStaleClaims,
@@ -39,11 +41,12 @@ import { onWorkQueued } from './wakeup';
  *
  * The runs' records and the claims' ends are written in batches (lib/pipeline/writer.ts; settleClaims), each write
  * still conditional on its own claim token: a batch carrying a lost claim writes nothing for it and everything for
- * the others. The claim opens each run and its first step in its own statement, and a run's last step, its end and
- * its claim's end are one statement (closeRunsAndClaims): a run of one bridge costs its claim and its close.
+ * the others. The claim opens each run in its own statement without recording it, and a run's last step, its end and
+ * its claim's end are one statement (closeRunsAndClaims; recordRunsAndEndClaims records a run nothing recorded before
+ * whole): a run of one bridge costs its claim and its close.
  *
- * Stopping (SIGTERM): no new claims; the claims fetched ahead and not started are given back at once (the runs
- * their claims opened are closed as interrupted, settleClaims); runs in flight get the grace period to finish; then
+ * Stopping (SIGTERM): no new claims; the claims fetched ahead and not started are given back at once (nothing was
+ * recorded for them, settleClaims); runs in flight get the grace period to finish; then
  * they are told to stop after their current bridge, and their claims are released (the attempt is not counted). A
  * claim whose run cannot even do that is left to the rescuer, like a crash.
  */
@@ -56,7 +59,7 @@ const settlementEvent: Record<Settlement['outcome'], WorkerEvent> = { completed:
 export class Worker {
   readonly id = randomUUID();
   readonly name = `${hostname()}:${process.pid}:${this.id.slice(0, 8)}`;
-  private readonly actor: Actor = { name: `worker:${this.name}` };
+  private readonly actor: Actor = { name: `${WORKER_RUNS.actorPrefix}${this.name}` };
   private readonly inFlight = new Map<string, InFlight>();
   /** Claimed and waiting for a free slot (the local queue). */
   private ahead: Claim[] = [];
@@ -71,6 +74,8 @@ export class Worker {
   private beating: Promise<void> = Promise.resolve();
   private readonly settler = batchLoader((items: readonly Settlement[]) => settleClaims(queryOnPool, items));
   private readonly closer = batchLoader((items: readonly RunCloseAndClaimEnd[]) => closeRunsAndClaims(queryOnPool, items));
+  /** Closes runs nothing recorded yet (the bridge changed nothing until the end): each recorded whole with its claim's end. */
+  private readonly recorder = batchLoader((items: readonly RunCloseAndClaimEnd[]) => recordRunsAndEndClaims(queryOnPool, items));
 
   constructor(
     readonly config: WorkerConfig,
@@ -154,7 +159,7 @@ export class Worker {
       try {
         const open = this.openOnClaim();
         claims = await claimDueIntents(queryOnPool, { workerName: this.name, limit: room, leaseMs: this.config.leaseMs, maxAttempts: this.config.maxAttempts, open });
-        // The claim audited the runs and steps it opened.
+        // The console shows a claimed intent's run as running from its claim (selectRuns).
         if (open && claims.length) announceCommitted();
       } catch (err) {
         this.log(`claiming failed (will try again): ${oneLineError(err)}`);
@@ -178,7 +183,7 @@ export class Worker {
     } catch {
       return undefined;
     }
-    return first && { mode: 'FAILFAST', door: 'worker', actor: this.actor.name, bridge: first.name, accepts: first.accepts };
+    return first && { mode: WORKER_RUNS.mode, door: WORKER_RUNS.door, actor: this.actor.name, bridge: first.name, accepts: first.accepts };
   }
 
   /** Starts claims from the local queue while slots are free. */
@@ -249,13 +254,14 @@ export class Worker {
             suspends = closed !== null;
             return closed;
           }
-          const closed = await this.closer.load({ ...item, claimToken: claim.claimToken, claimEnd: this.claimEnd(claim, item) });
+          const close = { ...item, claimToken: claim.claimToken, claimEnd: this.claimEnd(claim, item) };
+          const closed = await (item.opening && item.stepEnd ? this.recorder : this.closer).load(close);
           ended = closed?.outcome;
           return closed;
         },
       };
-      await runPipeline({ id: claim.intentId, mode: 'FAILFAST' }, this.actor, {
-        door: 'worker',
+      await runPipeline({ id: claim.intentId, mode: WORKER_RUNS.mode }, this.actor, {
+        door: WORKER_RUNS.door,
         bridges: this.config.bridges,
         claimToken: claim.claimToken,
         failIntentOnFailure: lastAttempt,
