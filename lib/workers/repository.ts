@@ -57,13 +57,18 @@ export type Claim = {
   exhausted: boolean;
   /**
    * The run and its first step as the claim opened them (claimDueIntents' `open`), `pending` until the run's first
-   * write records them; none for an exhausted claim.
+   * write records them (none when the claim recorded them); none for an exhausted claim.
    */
-  opened?: { run: StartedRun; firstStep: StartedStep; pending: PendingRun };
+  opened?: { run: StartedRun; firstStep: StartedStep; pending?: PendingRun };
 };
 
 /** What a claim opens for each intent it claims: a run with these, and the step of its first bridge. */
-export type OpenOnClaim = { mode: PipelineMode; door: PipelineDoor; actor: string; bridge: string; accepts: readonly IntentStatus[] };
+/**
+ * What a claim opens for each intent it claims: a run with these, and the step of its first bridge. `record`: the
+ * claim records them itself, audited, as a run's first write would (recordOpenedRuns) — for a BridgeSet of several
+ * bridges, whose runs write before their second bridge anyway, so recording them later would only cost a statement.
+ */
+export type OpenOnClaim = { mode: PipelineMode; door: PipelineDoor; actor: string; bridge: string; accepts: readonly IntentStatus[]; record?: boolean };
 
 type ClaimRow = Omit<Claim, 'opened'> & {
   runId: string | null;
@@ -71,16 +76,18 @@ type ClaimRow = Omit<Claim, 'opened'> & {
   recorded: Record<string, JsonValue> | null;
   stepKind: PendingRun['kind'] | null;
   stepRecorded: JsonValue | null;
+  stepId: string | null;
   intentStatus: IntentStatus | null;
   version: number | null;
   payload: JsonObject | null;
 };
 
-function toClaim({ runId, runStartedAt, recorded, stepKind, stepRecorded, intentStatus, version, payload, ...claim }: ClaimRow, open: OpenOnClaim | undefined): Claim {
+function toClaim({ runId, runStartedAt, recorded, stepKind, stepRecorded, stepId, intentStatus, version, payload, ...claim }: ClaimRow, open: OpenOnClaim | undefined): Claim {
   if (runId === null || !open) return claim;
   const run: StartedRun = { intentStatus, claimHeld: true, claimedBy: null, runId, round: claim.round, startedAt: runStartedAt, recorded: recorded ?? {} };
-  // Not recorded yet: the step has no id, and a step that does not run ends as it starts (recordOpenedRuns).
-  const firstStep: StartedStep = { stepId: null, stepStatus: stepKind, startedAt: runStartedAt, finishedAt: stepKind === 'running' ? null : runStartedAt, status: intentStatus!, version: version!, payload: payload! };
+  // A step that does not run ends as it starts; until its run is recorded it has no id (recordOpenedRuns).
+  const firstStep: StartedStep = { stepId, stepStatus: stepKind, startedAt: runStartedAt, finishedAt: stepKind === 'running' ? null : runStartedAt, status: intentStatus!, version: version!, payload: payload! };
+  if (open.record) return { ...claim, opened: { run, firstStep } };
   const pending: PendingRun = {
     intentId: claim.intentId,
     claimToken: claim.claimToken,
@@ -173,30 +180,40 @@ export async function claimDueIntents(
       UPDATE intent_work w SET state = CASE WHEN d.intent_status = 'COMPLETED' THEN 'completed' ELSE 'failed' END, finished_at = now()
       FROM due_status d
       WHERE w.intent_id = d.intent_id AND d.intent_status IN ('COMPLETED', 'FAILED')
-    ), ${args.open ? openOnClaim(args.open) : Prisma.sql`stepping AS (SELECT NULL::uuid AS run_id, NULL::text AS kind, NULL::jsonb AS recorded, NULL::jsonb AS all_recorded,
-      NULL::text AS intent_status, NULL::int AS version, NULL::jsonb AS payload WHERE false)`}
+    ), ${args.open ? openOnClaim(args.open) : Prisma.sql`first_step AS (SELECT NULL::uuid AS run_id, NULL::text AS kind, NULL::jsonb AS recorded, NULL::jsonb AS all_recorded,
+      NULL::text AS intent_status, NULL::int AS version, NULL::jsonb AS payload WHERE false)`}${args.open?.record ? Prisma.empty : Prisma.sql`,
+    step AS (SELECT NULL::bigint AS id, NULL::uuid AS run_id WHERE false)`}
     SELECT g.intent_id::text AS "intentId", g.claim_token::text AS "claimToken", g.attempt, g.max_attempts AS "maxAttempts", g.round,
            g.last_error AS "lastError", g.exhausted,
-           st.run_id::text AS "runId", g.claimed_at AS "runStartedAt", st.all_recorded AS recorded, st.kind AS "stepKind", st.recorded AS "stepRecorded",
-           st.intent_status AS "intentStatus", st.version, st.payload
-    FROM granted g LEFT JOIN stepping st ON st.run_id = g.run_id
+           f.run_id::text AS "runId", g.claimed_at AS "runStartedAt", f.all_recorded AS recorded, f.kind AS "stepKind", f.recorded AS "stepRecorded",
+           s.id::text AS "stepId", f.intent_status AS "intentStatus", f.version, f.payload
+    FROM granted g LEFT JOIN first_step f ON f.run_id = g.run_id LEFT JOIN step s ON s.run_id = g.run_id
     ORDER BY g.intent_id`);
   return rows.map((row) => toClaim(row, args.open));
 }
 
 /**
  * How the first step of each run the claim opens starts (claimDueIntents' `open`), with the results its round has
- * recorded and the intent as the step sees it: a CTE after `granted`.
+ * recorded and the intent as the step sees it: CTEs after `granted`. With `record`, the runs and their first steps
+ * are recorded too, as recordOpenedRuns records them (the same SQL), in the claim's transaction.
  */
 function openOnClaim(open: OpenOnClaim): Prisma.Sql {
-  return Prisma.sql`stepping AS MATERIALIZED (
+  const record = Prisma.sql`,
+    input AS (
+      SELECT f.intent_id, g.claim_token, f.run_id, f.round, g.claimed_at AS started_at, ${open.mode}::text AS mode, ${open.door}::text AS door,
+             ${open.actor}::text AS actor, ${open.bridge}::text AS bridge, f.kind, f.recorded, f.intent_status, f.version
+      FROM first_step f JOIN granted g ON g.run_id = f.run_id
+    ), held AS (SELECT intent_id, claim_token FROM input),
+    ${pendingOpening()},
+    opened_audit AS (${insertAudit(runStartedAudit, stepStartedAudit)})`;
+  return Prisma.sql`first_step AS MATERIALIZED (
       SELECT g.run_id, g.intent_id, g.round,
              ${stepKind(Prisma.sql`rec.recorded ? ${open.bridge}::text`, Prisma.sql`it.status::text`, Prisma.sql`${[...open.accepts]}::text[]`, { intentId: Prisma.sql`g.intent_id`, round: Prisma.sql`g.round`, bridge: Prisma.sql`${open.bridge}::text` })} AS kind,
              rec.recorded -> ${open.bridge}::text AS recorded, rec.recorded AS all_recorded,
              it.status::text AS intent_status, it.version, it.payload
       FROM granted g JOIN intents it ON it.id = g.intent_id CROSS JOIN LATERAL (SELECT ${recordedOf('g')} AS recorded) rec
       WHERE g.run_id IS NOT NULL
-    )`;
+    )${open.record ? record : Prisma.empty}`;
 }
 
 /** Extends the leases of the claims still held; returns the tokens that were (the others are lost). */
@@ -228,14 +245,17 @@ const SETTLE = Prisma.sql`
 
 /**
  * A settled claim whose run is still open, so that no run stays `running` without a claim (`settled`: the claims just
- * ended): a recorded run (one that stopped on an error the pipeline could not record) is closed as `interrupted` with
- * its running step abandoned, audited as a run's end. A claim that ended retryable or failed before its run was
- * recorded (a run stopped by an error before its first write) has that run recorded as `interrupted`, so that every
- * attempt shows among the runs. A claim given back before its run started (`available`: fetched ahead by a stopping
- * worker) records nothing: no bridge ran, so there is no attempt to show and no event to send.
+ * ended). A claim given back before its run started (`available`: fetched ahead by a stopping worker) whose claim
+ * recorded the run has its run and first step `released`, audited as `pipeline_released`: no bridge ran, so the run
+ * is no attempt, the runs panel leaves it out, and no `evt.intent.pipeline_finished` goes out for it (one whose run
+ * was not recorded records nothing). Any other recorded run (one that stopped on an error the pipeline could not
+ * record) is closed as `interrupted` with its running step abandoned, audited as a run's end; a claim that ended
+ * retryable or failed before its run was recorded has that run recorded as `interrupted`, so that every attempt shows
+ * among the runs.
  */
 const CLOSE_LEFT_OPEN = Prisma.sql`left_open AS (
-      UPDATE pipeline_runs r SET status = 'interrupted', finished_at = now(), error = 'its claim ended before the run did'
+      UPDATE pipeline_runs r SET status = CASE WHEN s.state = 'available' THEN 'released' ELSE 'interrupted' END, finished_at = now(),
+             error = CASE WHEN s.state = 'available' THEN 'its claim was given back before the run started (a stopping worker)' ELSE 'its claim ended before the run did' END
       FROM settled s
       WHERE r.claim_token = s.claim_token AND r.status = 'running'
       RETURNING r.id, r.intent_id, r.actor, r.status, r.error
@@ -247,12 +267,13 @@ const CLOSE_LEFT_OPEN = Prisma.sql`left_open AS (
       WHERE s.state IN ('retryable', 'failed') AND s.run_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pipeline_runs r WHERE r.id = s.run_id)
       RETURNING id, intent_id, actor, status, error
     ), left_open_steps AS (
-      UPDATE pipeline_steps s SET status = 'abandoned', finished_at = now()
+      UPDATE pipeline_steps s SET status = CASE WHEN l.status = 'released' THEN 'released' ELSE 'abandoned' END, finished_at = now()
       FROM left_open l
       WHERE s.run_id = l.id AND s.status = 'running'
     ), left_open_audit AS (
       INSERT INTO audit_events (intent_id, action, actor, details)
-      SELECT intent_id, 'pipeline_finished', actor, jsonb_build_object('runId', id::text, 'status', status, 'error', error)
+      SELECT intent_id, CASE WHEN status = 'released' THEN 'pipeline_released' ELSE 'pipeline_finished' END, actor,
+             jsonb_build_object('runId', id::text, 'status', status, 'error', error)
       FROM (SELECT * FROM left_open UNION ALL SELECT * FROM left_unrecorded) l
     )`;
 

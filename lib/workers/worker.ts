@@ -183,7 +183,7 @@ export class Worker {
     } catch {
       return undefined;
     }
-    return first && { mode: WORKER_RUNS.mode, door: WORKER_RUNS.door, actor: this.actor.name, bridge: first.name, accepts: first.accepts };
+    return first && { mode: WORKER_RUNS.mode, door: WORKER_RUNS.door, actor: this.actor.name, bridge: first.name, accepts: first.accepts, record: this.config.bridges.length > 1 };
   }
 
   /** Starts claims from the local queue while slots are free. */

@@ -54,7 +54,7 @@ type CloseKind = 'recorded' | 'whole';
 
 /** Records the runs the claims opened (the run's first write, recordOpenedRuns); their first steps' ids. */
 async function record(claims: Claim[]): Promise<(string | null)[]> {
-  return recordOpenedRuns(onClient(db()), claims.map((c) => c.opened!.pending));
+  return recordOpenedRuns(onClient(db()), claims.map((c) => c.opened!.pending!));
 }
 
 /** The close of a claim's one-bridge run: its step completed, the run succeeded, the claim ended as `claimEnd` says. */
@@ -119,6 +119,22 @@ describe('the claim opens each run and its first step, and records neither', () 
     expect(await count`SELECT count(*) AS n FROM pipeline_runs WHERE status = 'running' AND claim_token IS NOT NULL`).toBe(3);
     // Recorded once: the console now reads the recorded run, not the claim.
     expect((await pipelineHistory(ids[0])).runs.map((r) => [r.id, r.status, r.steps.map((s) => s.status)])).toEqual([[claims[0].opened!.run.runId, 'running', ['running']]]);
+  });
+
+  it('with `record` (a BridgeSet of several bridges, whose runs write before their second bridge anyway), the claim records them itself', async () => {
+    const ids = await newIntents(2);
+    const claims = await claimDueIntents(db(), { ...claimArgs('worker-a'), open: { ...open, record: true } });
+    for (const c of claims) {
+      expect(c.opened?.pending).toBeUndefined();
+      expect(c.opened?.firstStep).toMatchObject({ stepStatus: 'running', finishedAt: null });
+      expect(c.opened?.firstStep.stepId).not.toBeNull();
+    }
+    const rows = await db().$queryRaw<{ intentId: string; actions: string[] }[]>`
+      SELECT intent_id::text AS "intentId", array_agg(action ORDER BY write_seq) AS actions FROM audit_events
+      WHERE action IN ('pipeline_started', 'bridge_started') GROUP BY intent_id ORDER BY intent_id`;
+    expect(rows).toEqual(ids.map((intentId) => ({ intentId, actions: ['pipeline_started', 'bridge_started'] })));
+    const runs = await db().$queryRaw<{ id: string; status: string }[]>`SELECT id::text AS id, status FROM pipeline_runs ORDER BY intent_id`;
+    expect(runs).toEqual(claims.map((c) => ({ id: c.opened!.run.runId, status: 'running' })));
   });
 
   it('a step this round completed already is opened as replayed, with its recorded result', async () => {
