@@ -4,6 +4,7 @@ import { screenshot, seedIntent, short, uniqueMarker } from './intents-fixtures'
 import { db } from '../lib/db/client';
 import { feedbackBridge, registerBridge } from '../lib/pipeline/bridges';
 import { runPipeline } from '../lib/pipeline/run';
+import { rescueStaleClaims } from '../lib/workers/repository';
 
 /**
  * The pipeline and the Workers page against a production build (no worker runs in the browser tests: the queue
@@ -153,4 +154,33 @@ test('the Workers page reruns every failed intent matching a filter from a chose
   await screenshot(page, 'rerun-many-plan');
   await dialog.getByRole('button', { name: 'Rerun 2 from normalize' }).click();
   await expect(page.getByRole('status').filter({ hasText: 'Rerun 2 intents: 2 completed, 0 did not.' })).toBeVisible();
+});
+
+test('a worker’s run not recorded yet shows as running from its claim; rescued, it shows as abandoned with no step', async ({ page, context, baseURL }) => {
+  await useSessionOf(context, baseURL!, ['operator']);
+  const intent = await seedIntent('RECEIVED', { order: uniqueMarker('UNRECORDED') });
+  // The state a one-bridge worker's claim leaves while its bridge runs (claimDueIntents): the claim names the run,
+  // nothing is recorded yet. Set on this intent's row alone: a claim statement would take whatever is due first.
+  const [claim] = await db().$queryRaw<{ runId: string }[]>`
+    UPDATE intent_work SET state = 'running', attempt = attempt + 1, claim_token = nextval('intent_work_claim_token_seq'), claimed_by = 'e2e-worker',
+                           claimed_at = now(), heartbeat_at = now(), lease_until = now() + interval '1 hour', run_id = gen_random_uuid()
+    WHERE intent_id = ${intent.id}::uuid RETURNING run_id::text AS "runId"`;
+  await page.goto(`/intents/${intent.id}`);
+  const panel = page.getByRole('region', { name: 'Pipeline runs' });
+  const run = panel.getByTestId('pipeline-run');
+  await expect(run).toHaveCount(1);
+  await expect(run).toContainText('running');
+  await expect(run).toContainText('Attempt 1 of round 1, FAILFAST, worker by worker:e2e-worker');
+  await expect(run.getByText('Its first bridge is running; its steps show here once they are recorded.')).toBeVisible();
+
+  // Its worker stops heartbeating: the rescuer records the run it named as abandoned.
+  await db().$executeRaw`UPDATE intent_work SET lease_until = now() - interval '1 second' WHERE intent_id = ${intent.id}::uuid`;
+  const rescued = await rescueStaleClaims(db(), { rescuer: 'e2e', limit: 100 });
+  expect(rescued.map((r) => r.intentId)).toContain(intent.id);
+  await page.reload();
+  await expect(run).toContainText('abandoned');
+  await expect(run.getByText('No step was recorded.')).toBeVisible();
+  await expect(run).toContainText('its worker stopped heartbeating during its first step');
+  const [recorded] = await db().$queryRaw<{ id: string }[]>`SELECT id::text AS id FROM pipeline_runs WHERE intent_id = ${intent.id}::uuid`;
+  expect(recorded.id).toBe(claim.runId);
 });
