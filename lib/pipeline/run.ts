@@ -156,7 +156,8 @@ function planRun(input: RunPipelineInput, actor: Actor, options: RunPipelineOpti
 function recordRun(plan: RunPlan): Promise<string> {
   if (plan.recording.written) return plan.recording.written;
   const { pending } = plan.recording;
-  if (!pending) throw new Error('only a run its claim opened is recorded after it started');
+  // A rejection, never a throw: the timer that records a slow first step calls this with nobody to catch a throw.
+  if (!pending) return Promise.reject(new Error('only a run its claim opened is recorded after it started'));
   plan.recording.written = plan.writer.recordOpened(pending).then((stepId) => {
     if (stepId === null) throw new LostClaimError(`The claim on intent ${plan.id} was lost before its run could be recorded.`, { intentId: plan.id });
     plan.recording.pending = null;
