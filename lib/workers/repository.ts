@@ -244,6 +244,19 @@ const SETTLE = Prisma.sql`
         lease_until = NULL`;
 
 /**
+ * Records, finished as `status` with `error` (SQL over the alias `c`), the runs that claims named and nothing recorded
+ * (`claims`: a CTE of ended claims with their run_id, intent_id, round, claim_token, claimed_at and claimed_by), as
+ * the worker that held each claim would have (WORKER_RUNS), started at the claim. Written once for the settle and the
+ * rescue.
+ */
+const recordClaimsRuns = (claims: 'settled' | 'rescued', status: 'interrupted' | 'abandoned', error: Prisma.Sql, where: Prisma.Sql = Prisma.empty) => Prisma.sql`
+      INSERT INTO pipeline_runs (id, intent_id, round, mode, door, actor, claim_token, started_at, status, finished_at, error)
+      SELECT c.run_id, c.intent_id, c.round, ${WORKER_RUNS.mode}::text, ${WORKER_RUNS.door}::text, ${WORKER_RUNS.actorPrefix}::text || c.claimed_by, c.claim_token, c.claimed_at,
+             ${status}::text, now(), ${error}
+      FROM ${Prisma.raw(claims)} c
+      WHERE c.run_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pipeline_runs r WHERE r.id = c.run_id) ${where}`;
+
+/**
  * A settled claim whose run is still open, so that no run stays `running` without a claim (`settled`: the claims just
  * ended). A claim given back before its run started (`available`: fetched ahead by a stopping worker) whose claim
  * recorded the run has its run and first step `released`, audited as `pipeline_released`: no bridge ran, so the run
@@ -260,11 +273,12 @@ const CLOSE_LEFT_OPEN = Prisma.sql`left_open AS (
       WHERE r.claim_token = s.claim_token AND r.status = 'running'
       RETURNING r.id, r.intent_id, r.actor, r.status, r.error
     ), left_unrecorded AS (
-      INSERT INTO pipeline_runs (id, intent_id, round, mode, door, actor, claim_token, started_at, status, finished_at, error)
-      SELECT s.run_id, s.intent_id, s.round, ${WORKER_RUNS.mode}::text, ${WORKER_RUNS.door}::text, ${WORKER_RUNS.actorPrefix}::text || s.claimed_by, s.claim_token, s.claimed_at,
-             'interrupted', now(), 'its claim ended before the run was recorded: ' || coalesce(s.last_error, 'no error recorded')
-      FROM settled s
-      WHERE s.state IN ('retryable', 'failed') AND s.run_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pipeline_runs r WHERE r.id = s.run_id)
+      ${recordClaimsRuns(
+        'settled',
+        'interrupted',
+        Prisma.sql`'its claim ended before the run was recorded: ' || coalesce(c.last_error, 'no error recorded')`,
+        Prisma.sql`AND c.state IN ('retryable', 'failed')`,
+      )}
       RETURNING id, intent_id, actor, status, error
     ), left_open_steps AS (
       UPDATE pipeline_steps s SET status = CASE WHEN l.status = 'released' THEN 'released' ELSE 'abandoned' END, finished_at = now()
@@ -470,11 +484,7 @@ export async function rescueStaleClaims(client: Runner, args: { rescuer: string;
       WHERE r.claim_token = x.claim_token AND r.status = 'running'
     ), unrecorded AS (
       -- The run the claim opened, not recorded yet: its worker stopped during the run's first step, before any write.
-      INSERT INTO pipeline_runs (id, intent_id, round, mode, door, actor, claim_token, started_at, status, finished_at, error)
-      SELECT x.run_id, x.intent_id, x.round, ${WORKER_RUNS.mode}::text, ${WORKER_RUNS.door}::text, ${WORKER_RUNS.actorPrefix}::text || x.claimed_by, x.claim_token, x.claimed_at,
-             'abandoned', now(), 'its worker stopped heartbeating during its first step; the claim was rescued'
-      FROM rescued x
-      WHERE x.run_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pipeline_runs r WHERE r.id = x.run_id)
+      ${recordClaimsRuns('rescued', 'abandoned', Prisma.sql`'its worker stopped heartbeating during its first step; the claim was rescued'`)}
     ), steps AS (
       UPDATE pipeline_steps s SET status = 'abandoned', finished_at = now()
       FROM rescued x
