@@ -1,6 +1,6 @@
 /**
  * One graphile-worker process for the workers' benchmark (scripts/bench-workers.ts): its fastest setup on Node 20
- * (0.17.3: 10 jobs at once, a local queue of 10 fetched ahead, completions batched with no delay, a pool of 12).
+ * (0.17.3: 10 jobs at once, a local queue of 10 fetched ahead, completions batched with no delay, the pool the benchmark sizes: GRAPHILE_POOL).
  * Its task is one of:
  * - `noop` (the default): does nothing, the queue alone;
  * - `pipeline` (GRAPHILE_TASK=pipeline): runs the job's intent through this project's pipeline with the one no-op
@@ -29,12 +29,18 @@ async function main() {
       worker: {
         connectionString: process.env.DATABASE_URL,
         concurrentJobs: 10,
-        maxPoolSize: 12,
+        maxPoolSize: Number(process.env.GRAPHILE_POOL),
         localQueue: { size: 10 },
         completeJobBatchDelay: 0,
         pollInterval: Number(process.env.GRAPHILE_POLL_MS ?? 2000),
-        // Quiet: its start-up and per-job lines would cost the run as much as the jobs.
-        logger: new Logger(() => () => undefined),
+        // Its start-up and per-job lines would cost the run as much as the jobs, so only errors are printed. An
+        // error ends the process: a batch of completions it could not write (a connection refused, say) leaves its
+        // jobs locked for hours, and the benchmark, told by the exit, stops with the reason instead of waiting.
+        logger: new Logger(() => (level, message) => {
+          if (String(level) !== 'error') return;
+          process.stderr.write(`[bench:graphile-worker] ${message}\n`);
+          process.exit(1);
+        }),
       },
     },
   });

@@ -68,6 +68,36 @@ function spawnScript(script: string, env: Record<string, string>, stdout: 'ignor
   return spawn(process.execPath, ['--import', 'tsx', join(root, 'scripts', script)], { cwd: root, stdio: ['ignore', stdout, 'inherit'], env: { ...process.env, ...env } });
 }
 
+/**
+ * Rejects when one of a row's processes exits before the row is done (they are stopped only after it): a queue whose
+ * process died would otherwise leave its items unfinished and the benchmark waiting for them.
+ */
+function exitOfAny(children: ChildProcess[], what: string): Promise<never> {
+  return new Promise((_, reject) => {
+    for (const child of children) {
+      child.once('exit', (code, signal) => reject(new Error(`${what}: a process exited (${signal ?? `code ${code}`}) before its items were done; its error is printed above`)));
+    }
+  });
+}
+
+/**
+ * The connections a row may open at once, against what the server allows: graphile-worker carrying the pipeline is
+ * the largest, its own pool beside the pipeline's two (statements, and the execution locks held for a run's length).
+ * A server that runs out refuses the connection, which graphile-worker reports when it cannot complete a batch.
+ */
+async function warnOnConnections(client: pg.Client, o: Options, say: (line: string) => void): Promise<void> {
+  const perProcess = GRAPHILE_POOL + 2 * o.concurrency;
+  const { rows } = await client.query<{ max: number; used: number }>(
+    `SELECT current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int AS max, (SELECT count(*)::int FROM pg_stat_activity WHERE backend_type = 'client backend') AS used`,
+  );
+  const { max, used } = rows[0];
+  if (o.workers * perProcess > max - used) {
+    say(
+      `warning: graphile-worker carrying the pipeline may open up to ${o.workers * perProcess} connections (${o.workers} processes × ${perProcess}), and this server has ${max - used} free (max_connections); raise it, or leave BENCH_DATABASE_URL unset for a throw-away server`,
+    );
+  }
+}
+
 async function stopAll(children: ChildProcess[]): Promise<void> {
   await Promise.all(
     children.map((c) => {
@@ -104,7 +134,7 @@ async function frameworkRun(url: string, client: pg.Client, o: Options & { bridg
     await until('the workers to register', async () => Number((await client.query<{ n: string }>(`SELECT count(*) AS n FROM workers WHERE state = 'running'`)).rows[0].n) === o.workers, 600_000, 50);
     const t0 = performance.now();
     await client.query(`UPDATE worker_control SET paused = false; NOTIFY bridge_work`);
-    await until('the workers to finish', async () => (await completed(client)) >= o.intents, 30 * 60_000);
+    await Promise.race([until('the workers to finish', async () => (await completed(client)) >= o.intents, 30 * 60_000), exitOfAny(children, 'the workers')]);
     const perSec = o.intents / ((performance.now() - t0) / 1000);
     const pickupMs: number[] = [];
     if (o.pickups > 0) {
@@ -156,9 +186,13 @@ export async function graphileWorkerRun(url: string, client: pg.Client, o: Optio
   try {
     const ready: Promise<void>[] = [];
     for (let i = 0; i < o.workers; i++) {
-      // Pipeline jobs use the project's own pools beside graphile-worker's (their default sizes: a larger pool did not
-      // change the figure).
-      const child = spawnScript('bench-graphile-worker.ts', { DATABASE_URL: url, GRAPHILE_TASK: o.task }, 'pipe');
+      // Pipeline jobs use the project's own pools beside graphile-worker's, sized to the jobs in flight (a larger pool
+      // did not change the figure).
+      const child = spawnScript(
+        'bench-graphile-worker.ts',
+        { DATABASE_URL: url, GRAPHILE_TASK: o.task, GRAPHILE_POOL: String(GRAPHILE_POOL), DB_POOL_SIZE: String(o.concurrency), PIPELINE_LOCK_POOL_SIZE: String(o.concurrency) },
+        'pipe',
+      );
       children.push(child);
       ready.push(
         new Promise((resolve, reject) => {
@@ -171,7 +205,10 @@ export async function graphileWorkerRun(url: string, client: pg.Client, o: Optio
     const t0 = performance.now();
     await client.query('UPDATE graphile_worker._private_jobs SET run_at = now()');
     await client.query(`SELECT pg_notify('jobs:insert', json_build_object('count', $1::int)::text)`, [o.intents]);
-    await until('graphile-worker to finish', async () => Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM graphile_worker._private_jobs')).rows[0].n) === 0, 30 * 60_000);
+    await Promise.race([
+      until('graphile-worker to finish', async () => Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM graphile_worker._private_jobs')).rows[0].n) === 0, 30 * 60_000),
+      exitOfAny(children, 'graphile-worker'),
+    ]);
     const perSec = o.intents / ((performance.now() - t0) / 1000);
     if (o.task === 'pipeline') {
       const { rows } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM pipeline_runs WHERE status = 'succeeded'`);
@@ -198,6 +235,9 @@ async function statusUpdateRun(url: string, client: pg.Client, n: number): Promi
   );
   return n / ((performance.now() - t0) / 1000);
 }
+
+/** graphile-worker's pool per process (its fastest setup: the jobs in flight and two more). */
+const GRAPHILE_POOL = 12;
 
 const CLAIM = `
   WITH c AS (
@@ -255,6 +295,7 @@ export async function benchWorkers(
   const pickupMs: number[] = [];
   const shape = `${opts.workers} × ${opts.concurrency} over ${opts.intents}`;
   try {
+    await warnOnConnections(client, opts, say);
     for (let round = 1; round <= rounds; round++) {
       const tag = rounds > 1 ? ` (round ${round} of ${rounds})` : '';
       say(`workers: bare claim + finish SQL, ${shape}${tag}…`);
