@@ -180,7 +180,7 @@ test('a worker’s run not recorded yet shows as running from its claim; rescued
   await page.reload();
   await expect(run).toContainText('abandoned');
   await expect(run.getByText('No step was recorded.')).toBeVisible();
-  await expect(run).toContainText('its worker stopped heartbeating during its first step');
+  await expect(run).toContainText('its worker stopped heartbeating before anything of the run was recorded');
   const [recorded] = await db().$queryRaw<{ id: string }[]>`SELECT id::text AS id FROM pipeline_runs WHERE intent_id = ${intent.id}::uuid`;
   expect(recorded.id).toBe(claim.runId);
 });

@@ -484,7 +484,7 @@ export async function rescueStaleClaims(client: Runner, args: { rescuer: string;
       WHERE r.claim_token = x.claim_token AND r.status = 'running'
     ), unrecorded AS (
       -- The run the claim opened, not recorded yet: its worker stopped during the run's first step, before any write.
-      ${recordClaimsRuns('rescued', 'abandoned', Prisma.sql`'its worker stopped heartbeating during its first step; the claim was rescued'`)}
+      ${recordClaimsRuns('rescued', 'abandoned', Prisma.sql`'its worker stopped heartbeating before anything of the run was recorded (running its first bridge, or fetched ahead and not started); the claim was rescued'`)}
     ), steps AS (
       UPDATE pipeline_steps s SET status = 'abandoned', finished_at = now()
       FROM rescued x

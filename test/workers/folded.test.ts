@@ -178,7 +178,7 @@ describe('the claim opens each run and its first step, and records neither', () 
     const [run] = await db().$queryRaw<{ id: string; status: string; error: string; startedAt: Date; steps: bigint }[]>`
       SELECT r.id::text AS id, r.status, r.error, r.started_at AS "startedAt", (SELECT count(*) FROM pipeline_steps s WHERE s.run_id = r.id) AS steps FROM pipeline_runs r`;
     expect(run).toMatchObject({ id: claim.opened!.run.runId, status: 'abandoned', steps: 0n });
-    expect(run.error).toContain('during its first step');
+    expect(run.error).toContain('before anything of the run was recorded');
     expect(run.startedAt.toISOString()).toBe(claim.opened!.run.startedAt!.toISOString());
     const [next] = await claimDueIntents(db(), claimArgs('worker-b'));
     expect(next.intentId).toBe(id);
