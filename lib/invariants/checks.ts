@@ -1,5 +1,6 @@
 import { Prisma } from '@/generated/prisma/client';
 import type { Tx } from '@/lib/db/client';
+import { CLAIM_FENCE_PREFIX } from '@/lib/leases/schemas';
 import { INTENT_STATUSES, TRANSITIONS, statusAfterCorrection } from '@/lib/shared/intent-states';
 
 /**
@@ -248,8 +249,9 @@ const pipelineStepsOnce: Check = {
  * position when the fence accepted them (bridge_fenced_write_record, prisma/functions/00_helpers.sql): every grant
  * of the resource with an event id up to that position was made before the write. None of those may carry a higher
  * token — the write would then come from a holder whose lease had already passed to someone else. Besides, the
- * fence itself never went back: it holds at least every token written or granted for its resource, and one intent's
- * fenced writes of one resource (in version order) never return to a lower token.
+ * fence itself never went back: it holds at least every token written or granted for its resource (a worker's claim
+ * fence holds nothing once its claim ended, which refuses every token; while it holds one, that rule stands), and one
+ * intent's fenced writes of one resource (in version order) never return to a lower token.
  */
 const fencedWritesCurrent: Check = {
   name: 'fenced_writes_current',
@@ -281,7 +283,7 @@ const fencedWritesCurrent: Check = {
             UNION ALL
             SELECT resource, max(token), 'token', 'granted' FROM lease_events WHERE event = 'acquired' GROUP BY resource
           ) x LEFT JOIN lease_fences f ON f.resource = x.resource
-          WHERE f.token IS NULL OR f.token < x.token
+          WHERE (f.token IS NULL AND NOT starts_with(x.resource, ${CLAIM_FENCE_PREFIX}::text)) OR f.token < x.token
         ), went_back AS (
           SELECT intent_id::text AS subject,
                  format('version %s was written with token %s of %s after version %s had been written with token %s',

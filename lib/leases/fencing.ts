@@ -2,7 +2,7 @@ import { Prisma } from '@/generated/prisma/client';
 import { db, type Tx } from '@/lib/db/client';
 import { sqlState } from '@/lib/db/sqlstate';
 import { FencingTokenStaleError } from './errors';
-import type { Fencing } from './schemas';
+import { CLAIM_FENCE_PREFIX, type Fencing } from './schemas';
 import { tokenNumber } from './token';
 
 /**
@@ -33,6 +33,22 @@ export function fenceCondition(fencing: Fencing | null | undefined): Prisma.Sql 
  */
 export function fenceGrant(resource: Prisma.Sql, token: Prisma.Sql): Prisma.Sql {
   return Prisma.sql`bridge_fence_grant(${resource}, ${token})`;
+}
+
+/** A worker's claim fence, `worker-claim:<intent id>`, for the intent id `intentId` (SQL), the id as Postgres prints it. */
+export const claimFenceResource = (intentId: Prisma.Sql) => Prisma.sql`(${CLAIM_FENCE_PREFIX}::text || ${intentId}::text)`;
+
+/**
+ * The end of workers' claims, as a data-modifying CTE for the statement that ends them (`ended`: a CTE of that
+ * statement with the ended claims' intent_id and claim_token). Each claim's fence is removed while it still holds the
+ * ended claim's token, and a fence that holds nothing refuses every token: from that commit on, no write carrying the
+ * token is accepted, whoever sends it — a worker whose claim was rescued while it still ran, before any other worker
+ * claims the intent, included. The next claim grants its own token again. Like a grant, the removal waits for a write
+ * holding the fence row (bridge_fence_accept), so that write lands before the claim's end, never after it.
+ */
+export function claimFencesRevoked(ended: string): Prisma.Sql {
+  return Prisma.sql`DELETE FROM lease_fences f USING ${Prisma.raw(ended)} e
+      WHERE f.resource = ${claimFenceResource(Prisma.sql`e.intent_id`)} AND f.token = e.claim_token`;
 }
 
 export function isFencingRefusal(err: unknown): boolean {

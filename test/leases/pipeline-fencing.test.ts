@@ -111,6 +111,23 @@ describe('a pipeline run carrying fencing', () => {
 });
 
 describe('a worker’s run is fenced by its claim token', () => {
+  it('a rescued worker’s late bridge write is refused from the rescue on, before any other worker claims the intent', async () => {
+    const intent = await createIntent({ payload: { order: 'F-4', amount: 5 }, source: 'test' }, tester);
+    const [first] = await claimDueIntents(db(), { workerName: 'worker-a', limit: 1, leaseMs: 30_000, maxAttempts: 5 });
+    const late = started(runPipeline({ id: intent.id }, tester, { door: 'worker', claimToken: first.claimToken, bridges: ['test-fenced-mover'] }));
+    await entered.wait;
+    // Worker A stalls past its lease and the rescuer takes the claim back. Nobody claims the intent again yet
+    // (claiming paused, say, or every worker busy): A's token must already be refused.
+    await db().$executeRaw`UPDATE intent_work SET lease_until = now() - interval '1 second' WHERE intent_id = ${intent.id}::uuid`;
+    expect(await rescueStaleClaims(db(), { rescuer: 'test', limit: 10 })).toHaveLength(1);
+
+    held.open();
+    expect(await late.catch((e: unknown) => e)).toBeInstanceOf(LostClaimError);
+    expect(await intentRow(intent.id)).toMatchObject({ status: 'RECEIVED', version: 0 });
+    expect(await statusChanges(intent.id)).toBe(0);
+    expect(await highestAcceptedToken(`worker-claim:${intent.id}`)).toBeNull();
+  });
+
   it('a rescued worker’s late bridge write is refused by the engine once the next claim has started its run, though the version did not move', async () => {
     const intent = await createIntent({ payload: { order: 'F-3', amount: 5 }, source: 'test' }, tester);
     const claimArgs = (workerName: string) => ({ workerName, limit: 1, leaseMs: 30_000, maxAttempts: 5 });

@@ -7,6 +7,7 @@ import { disconnectLockDb } from '@/lib/pipeline/lock';
 import { z } from 'zod';
 import { approvalAnswerSchema, registerBridge, unregisterBridge } from '@/lib/pipeline/bridges';
 import { listPipelineRuns, runPipeline } from '@/lib/pipeline/run';
+import { highestAcceptedToken } from '@/lib/leases/fencing';
 import { AnswerConflictError, answerWait, fireDueWaits, listOpenWaits, suspendClaim, WaitClosedError } from '@/lib/pipeline/waits';
 import type { JsonObject } from '@/lib/shared/json';
 import { workerConfig } from '@/lib/workers/config';
@@ -250,6 +251,8 @@ describe('a bridge that waits', () => {
     expect((await answerWait({ id, name: 'approval', body: { approved: true } }, tester)).outcome).toBe('accepted');
     expect((await work(id)).state).toBe('running');
     expect(await suspendClaim(db(), { intentId: id, claimToken: claim.claimToken })).toEqual({ settled: true, state: 'available' });
+    // Given back, the claim fences nothing: its token is refused from here on.
+    expect(await highestAcceptedToken(`worker-claim:${id}`)).toBeNull();
     expect(await runOnce()).toBe(1);
     expect(await intentStatus(id)).toBe('COMPLETED');
     await invariantsHold();

@@ -1,14 +1,15 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
-import { createIntent } from '@/lib/intents/commands';
+import { createIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { LockTimeoutError } from '@/lib/intents/errors';
 import { checkInvariants } from '@/lib/invariants/run';
 import { CHECKS } from '@/lib/invariants/checks';
+import { FencingTokenStaleError } from '@/lib/leases/errors';
 import { highestAcceptedToken } from '@/lib/leases/fencing';
 import { registerBridge, unregisterBridge } from '@/lib/pipeline/bridges';
 import { disconnectLockDb, PIPELINE_LOCK_NAMESPACE } from '@/lib/pipeline/lock';
 import { finishRuns, finishSteps, onClient, startRuns, startSteps } from '@/lib/pipeline/repository';
-import { runPipeline } from '@/lib/pipeline/run';
+import { claimFence, runPipeline } from '@/lib/pipeline/run';
 import type { Bridge } from '@/lib/pipeline/types';
 import { claimDueIntents, rescueStaleClaims, settleClaims, type Claim } from '@/lib/workers/repository';
 import { gate, resetEngine, session, started } from '../barriers';
@@ -114,6 +115,30 @@ describe('a rescued worker’s late batch writes only for the claims it still ho
     await rescue([first]);
     const [second] = await claimDueIntents(db(), claimArgs('worker-b'));
     expect(await highestAcceptedToken(`worker-claim:${id}`)).toBe(Number(second.claimToken));
+  });
+
+  it('a claim’s fence holds its token only while the claim runs: a claim that ended, however, has its writes refused, and no fence is left behind', async () => {
+    const ids = await newIntents(4);
+    const claims = await claimDueIntents(db(), claimArgs('worker-a'));
+    expect(claims.map((c) => c.intentId)).toEqual(ids);
+    const [done, retried, released, running] = claims;
+    expect(
+      await settleClaims(db(), [
+        { intentId: done.intentId, claimToken: done.claimToken, outcome: 'completed', error: null },
+        { intentId: retried.intentId, claimToken: retried.claimToken, outcome: 'retry', delayMs: 60_000, error: 'attempt 1 of 5: boom' },
+        { intentId: released.intentId, claimToken: released.claimToken, outcome: 'release', delayMs: 0, reason: 'released by a stopping worker' },
+      ]),
+    ).toEqual([true, true, true]);
+    const fences = await db().$queryRaw<{ resource: string; token: bigint }[]>`SELECT resource, token FROM lease_fences`;
+    expect(fences).toEqual([{ resource: `worker-claim:${running.intentId}`, token: BigInt(running.claimToken) }]);
+    for (const ended of [done, retried, released]) {
+      const refused = await updateIntentStatus({ id: ended.intentId, status: 'NORMALIZED' }, tester, { fencing: claimFence(ended.intentId, ended.claimToken) }).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(FencingTokenStaleError);
+    }
+    await updateIntentStatus({ id: running.intentId, status: 'NORMALIZED' }, tester, { fencing: claimFence(running.intentId, running.claimToken) });
+    expect(await count`SELECT count(*) AS n FROM intents WHERE status = 'NORMALIZED'`).toBe(1);
+    const report = await checkInvariants(db(), { checks: CHECKS.filter((c) => c.name === 'fenced_writes_current') });
+    expect(report.violationCount).toBe(0);
   });
 });
 

@@ -217,6 +217,8 @@ describe.each<CloseKind>(['recorded', 'whole'])('the close of a run %s: its last
     );
     const report = await checkInvariants(db(), { checks: CHECKS.filter((c) => c.name === 'pipeline_steps_once') });
     expect(report.violationCount).toBe(0);
+    // Every claim ended, by its close or by the rescue: none of their fences holds a token any more.
+    expect(await db().$queryRaw`SELECT resource FROM lease_fences`).toEqual([]);
   });
 
   it('a run that leaves its intent FAILED ends its claim as failed, whatever the worker chose', async () => {
