@@ -107,7 +107,6 @@ function toClaim({ runId, runStartedAt, recorded, stepKind, stepRecorded, stepId
 
 const ms = (n: number) => n; // documents that the number is milliseconds where it is bound
 
-
 /**
  * The claim's LIMIT, written into the statement's text rather than bound. Bound, PostgreSQL's generic plan of the
  * named statement cannot know how few rows are taken, costs the claim as if it took a tenth of the queue, and so
@@ -481,7 +480,8 @@ export async function rescueStaleClaims(client: Runner, args: { rescuer: string;
       FROM rescued x
       WHERE r.claim_token = x.claim_token AND r.status = 'running'
     ), unrecorded AS (
-      -- The run the claim opened, not recorded yet: its worker stopped during the run's first step, before any write.
+      -- The run the claim named, not recorded yet: its worker stopped before the run's first write (during its first
+      -- step, or before starting it).
       ${recordClaimsRuns('rescued', 'abandoned', Prisma.sql`'its worker stopped heartbeating before anything of the run was recorded (running its first bridge, or fetched ahead and not started); the claim was rescued'`)}
     ), steps AS (
       UPDATE pipeline_steps s SET status = 'abandoned', finished_at = now()
