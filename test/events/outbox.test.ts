@@ -87,6 +87,30 @@ describe('the outbox, fed by triggers', () => {
     expect(await outbox()).toEqual([]);
   });
 
+  it('sends the ordinary intents’ events of a statement that also wrote a replay’s, and none of the replay’s, from each table', async () => {
+    const real = await makeIntent('PROCESSED');
+    await resetOutbox();
+    const [{ id: synthetic }] = await db().$queryRaw<{ id: string }[]>`
+      INSERT INTO intents (id, status, payload, source, is_replay) VALUES (gen_random_uuid(), 'PROCESSED', '{}', 'replay', true) RETURNING id::text`;
+    const both = [real.id, synthetic];
+    await db().$executeRaw`
+      INSERT INTO audit_events (intent_id, action, actor, from_status, to_status, version_before, version_after)
+      SELECT id, 'status_change', 'psql', 'PROCESSED', 'COMPLETED', 0, 1 FROM unnest(${both}::uuid[]) id`;
+    await db().$executeRaw`
+      INSERT INTO corrections (intent_id, correction_id, diff, source, reason, actor, version_before, version_after, status_before, status_after)
+      SELECT id, 'c-' || id, '{"amount": 1}', 'desk', 'fix', 'psql', 1, 2, 'PROCESSED', 'CORRECTED' FROM unnest(${both}::uuid[]) id`;
+    await db().$executeRaw`
+      INSERT INTO conflict_events (intent_id, operation, expected_version, current_version, reason, actor)
+      SELECT id, 'update_status', 0, 2, 'stale', 'psql' FROM unnest(${both}::uuid[]) id`;
+    const rows = await outbox();
+    expect(rows.map((r) => [r.subject, r.orderingKey])).toEqual([
+      [SUBJECTS.statusChanged, real.id],
+      [SUBJECTS.corrected, real.id],
+      [SUBJECTS.conflict, real.id],
+    ]);
+    rows.forEach(expectValid);
+  });
+
   it('takes events from other writers through bridge_outbox_emit, in their transaction', async () => {
     const id = await db().$transaction((tx) =>
       emitEvent(tx, {
