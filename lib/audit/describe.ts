@@ -24,7 +24,18 @@ export function describeAudit(e: AuditEntry): AuditLine {
     case 'status_change':
       return { label, what: join(move, versions), reason };
     case 'status_change_refused':
-      return { label, what: join(text(d.from) && text(d.to) && `${d.from as string} → ${d.to as string} refused`, num(d.version) !== null && `at v${d.version as number}`, text(d.why)), reason };
+      return {
+        label,
+        what: join(
+          text(d.from) && text(d.to) && `${d.from as string} → ${d.to as string} refused`,
+          num(d.version) !== null && `at v${d.version as number}`,
+          text(d.why),
+          // A bulk change is refused whole when any of its intents cannot move: each of those is on record.
+          num(d.batchSize) !== null && `${num(d.refusedInBatch) ?? '?'} of a bulk change of ${d.batchSize as number} could not move; none moved`,
+          text(d.batchId) && `batch ${(d.batchId as string).slice(0, 8)}`,
+        ),
+        reason,
+      };
     case 'bulk_status_change':
       return { label, what: join(move, versions, text(d.batchId) && `batch ${(d.batchId as string).slice(0, 8)}`), reason };
     case 'bulk_batch': {

@@ -67,8 +67,10 @@ END $$;
 -- A refused status change is on record like an accepted one: its own audit row, written by the call that refused
 -- it, saying what was asked (from, to, at which version, the caller's reason) and why it was refused. The statuses
 -- are in the details, not in from_status/to_status: those columns mean the intent moved (the outbox sends a
--- status_changed event for such rows, and the invariants read versions from them), and this one did not.
-CREATE OR REPLACE FUNCTION "bridge_audit_refused_status"(cur "intents", p_to text, p_allowed_from text[], p_actor text, p_reason text)
+-- status_changed event for such rows, and the invariants read versions from them), and this one did not. p_details
+-- adds to the details (a bulk change says how large it was and how many of its intents stopped it).
+SELECT "bridge_drop_overloads"('bridge_audit_refused_status');
+CREATE OR REPLACE FUNCTION "bridge_audit_refused_status"(cur "intents", p_to text, p_allowed_from text[], p_actor text, p_reason text, p_details jsonb DEFAULT NULL)
 RETURNS void
 LANGUAGE sql VOLATILE AS $$
   INSERT INTO "audit_events" ("intent_id", "action", "actor", "details")
@@ -80,7 +82,7 @@ LANGUAGE sql VOLATILE AS $$
             'version', cur."version",
             'why', CASE WHEN cardinality(p_allowed_from) = 0 THEN format('nothing moves to %s', p_to)
                         ELSE format('%s is reached only from %s; the intent is %s', p_to, array_to_string(p_allowed_from, ', '), cur."status") END,
-            'reason', p_reason)));
+            'reason', p_reason)) || coalesce(p_details, '{}'::jsonb));
 $$;
 
 SELECT "bridge_drop_overloads"('bridge_update_status');

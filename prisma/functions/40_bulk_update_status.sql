@@ -1,8 +1,9 @@
 -- A bulk status update, all or nothing, in one call: every row locked in id order (so two bulk updates over
 -- overlapping sets queue behind each other instead of deadlocking), then either one row per missing id
--- ('not_found'), or one per intent that cannot move ('invalid_transition'), and nothing written — or every intent
--- not yet at p_to moved, with its audit event ('applied'), the others 'already_applied'. p_details adds to each
--- audit event's details (a console bulk batch passes its batch id).
+-- ('not_found'), or one per intent that cannot move ('invalid_transition'), and no intent changed: each of those is
+-- audited as a refused status change, as a single one is (bridge_audit_refused_status), with the batch's size — or
+-- every intent not yet at p_to moved, with its audit event ('applied'), the others 'already_applied'. p_details adds
+-- to each audit event's details (a console bulk batch passes its batch id).
 -- p_lock as for the other commands' row locks (bridge_read_intent): 'try' takes the rows only when none is held
 -- (BR001 otherwise, nothing written); 'wait' takes a waiter place for each held row (BR002 when one has none free)
 -- and then queues on the rows in id order.
@@ -18,6 +19,7 @@ DECLARE
   waited double precision;
   free uuid[];
   held uuid;
+  refused "intents"[];
 BEGIN
   PERFORM "bridge_label"('bulk_update_status', p_ids[1], p_lock_timeout_ms, p_actor);
   started := clock_timestamp();
@@ -49,10 +51,15 @@ BEGIN
     FROM unnest(p_ids) x WHERE NOT EXISTS (SELECT 1 FROM "intents" i WHERE i."id" = x) ORDER BY x;
   IF FOUND THEN RETURN; END IF;
 
-  RETURN QUERY SELECT 'invalid_transition'::text, i."id", i, i."status"::text, waited
-    FROM "intents" i WHERE i."id" = ANY(p_ids) AND i."status"::text <> p_to AND NOT (i."status"::text = ANY(p_allowed_from))
-    ORDER BY i."id";
-  IF FOUND THEN RETURN; END IF;
+  SELECT array_agg(i ORDER BY i."id") INTO refused
+    FROM "intents" i WHERE i."id" = ANY(p_ids) AND i."status"::text <> p_to AND NOT (i."status"::text = ANY(p_allowed_from));
+  IF refused IS NOT NULL THEN
+    PERFORM "bridge_audit_refused_status"(r, p_to, p_allowed_from, p_actor, p_reason,
+              coalesce(p_details, '{}'::jsonb) || jsonb_build_object('batchSize', cardinality(p_ids), 'refusedInBatch', cardinality(refused)))
+      FROM unnest(refused) r;
+    RETURN QUERY SELECT 'invalid_transition'::text, r."id", r, r."status"::text, waited FROM unnest(refused) r;
+    RETURN;
+  END IF;
 
   RETURN QUERY
   WITH prior AS (

@@ -198,7 +198,8 @@ describe('POST /api/intents/bulk-status', () => {
     const res = await api.bulk({ ids: [ok.id, done.id], status: 'FAILED' });
     expect(res.status).toBe(409);
     expect(res.body.error).toMatchObject({ code: 'invalid_transition', details: { to: 'FAILED', intents: [{ intentId: done.id, from: 'COMPLETED', allowed: [] }] } });
-    expect(await dbFingerprint()).toEqual(before);
+    // Only the refusal's own audit row, on the intent that stopped the change.
+    expect(await dbFingerprint()).toEqual({ ...before, audit_events: Number(before.audit_events) + 1 });
   });
 
   it('404 not_found listing the missing ids: all or nothing', async () => {

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { db } from '@/lib/db/client';
-import { updateIntentStatus } from '@/lib/intents/commands';
+import { bulkUpdateStatus, updateIntentStatus } from '@/lib/intents/commands';
 import { InvalidTransitionError } from '@/lib/intents/errors';
 import { getIntentTimeline } from '@/lib/timeline/timeline';
 import { resetAuth, userWithSession } from '../auth-helpers';
@@ -105,6 +105,32 @@ describe('a refused terminal status change is on record', () => {
     const actions = (await auditOf(other.id)).map((r) => r.action);
     expect(actions).not.toContain('status_change_refused');
     expect(actions.at(-1)).toBe('status_change');
+  });
+
+  it('a bulk change refused whole: each intent that could not move is audited with the batch’s size, the others have nothing', async () => {
+    const movable = await makeIntent('PROCESSED');
+    const done = await makeIntent('COMPLETED');
+    const failed = await makeIntent('FAILED');
+    await expect(bulkUpdateStatus({ ids: [movable.id, done.id, failed.id], status: 'CORRECTED', reason: 'partner resent' }, tester)).rejects.toBeInstanceOf(InvalidTransitionError);
+    for (const [intent, from, version] of [[done, 'COMPLETED', 3], [failed, 'FAILED', 1]] as const) {
+      const rows = await refusedRows(intent.id);
+      expect(rows).toHaveLength(1);
+      expect(rows[0]).toMatchObject({ actor: tester.name, fromStatus: null, toStatus: null, details: { from, to: 'CORRECTED', version, reason: 'partner resent', batchSize: 3, refusedInBatch: 2 } });
+    }
+    expect(await refusedRows(movable.id)).toEqual([]);
+    expect(await intentRow(movable.id)).toMatchObject({ status: 'PROCESSED', version: 2 });
+    const { items } = await getIntentTimeline(done.id);
+    expect(items.find((e) => e.summary.startsWith('Refused:'))?.summary).toContain('COMPLETED → CORRECTED (bulk, none of it moved)');
+  });
+
+  it('a bulk change refused through the API: 409, audited under the token’s user', async () => {
+    const movable = await makeIntent('RECEIVED');
+    const done = await makeIntent('COMPLETED');
+    const res = await api.bulk({ ids: [movable.id, done.id], status: 'NORMALIZED' });
+    expect(res.status).toBe(409);
+    expect(res.body.error.code).toBe('invalid_transition');
+    expect(await refusedRows(done.id)).toMatchObject([{ actor: apiCaller, details: { from: 'COMPLETED', to: 'NORMALIZED', batchSize: 2, refusedInBatch: 1 } }]);
+    expect(await refusedRows(movable.id)).toEqual([]);
   });
 
   it('the intent’s timeline tells the refusal as a refusal', async () => {

@@ -102,14 +102,16 @@ describe('sorted bulk updates', () => {
 });
 
 describe('all-or-nothing', () => {
-  it('one intent that cannot move refuses the whole bulk (409 naming it), nothing changes', async () => {
+  it('one intent that cannot move refuses the whole bulk (409 naming it), nothing changes but the refusal’s record', async () => {
     const ok = await Promise.all([makeIntent('PROCESSED'), makeIntent('CORRECTED'), makeIntent('PROCESSED')]);
     const done = await makeIntent('COMPLETED');
     const before = await snapshot();
     const err = await bulkUpdateStatus({ ids: [...ok.map((i) => i.id), done.id], status: 'FAILED' }, tester).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InvalidTransitionError);
     expect(err).toMatchObject({ httpStatus: 409, code: 'invalid_transition', details: { to: 'FAILED', intents: [{ intentId: done.id, from: 'COMPLETED', allowed: [] }] } });
-    expect(await snapshot()).toEqual(before);
+    // The refusal is audited on the intent that stopped it (test/audit/refused-status.test.ts says how); nothing else moves.
+    expect(await snapshot()).toEqual({ ...before, counts: { ...before.counts, audit_events: before.counts.audit_events + 1 } });
+    expect((await auditOf(done.id)).at(-1)).toMatchObject({ action: 'status_change_refused' });
   });
 
   it('unknown ids: 404 naming exactly the missing ones, nothing changes', async () => {

@@ -74,7 +74,11 @@ describe('history integrity', () => {
       work.push(
         bulkUpdateStatus({ ids: [...ids].reverse(), status: 'PROCESSED' }, tester).then(
           (r) => r.intents.forEach((i) => void (r.alreadyApplied.includes(i.id) || credit(i.id))),
-          (e: unknown) => (e instanceof InvalidTransitionError ? undefined : refused(e)),
+          // Refused whole: each intent that could not move has the refusal on record.
+          (e: unknown) =>
+            e instanceof InvalidTransitionError
+              ? (e.details as { intents: { intentId: string }[] }).intents.forEach(({ intentId }) => void refusedMoves.set(intentId, refusedMoves.get(intentId)! + 1))
+              : refused(e),
         ),
       );
     }
