@@ -370,7 +370,7 @@ export const OPERATIONS: ApiOperation[] = [
     method: 'post',
     path: '/api/intents/bulk-status',
     summary: 'Move several intents to one status, all or nothing',
-    description: 'Locks the intents in id order (no deadlocks between bulk updates); refuses the whole request when one intent cannot move.',
+    description: 'Locks the intents in id order (no deadlocks between bulk updates); refuses the whole request when one intent cannot move (409 naming each such intent, each of them audited as a refused status change; no intent changes).',
     tag: 'intents',
     auth: 'bearer',
     permission: 'intents.bulk',
