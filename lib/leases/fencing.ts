@@ -2,7 +2,7 @@ import { Prisma } from '@/generated/prisma/client';
 import { db, type Tx } from '@/lib/db/client';
 import { sqlState } from '@/lib/db/sqlstate';
 import { FencingTokenStaleError } from './errors';
-import { CLAIM_FENCE_PREFIX, type Fencing } from './schemas';
+import type { Fencing } from './schemas';
 import { tokenNumber } from './token';
 
 /**
@@ -35,8 +35,12 @@ export function fenceGrant(resource: Prisma.Sql, token: Prisma.Sql): Prisma.Sql 
   return Prisma.sql`bridge_fence_grant(${resource}, ${token})`;
 }
 
-/** A worker's claim fence, `worker-claim:<intent id>`, for the intent id `intentId` (SQL), the id as Postgres prints it. */
-export const claimFenceResource = (intentId: Prisma.Sql) => Prisma.sql`(${CLAIM_FENCE_PREFIX}::text || ${intentId}::text)`;
+/**
+ * A worker's claim fence, `worker-claim:<intent id>`, for the intent id `intentId` (SQL): named by the database's
+ * function, which the work queue's trigger uses too (prisma/functions/60_work_queue.sql). CLAIM_FENCE_PREFIX is the
+ * same name for the engine's fencing input (claimFence); test/leases/pipeline-fencing.test.ts holds the two together.
+ */
+export const claimFenceResource = (intentId: Prisma.Sql) => Prisma.sql`bridge_claim_fence_resource(${intentId}::uuid)`;
 
 /**
  * The end of workers' claims, as a data-modifying CTE for the statement that ends them (`ended`: a CTE of that

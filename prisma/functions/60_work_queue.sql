@@ -1,3 +1,9 @@
+-- The fence of a worker's claim on an intent (docs/LEASES.md, "Workers' runs are fenced by their claim"): granted by
+-- the claim statement, removed by every statement that ends the claim. The engine's fencing input names it too
+-- (CLAIM_FENCE_PREFIX, lib/leases/schemas.ts).
+CREATE OR REPLACE FUNCTION "bridge_claim_fence_resource"(p_intent_id uuid) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$ SELECT 'worker-claim:' || p_intent_id::text $$;
+
 -- The work queue follows the intents (trigger "intents_work_follows_status", docs/WORKERS.md): an intent back at
 -- RECEIVED (an operator's retry of a FAILED intent) queues its next round; one that reaches COMPLETED or FAILED by
 -- any door settles its waiting row (a running row is settled by its worker, whose claim it is); one moved on from
@@ -6,12 +12,24 @@
 -- it is neither counted nor listed among the pipeline's failures. An intent that leaves the pipeline's round this
 -- way (back to RECEIVED, or COMPLETED or FAILED) while a bridge waits for an answer has that wait cancelled: an answer
 -- arriving later is too late, and no worker wakes for it.
+--
+-- Back at RECEIVED, a row still `running` is a worker's claim that did not end yet (a run that failed its intent,
+-- which an operator retried before the run's close): the reset takes it from that worker, so its fence goes, as every
+-- statement that ends a claim removes it (lib/leases/fencing.ts, claimFencesRevoked), and the worker's later writes —
+-- its close, or the FAILED mark of a last attempt — are refused instead of undoing the retry. The work row is locked
+-- before the fence, the order the workers' own statements take them in.
 CREATE OR REPLACE FUNCTION "intent_work_follow_status"() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  claim record;
 BEGIN
   IF NEW.status IN ('RECEIVED', 'COMPLETED', 'FAILED') THEN
     UPDATE pipeline_waits SET state = 'cancelled', decided_at = now() WHERE intent_id = NEW.id AND state = 'waiting';
   END IF;
   IF NEW.status = 'RECEIVED' THEN
+    SELECT w.state, w.claim_token INTO claim FROM intent_work w WHERE w.intent_id = NEW.id FOR UPDATE;
+    IF claim.state = 'running' THEN
+      DELETE FROM lease_fences f WHERE f.resource = "bridge_claim_fence_resource"(NEW.id) AND f.token = claim.claim_token;
+    END IF;
     -- An intent without a row yet (made in another status, or older than the queue) may have runs already: its
     -- next round comes after theirs, so nothing they recorded is replayed into it.
     INSERT INTO intent_work (intent_id, round)

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
-import { createIntent } from '@/lib/intents/commands';
+import { createIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { FencingTokenStaleError } from '@/lib/leases/errors';
 import { highestAcceptedToken } from '@/lib/leases/fencing';
 import { registerBridge, unregisterBridge } from '@/lib/pipeline/bridges';
 import { LostClaimError } from '@/lib/pipeline/errors';
 import { disconnectLockDb } from '@/lib/pipeline/lock';
 import { onClient, startRuns } from '@/lib/pipeline/repository';
-import { runPipeline } from '@/lib/pipeline/run';
+import { claimFence, runPipeline } from '@/lib/pipeline/run';
 import type { Bridge } from '@/lib/pipeline/types';
 import { claimDueIntents, rescueStaleClaims } from '@/lib/workers/repository';
 import { apiRequest, resetAuth, userWithToken } from '../auth-helpers';
@@ -126,6 +126,29 @@ describe('a worker’s run is fenced by its claim token', () => {
     expect(await intentRow(intent.id)).toMatchObject({ status: 'RECEIVED', version: 0 });
     expect(await statusChanges(intent.id)).toBe(0);
     expect(await highestAcceptedToken(`worker-claim:${intent.id}`)).toBeNull();
+  });
+
+  it('an operator’s retry while a worker’s claim still runs takes the claim: the worker’s FAILED mark of a last attempt is refused, the retry stands', async () => {
+    const intent = await createIntent({ payload: { order: 'F-5', amount: 5 }, source: 'test' }, tester);
+    const [claim] = await claimDueIntents(db(), { workerName: 'worker-a', limit: 1, leaseMs: 30_000, maxAttempts: 5 });
+    // The intent is failed and retried by an operator before worker A's run has closed (A is slow, or stalled).
+    await updateIntentStatus({ id: intent.id, status: 'FAILED', reason: 'partner down' }, tester);
+    await updateIntentStatus({ id: intent.id, status: 'RECEIVED', reason: 'partner is back' }, tester);
+    expect(await highestAcceptedToken(claimFence(intent.id, claim.claimToken).resource)).toBeNull();
+
+    // A's last attempt gives up and marks the intent FAILED with its claim's fence, without a version (as the worker
+    // does): refused, so the retry is not undone.
+    const worker = { name: 'worker-a' };
+    await expect(updateIntentStatus({ id: intent.id, status: 'FAILED', reason: 'gave up' }, worker, { fencing: claimFence(intent.id, claim.claimToken) })).rejects.toBeInstanceOf(FencingTokenStaleError);
+    expect(await intentRow(intent.id)).toMatchObject({ status: 'RECEIVED', version: 2 });
+    const [work] = await db().$queryRaw<{ state: string; round: number }[]>`SELECT state, round FROM intent_work WHERE intent_id = ${intent.id}::uuid`;
+    expect(work).toEqual({ state: 'available', round: 2 });
+  });
+
+  it('names the claim fence alike in SQL (the claim, the ends of claims) and in TypeScript (the engine’s fencing input)', async () => {
+    const id = '0b7e8a2c-5f1d-4e3a-9c6b-2d4f8e1a7b30';
+    const [{ resource }] = await db().$queryRaw<{ resource: string }[]>`SELECT bridge_claim_fence_resource(${id}::uuid) AS resource`;
+    expect(resource).toBe(claimFence(id, '1').resource);
   });
 
   it('a rescued worker’s late bridge write is refused by the engine once the next claim has started its run, though the version did not move', async () => {
