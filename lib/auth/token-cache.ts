@@ -28,25 +28,40 @@ export type SessionEntry = {
   cachedAt: number;
 };
 
-type Cache = { entries: Map<string, Entry>; sessions: Map<string, SessionEntry>; listening: boolean; subscribed: boolean; generation: number };
+type Cache = {
+  entries: Map<string, Entry>;
+  sessions: Map<string, SessionEntry>;
+  listening: boolean;
+  subscribed: boolean;
+  generation: number;
+  /** A start of the hub asked for by this cache and not yet answered. */
+  starting?: Promise<void> | null;
+};
 const state = globalThis as unknown as { bridgeTokenCache?: Cache };
-const cache = (state.bridgeTokenCache ??= { entries: new Map(), sessions: new Map(), listening: false, subscribed: false, generation: 0 });
+const cache: Cache = (state.bridgeTokenCache ??= { entries: new Map(), sessions: new Map(), listening: false, subscribed: false, generation: 0 });
 // A process that kept its cache across a reload of this module (development) gains the sessions map here.
 cache.sessions ??= new Map();
 
 function subscribe() {
-  if (cache.subscribed) return;
-  cache.subscribed = true;
-  hubSignals.on('auth', forgetVerifiedCredentials);
-  hubSignals.on('listening', (up: boolean) => {
-    cache.listening = up;
-    forgetVerifiedCredentials();
-  });
-  // The hub is the one LISTEN connection of this process; starting it is cheap and idempotent.
-  void liveHub().then(
-    (hub) => (cache.listening = hub.isListening()),
-    () => undefined,
-  );
+  if (!cache.subscribed) {
+    cache.subscribed = true;
+    hubSignals.on('auth', forgetVerifiedCredentials);
+    hubSignals.on('listening', (up: boolean) => {
+      cache.listening = up;
+      forgetVerifiedCredentials();
+    });
+  }
+  // The hub is the one LISTEN connection of this process; starting it is cheap and idempotent. Asked again while it
+  // does not listen: a hub whose start failed (the database was unreachable) or that was stopped is started anew.
+  if (cache.listening || cache.starting) return;
+  cache.starting = liveHub()
+    .then(
+      (hub) => {
+        if (hub.isListening()) cache.listening = true;
+      },
+      () => undefined,
+    )
+    .finally(() => (cache.starting = null));
 }
 
 /**

@@ -108,6 +108,8 @@ export class LiveHub {
     if (this.safetyTimer) clearInterval(this.safetyTimer);
     const client = this.client;
     this.client = null;
+    // Its listeners (the token cache) must stop trusting notifications that a stopped hub no longer hears.
+    this.setListening(false);
     await client?.end().catch(() => undefined);
   }
 
@@ -220,6 +222,16 @@ export async function liveHub(): Promise<LiveHub> {
   globalForLive.bridgeLiveHub ??= new LiveHub(directDatabaseUrl());
   await globalForLive.bridgeLiveHub.start();
   return globalForLive.bridgeLiveHub;
+}
+
+/**
+ * Stops the process's hub, if one was started, and forgets it: the next liveHub() starts a new one. The console never
+ * stops its hub; tests do, at the end of a file, so that the next file starts from a process without one.
+ */
+export async function stopLiveHub(): Promise<void> {
+  const hub = globalForLive.bridgeLiveHub;
+  globalForLive.bridgeLiveHub = undefined;
+  await hub?.stop();
 }
 
 /** The position this process's hub has fanned out up to, when it is running; null otherwise (nothing is started). */

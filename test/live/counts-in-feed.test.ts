@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { maintainedStatusCounts } from '@/lib/counts/status-counts';
 import { createIntent, updateIntentStatus } from '@/lib/intents/commands';
-import { LiveHub, liveHub, type LiveBatch } from '@/lib/live/hub';
+import { LiveHub, liveHub, type LiveBatch, stopLiveHub } from '@/lib/live/hub';
 import { resetDatabase, tester } from '../helpers';
 import { eventually } from '../wait';
 
@@ -12,7 +12,7 @@ import { eventually } from '../wait';
 beforeAll(resetDatabase);
 afterAll(async () => {
   vi.restoreAllMocks();
-  await (await liveHub()).stop();
+  await stopLiveHub();
 });
 
 function collector() {

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { livePositionForPage } from '@/lib/console/live-position';
 import { createIntent } from '@/lib/intents/commands';
-import { liveHub, runningHubPosition } from '@/lib/live/hub';
+import { liveHub, runningHubPosition, stopLiveHub } from '@/lib/live/hub';
 import { changesSincePosition, positionSchema } from '@/lib/live/positions';
 import { resetDatabase, tester } from '../helpers';
 
@@ -10,9 +10,9 @@ import { resetDatabase, tester } from '../helpers';
  * new that the stream would skip something committed after the page read its data.
  */
 beforeAll(resetDatabase);
-afterAll(async () => {
-  await (await liveHub()).stop();
-});
+// Each case starts in a process whose hub has not started, whichever case ran before it.
+beforeEach(stopLiveHub);
+afterAll(stopLiveHub);
 
 describe('the page’s live position', () => {
   it('comes from the database before the hub runs, and from the running hub after', async () => {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
 import { createIntent, updateIntentStatus } from '@/lib/intents/commands';
 import { CHANGES_CHANNEL } from '@/lib/live/announce';
-import { liveHub } from '@/lib/live/hub';
+import { stopLiveHub } from '@/lib/live/hub';
 import { liveEventStream, parseResumePosition } from '@/lib/live/stream';
 import { rawClient, resetDatabase, tester } from '../helpers';
 import { eventually } from '../wait';
@@ -114,7 +114,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   clients.forEach((c) => c.close());
-  await (await liveHub()).stop();
+  await stopLiveHub();
 });
 
 describe('the live event stream', () => {

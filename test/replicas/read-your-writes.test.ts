@@ -4,7 +4,7 @@ import { disconnectDb } from '@/lib/db/client';
 import { closeReadReplicas, commitPosition, useReadReplicas } from '@/lib/db/read';
 import { apiRoute } from '@/lib/http/api-router';
 import { parseLsn } from '@/lib/db/lsn';
-import { liveHub } from '@/lib/live/hub';
+import { stopLiveHub } from '@/lib/live/hub';
 import { liveEventStream } from '@/lib/live/stream';
 import { flushOutcomes } from '@/lib/intents/outcomes';
 import { apiRequest, resetAuth, userWithSession, userWithToken } from '../auth-helpers';
@@ -110,7 +110,7 @@ beforeEach(async () => {
 afterAll(async () => {
   await resumeReplay().catch(() => undefined);
   await closeReadReplicas();
-  await (await liveHub()).stop();
+  await stopLiveHub();
   await flushOutcomes().catch(() => undefined);
   await disconnectDb();
   process.env.DATABASE_URL = workerUrl;
