@@ -202,6 +202,14 @@ export function env(): Env {
   return cached;
 }
 
+/**
+ * Drops the configuration read so far: the next env() reads process.env again. A server reads its configuration
+ * once; tests that change it (vi.stubEnv) call this so that the change, and its undoing, take effect.
+ */
+export function forgetEnv(): void {
+  cached = undefined;
+}
+
 export type RetryPolicy = {
   maxAttempts: number;
   baseMs: number;

@@ -60,3 +60,12 @@ export function dedupStore(): DedupStore {
   }
   return globalForDedup.bridgeDedup;
 }
+
+/**
+ * Drops the store chosen so far: the next dedupStore() builds the one the configuration names then. A server chooses
+ * once; tests that switch IDEMPOTENCY_BACKEND call this (after forgetEnv) so that the switch, and its undoing, take
+ * effect. A Redis store's connection is closeRedisClients' to close.
+ */
+export function forgetDedupStore(): void {
+  globalForDedup.bridgeDedup = undefined;
+}

@@ -26,6 +26,15 @@ export function leaseBackend(): LeaseBackend {
   return globalForLeases.bridgeLeaseBackend;
 }
 
+/**
+ * Drops the backend chosen so far: the next leaseBackend() builds the one the configuration names then. A server
+ * chooses once; tests that switch LEASE_BACKEND call this (after forgetEnv) so that the switch, and its undoing, take
+ * effect. A Redis backend's connection is closeRedisClients' to close.
+ */
+export function forgetLeaseBackend(): void {
+  globalForLeases.bridgeLeaseBackend = undefined;
+}
+
 /** Who the caller is, to a lease: who may do what is in docs/LEASES.md ("Who may do what"). */
 export type LeaseActor = Pick<AuthActor, 'name' | 'userId' | 'roles' | 'via' | 'credentialId'>;
 

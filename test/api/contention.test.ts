@@ -1,19 +1,15 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-
-// Configuration is read once per test file; a short lock timeout lets the API's own 423 and 503 answers be reached
-// in a fraction of a second instead of the default 5 s. Set before anything reads the configuration.
-const previousLockTimeout = vi.hoisted(() => {
-  const previous = process.env.LOCK_TIMEOUT_MS;
-  process.env.LOCK_TIMEOUT_MS = '300';
-  return previous;
-});
-
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { concurrencySettings } from '@/lib/env';
 import { updateIntentStatus } from '@/lib/intents/commands';
 import { getIntentConflicts } from '@/lib/intents/queries';
 import { dbFingerprint, holdRowLocks, resetEngine } from '../barriers';
 import { intentRow, makeIntent, tester } from '../helpers';
 import { api, signInApiCaller } from './route-client';
+import { withSettings } from '../settings';
+
+// A short lock timeout lets the API's own 423 and 503 answers be reached in a fraction of a second instead of the
+// default 5 s.
+withSettings({ LOCK_TIMEOUT_MS: '300' });
 
 /**
  * The API under contention: lock waits that run out are 423 lock_timeout (status, bulk, corrections); a stale
@@ -25,10 +21,6 @@ beforeAll(async () => {
   await signInApiCaller();
 });
 beforeEach(resetEngine);
-afterAll(() => {
-  if (previousLockTimeout === undefined) delete process.env.LOCK_TIMEOUT_MS;
-  else process.env.LOCK_TIMEOUT_MS = previousLockTimeout;
-});
 
 describe('lock waits that run out', () => {
   it('the configured lock timeout is the one in force for these requests', () => {

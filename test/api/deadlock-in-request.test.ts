@@ -1,27 +1,19 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-
-// No lock wait in this file may run out: the interleaving below is ordered by barriers, and a lock timeout firing
-// while the test steps through it would end the bulk's wait for another reason than the deadlock under test.
-const previousLockTimeout = vi.hoisted(() => {
-  const previous = process.env.LOCK_TIMEOUT_MS;
-  process.env.LOCK_TIMEOUT_MS = '60000';
-  return previous;
-});
-
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
 import { clearOutcomes, persistedOutcomes, resetEngine, session, waitForWaiters } from '../barriers';
 import { makeIntent } from '../helpers';
 import { api, signInApiCaller } from './route-client';
+import { withSettings } from '../settings';
+
+// No lock wait in this file may run out: the interleaving below is ordered by barriers, and a lock timeout firing
+// while the test steps through it would end the bulk's wait for another reason than the deadlock under test.
+withSettings({ LOCK_TIMEOUT_MS: '60000' });
 
 beforeAll(async () => {
   await resetEngine();
   await signInApiCaller();
 });
 beforeEach(resetEngine);
-afterAll(() => {
-  if (previousLockTimeout === undefined) delete process.env.LOCK_TIMEOUT_MS;
-  else process.env.LOCK_TIMEOUT_MS = previousLockTimeout;
-});
 
 describe('a deadlock inside a request', () => {
   it('a bulk update crossing a foreign transaction is chosen as victim, retried inside the request, and answered 200; the deadlock is recorded', async () => {

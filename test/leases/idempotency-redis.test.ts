@@ -1,17 +1,16 @@
 import { beforeEach, describe, expect, it } from 'vitest';
+import { db } from '@/lib/db/client';
+import { createIntent, updateIntentStatus, reevaluateIntent } from '@/lib/intents/commands';
+import { IdempotencyKeyReusedError } from '@/lib/intents/errors';
+import { replayHeaders } from '@/lib/intents/idempotency';
+import { intentRow, makeIntent, resetDatabase, tester } from '../helpers';
+import { withSettings } from '../settings';
 import { workerRedisUrl } from '../worker';
+import { flushRedis } from './backends';
 
-// Set before anything reads the configuration: this file runs the engine with its idempotency keys in Redis.
+// This file runs the engine with its idempotency keys in Redis.
 const redisUrl = workerRedisUrl();
-process.env.IDEMPOTENCY_BACKEND = 'redis';
-if (redisUrl) process.env.REDIS_URL = redisUrl;
-
-const { db } = await import('@/lib/db/client');
-const { createIntent, updateIntentStatus, reevaluateIntent } = await import('@/lib/intents/commands');
-const { IdempotencyKeyReusedError } = await import('@/lib/intents/errors');
-const { replayHeaders } = await import('@/lib/intents/idempotency');
-const { intentRow, makeIntent, resetDatabase, tester } = await import('../helpers');
-const { flushRedis } = await import('./backends');
+if (redisUrl) withSettings({ IDEMPOTENCY_BACKEND: 'redis', REDIS_URL: redisUrl });
 
 describe.skipIf(!redisUrl)('idempotency keys in Redis (IDEMPOTENCY_BACKEND=redis)', () => {
   beforeEach(async () => {

@@ -2,6 +2,11 @@ import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { redisServerInstalled, startRedisServer } from '../redis-server';
 import { eventually } from '../wait';
 import { apiRoute } from '@/lib/http/api-router';
+import { LeaseBackendUnavailableError } from '@/lib/leases/errors';
+import { RedisLeases } from '@/lib/leases/redis';
+import { apiRequest, resetAuth, userWithToken } from '../auth-helpers';
+import { intentRow, makeIntent, resetDatabase } from '../helpers';
+import { withSettings } from '../settings';
 
 /**
  * Redis going away is a 503 with Retry-After, answered at once — never a 500, never a request left hanging until a
@@ -10,20 +15,13 @@ import { apiRoute } from '@/lib/http/api-router';
  * Redis is back, the same client serves again. This file's own throw-away redis-server is stopped and started.
  */
 const server = redisServerInstalled() ? await startRedisServer() : undefined;
-// Set before anything reads the configuration.
-process.env.LEASE_BACKEND = 'redis';
-process.env.IDEMPOTENCY_BACKEND = 'redis';
-if (server) process.env.REDIS_URL = server.url;
+if (server) withSettings({ LEASE_BACKEND: 'redis', IDEMPOTENCY_BACKEND: 'redis', REDIS_URL: server.url });
 
 const { POST: acquire } = apiRoute('/api/leases/{resource}/acquire');
 const { POST: refresh } = apiRoute('/api/leases/{resource}/refresh');
 const { POST: release } = apiRoute('/api/leases/{resource}/release');
 const { GET: list } = apiRoute('/api/leases');
 const { POST: status } = apiRoute('/api/intents/{id}/status');
-const { RedisLeases } = await import('@/lib/leases/redis');
-const { LeaseBackendUnavailableError } = await import('@/lib/leases/errors');
-const { apiRequest, resetAuth, userWithToken } = await import('../auth-helpers');
-const { intentRow, makeIntent, resetDatabase } = await import('../helpers');
 
 afterAll(async () => {
   await server?.stop();
