@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { db } from '@/lib/db/client';
 import { bulkUpdateStatus, updateIntentStatus } from '@/lib/intents/commands';
 import { InvalidTransitionError } from '@/lib/intents/errors';
@@ -6,24 +6,16 @@ import { getIntentTimeline } from '@/lib/timeline/timeline';
 import { resetAuth, userWithSession } from '../auth-helpers';
 import { api, signInApiCaller } from '../api/route-client';
 import { intentRow, makeIntent, resetDatabase, tester } from '../helpers';
+import { request, resetRequest, SAME_ORIGIN } from '../next-request';
 
 /**
  * A refused status change is audited like an accepted one, by the engine itself (so every door gets it): one
  * audit_events row `status_change_refused` saying what was asked, at which version, why it was refused and the
  * reason the caller gave — and nothing else moves (no status, no version, no status_changed event out).
  */
-const jar = vi.hoisted(() => ({ cookie: undefined as string | undefined }));
-vi.mock('next/headers', () => ({
-  cookies: async () => ({
-    get: (name: string) => {
-      const pair = jar.cookie?.split('; ').find((c) => c.startsWith(`${name}=`));
-      return pair ? { name, value: pair.slice(name.length + 1) } : undefined;
-    },
-    set: () => undefined,
-  }),
-  headers: async () => new Headers({ 'user-agent': 'vitest', 'x-forwarded-for': '127.0.0.1', host: 'localhost:3000', origin: 'http://localhost:3000' }),
-}));
-vi.mock('next/cache', () => ({ revalidatePath: () => undefined, revalidateTag: () => undefined }));
+vi.mock('next/headers', () => import('../next-request').then((m) => m.nextHeaders));
+vi.mock('next/cache', () => import('../next-request').then((m) => m.nextCache));
+vi.mock('next/navigation', () => import('../next-request').then((m) => m.nextNavigation));
 
 const { changeIntentStatusAction } = await import('@/app/actions/intents');
 
@@ -51,8 +43,10 @@ beforeAll(async () => {
   ({ username: apiCaller } = await signInApiCaller());
   const operator = await userWithSession(['operator']);
   operatorName = operator.user.username;
-  jar.cookie = operator.cookie;
+  resetRequest({ ...SAME_ORIGIN, 'x-forwarded-for': '127.0.0.1' });
+  request.cookie = operator.cookie;
 });
+afterAll(() => resetRequest());
 
 describe('a refused terminal status change is on record', () => {
   it('through the engine: COMPLETED → FAILED is refused, audited with why and the reason given, and nothing moves', async () => {

@@ -1,26 +1,18 @@
-import { beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Role } from '@/lib/auth/permissions';
 import { resetAuth, userWithSession } from '../auth-helpers';
 import { makeIntent, resetDatabase } from '../helpers';
+import { request, resetRequest, SAME_ORIGIN } from '../next-request';
 
 /**
  * The authorization matrix (docs/AUTH.md) for the server actions: every action × every role × signed out. Actions read
  * the session through Next's `cookies()`, which only exists inside a Next request; here it is answered from the
- * cookie of the user the case signs in as, and everything behind it (sessions, roles, the domain) is real.
+ * cookie of the user the case signs in as (test/next-request.ts), and everything behind it (sessions, roles, the domain)
+ * is real.
  */
-const jar = vi.hoisted(() => ({ cookie: undefined as string | undefined }));
-vi.mock('next/headers', () => ({
-  cookies: async () => ({
-    get: (name: string) => {
-      const pair = jar.cookie?.split('; ').find((c) => c.startsWith(`${name}=`));
-      return pair ? { name, value: pair.slice(name.length + 1) } : undefined;
-    },
-    set: () => undefined,
-  }),
-  headers: async () => new Headers({ 'user-agent': 'vitest', 'x-forwarded-for': '127.0.0.1', host: 'localhost:3000', origin: 'http://localhost:3000' }),
-}));
-// Page revalidation needs Next's render context; the matrix is about who may act, not about caches.
-vi.mock('next/cache', () => ({ revalidatePath: () => undefined, revalidateTag: () => undefined }));
+vi.mock('next/headers', () => import('../next-request').then((m) => m.nextHeaders));
+vi.mock('next/cache', () => import('../next-request').then((m) => m.nextCache));
+vi.mock('next/navigation', () => import('../next-request').then((m) => m.nextNavigation));
 
 const { changeIntentStatusAction, bulkChangeStatusAction, correctIntentAction } = await import('@/app/actions/intents');
 const { cancelBackendAction, terminateBackendAction, unblockImpactAction } = await import('@/app/actions/locks');
@@ -81,9 +73,9 @@ beforeAll(async () => {
   cookies = {} as typeof cookies;
   for (const role of ROLES) cookies[role] = (await userWithSession([role])).cookie;
 });
-beforeEach(() => {
-  jar.cookie = undefined;
-});
+const HEADERS = { ...SAME_ORIGIN, 'x-forwarded-for': '127.0.0.1' };
+beforeEach(() => resetRequest(HEADERS));
+afterAll(() => resetRequest());
 
 describe.each(CASES)('$name', (c) => {
   it('refuses a signed-out caller', async () => {
@@ -93,7 +85,7 @@ describe.each(CASES)('$name', (c) => {
 
   it.each(ROLES)('as %s', async (role) => {
     const intent = await makeIntent('NORMALIZED');
-    jar.cookie = cookies[role];
+    request.cookie = cookies[role];
     const code = codeOf(await c.call(intent.id));
     if (c.roles.includes(role)) expect(['unauthenticated', 'forbidden']).not.toContain(code);
     else expect(code).toBe('forbidden');
@@ -103,7 +95,7 @@ describe.each(CASES)('$name', (c) => {
 describe('the intent actions act as the signed-in user', () => {
   it('an allowed status change is audited under the user; a name in the input is refused, not used', async () => {
     const intent = await makeIntent('NORMALIZED');
-    jar.cookie = cookies.operator;
+    request.cookie = cookies.operator;
     const named = await changeIntentStatusAction({ id: intent.id, status: 'PROCESSED', actor: 'someone-else' });
     expect(codeOf(named)).toBe('invalid_request');
     expect(JSON.stringify(named)).toContain('actor');
@@ -118,7 +110,7 @@ describe('the intent actions act as the signed-in user', () => {
 describe('the console asks for a reason on status changes', () => {
   it('refuses FAILED without one (naming the field, changing nothing), single and bulk', async () => {
     const intent = await makeIntent('NORMALIZED');
-    jar.cookie = cookies.operator;
+    request.cookie = cookies.operator;
     for (const result of [
       await changeIntentStatusAction({ id: intent.id, status: 'FAILED', reason: '  ' }),
       await bulkChangeStatusAction({ ids: [intent.id], status: 'FAILED' }),
@@ -133,7 +125,7 @@ describe('the console asks for a reason on status changes', () => {
   it('accepts FAILED with a reason and other moves without one', async () => {
     const a = await makeIntent('NORMALIZED');
     const b = await makeIntent('NORMALIZED');
-    jar.cookie = cookies.operator;
+    request.cookie = cookies.operator;
     expect(codeOf(await changeIntentStatusAction({ id: a.id, status: 'FAILED', reason: 'card declined' }))).toBeUndefined();
     expect(codeOf(await changeIntentStatusAction({ id: b.id, status: 'PROCESSED' }))).toBeUndefined();
   });
@@ -142,7 +134,7 @@ describe('the console asks for a reason on status changes', () => {
 describe('a bulk change with a reason', () => {
   it('is accepted (the reason goes to the engine when its command takes one)', async () => {
     const intent = await makeIntent('NORMALIZED');
-    jar.cookie = cookies.operator;
+    request.cookie = cookies.operator;
     expect(codeOf(await bulkChangeStatusAction({ ids: [intent.id], status: 'FAILED', reason: 'partner outage' }))).toBeUndefined();
     expect(codeOf(await bulkChangeStatusAction({ ids: [(await makeIntent('NORMALIZED')).id], status: 'PROCESSED', reason: '' }))).toBeUndefined();
   });

@@ -1,4 +1,4 @@
-import { beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { db } from '@/lib/db/client';
 import { signIn } from '@/lib/auth/users';
 import { createApiToken } from '@/lib/auth/tokens';
@@ -8,6 +8,7 @@ import { cancelBackend } from '@/lib/locks/unblock';
 import { actorOf, apiRequest, resetAuth, userWithSession, userWithToken } from '../auth-helpers';
 import { session } from '../barriers';
 import { makeIntent, resetDatabase, untyped } from '../helpers';
+import { request, resetRequest, SAME_ORIGIN } from '../next-request';
 import { apiRoute } from '@/lib/http/api-router';
 
 /**
@@ -16,25 +17,10 @@ import { apiRoute } from '@/lib/http/api-router';
  * in the error envelope (or, for server actions, an error result), never a 5xx or a throw, and the database is
  * exactly as before.
  */
-// A server action's request headers: from the console's own page unless a case says otherwise.
-const SAME_ORIGIN = { 'user-agent': 'vitest', host: 'localhost:3000', origin: 'http://localhost:3000' };
-const jar = vi.hoisted(() => ({ cookie: undefined as string | undefined, headers: undefined as Record<string, string> | undefined }));
-vi.mock('next/headers', () => ({
-  cookies: async () => ({
-    get: (name: string) => {
-      const pair = jar.cookie?.split('; ').find((c) => c.startsWith(`${name}=`));
-      return pair ? { name, value: pair.slice(name.length + 1) } : undefined;
-    },
-    set: () => undefined,
-  }),
-  headers: async () => new Headers(jar.headers ?? SAME_ORIGIN),
-}));
-vi.mock('next/cache', () => ({ revalidatePath: () => undefined, revalidateTag: () => undefined }));
-vi.mock('next/navigation', () => ({
-  redirect: (to: string) => {
-    throw Object.assign(new Error('NEXT_REDIRECT'), { to });
-  },
-}));
+// A server action's request: signed out, from the console's own page, unless a case says otherwise.
+vi.mock('next/headers', () => import('../next-request').then((m) => m.nextHeaders));
+vi.mock('next/cache', () => import('../next-request').then((m) => m.nextCache));
+vi.mock('next/navigation', () => import('../next-request').then((m) => m.nextNavigation));
 
 const { GET: listIntents, POST: createIntent } = apiRoute('/api/intents');
 const { GET: getLocks } = apiRoute('/api/locks');
@@ -95,9 +81,9 @@ beforeAll(async () => {
   await makeIntent('NORMALIZED');
 });
 
+afterAll(() => resetRequest());
 beforeEach(async () => {
-  jar.cookie = undefined;
-  jar.headers = undefined;
+  resetRequest();
   before = await snapshot();
 });
 
@@ -159,11 +145,11 @@ describe('hostile traffic at the doors', () => {
       const form = new FormData();
       form.set('pid', pid);
       form.set('reason', 'hostile suite');
-      jar.cookie = oncall.cookie;
+      request.cookie = oncall.cookie;
       const state = await actions.cancelBackendAction({ status: 'idle' }, form);
       expect(state).toMatchObject({ status: 'error', code: 'invalid_request' });
     }
-    jar.cookie = oncall.cookie;
+    request.cookie = oncall.cookie;
     for (const pid of [0, -5, 1.5, 2 ** 31, Number.MAX_SAFE_INTEGER + 2, NaN, '1e3', null, { pid: 1 }]) {
       expect(await actions.unblockImpactAction(untyped(pid))).toMatchObject({ code: 'invalid_request' });
     }
@@ -189,7 +175,7 @@ describe('hostile traffic at the doors', () => {
     // What bare `next start` lets through (no front door of ours): the action must refuse it on its own.
     const intent = await makeIntent('NORMALIZED');
     before = await snapshot();
-    jar.cookie = oncall.cookie;
+    request.cookie = oncall.cookie;
     const foreign: Record<string, string>[] = [
       { host: 'localhost:3000' },
       { host: 'localhost:3000', origin: 'https://evil.example' },
@@ -199,7 +185,7 @@ describe('hostile traffic at the doors', () => {
       { host: 'localhost:3000', 'sec-fetch-site': 'same-site' },
     ];
     for (const headers of foreign) {
-      jar.headers = { 'user-agent': 'vitest', ...headers };
+      request.headers = { 'user-agent': 'vitest', ...headers };
       const password = new FormData();
       password.set('currentPassword', 'correct horse battery staple');
       password.set('newPassword', 'another horse battery staple');
@@ -219,14 +205,14 @@ describe('hostile traffic at the doors', () => {
     await unchanged();
     // The same call from the console's own page goes through (the refusals above are about the origin alone).
     for (const headers of [SAME_ORIGIN, { host: 'localhost:3000', 'sec-fetch-site': 'same-origin' }]) {
-      jar.headers = headers;
+      request.headers = headers;
       const other = await makeIntent('NORMALIZED');
       expect(await actions.changeIntentStatusAction({ id: other.id, status: 'PROCESSED' })).toMatchObject({ ok: true });
     }
   });
 
   it('the Workers page’s actions refuse lax values naming the field, and change nothing', async () => {
-    jar.cookie = oncall.cookie;
+    request.cookie = oncall.cookie;
     const intent = await makeIntent('RECEIVED');
     before = await snapshot();
     for (const paused of ['true', 'yes', 1, 0, null, 'false', [true], { value: true }]) {
@@ -254,7 +240,7 @@ describe('hostile traffic at the doors', () => {
   it('text that cannot be stored is refused by one rule at every door: bulk batches, status, audit, unblock', async () => {
     const intent = await makeIntent('NORMALIZED');
     before = await snapshot();
-    jar.cookie = oncall.cookie;
+    request.cookie = oncall.cookie;
     const operator = actorOf(oncall.user, 'session');
     const { startBatch } = await import('@/lib/bulk/batches');
     const { listAudit } = await import('@/lib/audit/log');
@@ -292,7 +278,7 @@ describe('hostile traffic at the doors', () => {
   });
 
   it('server actions refuse fields that are not their form’s, naming them, and change nothing', async () => {
-    jar.cookie = oncall.cookie;
+    request.cookie = oncall.cookie;
     const intent = await makeIntent('NORMALIZED');
     before = await snapshot();
     const cases: [string, () => Promise<unknown>, string[]][] = [
@@ -312,7 +298,7 @@ describe('hostile traffic at the doors', () => {
   });
 
   it('server actions called with arguments that are not their form', async () => {
-    jar.cookie = oncall.cookie;
+    request.cookie = oncall.cookie;
     const odd: unknown[] = [undefined, null, 'a string', 42, [1, 2], { username: 'admin', password: 'x' }, new Blob(['x'])];
     for (const arg of odd) {
       const results: unknown[] = [
@@ -417,12 +403,12 @@ describe('query text of lock holders, wherever they are named', () => {
       expect((await refusedAs(token)).map((h) => h.query).join('\n')).toContain('card-4111111111111111');
 
       const operator = await userWithSession(['operator']);
-      jar.cookie = operator.cookie;
+      request.cookie = operator.cookie;
       const fromAction = (await actions.changeIntentStatusAction({ id: intent.id, status: 'PROCESSED', nowait: true })) as { ok: false; error: { code: string; details: { holders: { query: string }[] } } };
       expect(fromAction.error.code).toBe('lock_timeout');
       expect(fromAction.error.details.holders.length).toBeGreaterThan(0);
       for (const h of fromAction.error.details.holders) expect(h.query).not.toContain('4111');
-      jar.cookie = oncall.cookie;
+      request.cookie = oncall.cookie;
       const whole = (await actions.changeIntentStatusAction({ id: intent.id, status: 'PROCESSED', nowait: true })) as typeof fromAction;
       expect(whole.error.details.holders.map((h) => h.query).join('\n')).toContain('card-4111111111111111');
     } finally {

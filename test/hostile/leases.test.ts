@@ -1,8 +1,9 @@
-import { beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { db } from '@/lib/db/client';
 import { editLeaseResource } from '@/lib/leases/edit-names';
 import { apiRequest, resetAuth, userWithSession, userWithToken } from '../auth-helpers';
 import { makeIntent, resetDatabase } from '../helpers';
+import { request, resetRequest } from '../next-request';
 import { apiRoute } from '@/lib/http/api-router';
 
 /**
@@ -10,18 +11,9 @@ import { apiRoute } from '@/lib/http/api-router';
  * callers, and leases touched by callers that did not take them. Every door answers 4xx, and the fences, the lease
  * rows, the lease log and the intents are exactly as before.
  */
-const jar = vi.hoisted(() => ({ cookie: undefined as string | undefined }));
-vi.mock('next/headers', () => ({
-  cookies: async () => ({
-    get: (name: string) => {
-      const pair = jar.cookie?.split('; ').find((c) => c.startsWith(`${name}=`));
-      return pair ? { name, value: pair.slice(name.length + 1) } : undefined;
-    },
-    set: () => undefined,
-  }),
-  headers: async () => new Headers({ 'user-agent': 'vitest', host: 'localhost:3000', origin: 'http://localhost:3000' }),
-}));
-vi.mock('next/cache', () => ({ revalidatePath: () => undefined, revalidateTag: () => undefined }));
+vi.mock('next/headers', () => import('../next-request').then((m) => m.nextHeaders));
+vi.mock('next/cache', () => import('../next-request').then((m) => m.nextCache));
+vi.mock('next/navigation', () => import('../next-request').then((m) => m.nextNavigation));
 
 const { POST: postStatus } = apiRoute('/api/intents/{id}/status');
 const { POST: postReeval } = apiRoute('/api/intents/{id}/reeval');
@@ -71,8 +63,9 @@ beforeAll(async () => {
   admin = await userWithToken(['admin']);
 });
 
+afterAll(() => resetRequest());
 beforeEach(async () => {
-  jar.cookie = undefined;
+  resetRequest();
   await resetDatabase();
 });
 
@@ -114,7 +107,7 @@ describe('forged fencing tokens', () => {
       expect(answer.status).toBe(400);
       expect([...new Set(answer.body.error?.details?.fields?.map((f) => f.field))]).toEqual(['fencing.token']);
     }
-    jar.cookie = reviewer.cookie;
+    request.cookie = reviewer.cookie;
     const result = await intentActions.correctIntentAction({ id: intent.id, diff: { a: 1 }, source: 's', reason: 'r', fencing: { resource: 'fence-Y', token: 2 ** 53 } });
     expect(result).toMatchObject({ ok: false, error: { code: 'invalid_request' } });
     expect(await leaseState()).toEqual(before);
@@ -144,10 +137,10 @@ describe('the workers’ reserved fences', () => {
       const bulk = await call(postBulk as Route, '/api/intents/bulk-status', {}, { ids: [intent.id], status: 'COMPLETED', fencing }, operator.token);
       expect(bulk.status).toBe(400);
       // The console's doors with a fencing field: status, correction, pipeline run and retry.
-      jar.cookie = reviewer.cookie;
+      request.cookie = reviewer.cookie;
       expect(await intentActions.correctIntentAction({ id: intent.id, diff: { a: 1 }, source: 's', reason: 'r', fencing })).toMatchObject({ ok: false, error: { code: 'invalid_request' } });
       const op = await userWithSession(['operator']);
-      jar.cookie = op.cookie;
+      request.cookie = op.cookie;
       for (const result of [
         await intentActions.changeIntentStatusAction({ id: intent.id, status: 'COMPLETED', fencing }),
         await pipelineActions.runPipelineAction({ id: intent.id, fencing }),
@@ -192,7 +185,7 @@ describe('leases belong to the caller that took them', () => {
   it('a reviewer’s edit lease: an on-call or operator user can neither take it in the reviewer’s name nor release or renew it', async () => {
     const intent = await makeIntent('PROCESSED');
     const resource = editLeaseResource(intent.id);
-    jar.cookie = reviewer.cookie;
+    request.cookie = reviewer.cookie;
     const taken = await leaseActions.takeEditLeaseAction({ intentId: intent.id });
     if (!taken.ok || !taken.data.held) throw new Error('not held');
     const before = await leaseState();
@@ -204,7 +197,7 @@ describe('leases belong to the caller that took them', () => {
     }
     // The console's own doors act for the signed-in user only: an on-call user's release names them, not the reviewer.
     const oncallSession = await userWithSession(['oncall']);
-    jar.cookie = oncallSession.cookie;
+    request.cookie = oncallSession.cookie;
     expect(await leaseActions.releaseEditLeaseAction({ intentId: intent.id, token: taken.data.token })).toEqual({ ok: true, data: { released: false } });
     expect(await leaseState()).toEqual(before);
     // The Locks page shows the owner and the user who took it apart.
