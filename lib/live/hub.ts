@@ -74,6 +74,8 @@ export class LiveHub {
   start(): Promise<void> {
     this.startPromise ??= (async () => {
       this.snapshot = await currentSnapshot();
+      // Stopped while it read its first position: nothing to connect or keep polling.
+      if (this.stopped) return;
       void this.connect();
       this.safetyTimer = setInterval(() => this.requestRound(), SAFETY_ROUND_MS);
       this.safetyTimer.unref();
@@ -219,9 +221,9 @@ const globalForLive = globalThis as unknown as { bridgeLiveHub?: LiveHub };
 
 /** The process's hub, started on first use. */
 export async function liveHub(): Promise<LiveHub> {
-  globalForLive.bridgeLiveHub ??= new LiveHub(directDatabaseUrl());
-  await globalForLive.bridgeLiveHub.start();
-  return globalForLive.bridgeLiveHub;
+  const hub = (globalForLive.bridgeLiveHub ??= new LiveHub(directDatabaseUrl()));
+  await hub.start();
+  return hub;
 }
 
 /**
