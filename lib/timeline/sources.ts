@@ -123,7 +123,7 @@ function auditEntry(r: AuditRow, intentId: string): SourcedEntry {
       const bulk = typeof d.batchSize === 'number';
       return sourced(r, {
         kind: 'status_change',
-        summary: `Refused: ${str(d.from) ?? '?'} → ${str(d.to) ?? '?'}${bulk ? ' (bulk, none of it moved)' : ''} (${str(d.why) ?? 'not a transition'})${reason ? `: “${reason}”` : ''}`,
+        summary: `Refused${bulk ? ' in a bulk change, which moved none of its intents' : ''}: ${str(d.from) ?? '?'} → ${str(d.to) ?? '?'} (${str(d.why) ?? 'not a transition'})${reason ? `: “${reason}”` : ''}`,
         actor: r.actor,
         link,
         details: { refused: true, from: str(d.from), to: str(d.to), version: d.version ?? null, why: str(d.why), reason, bulk, batchSize: d.batchSize ?? null, batchId: d.batchId ?? null },

@@ -114,7 +114,7 @@ describe('a refused terminal status change is on record', () => {
     expect(await refusedRows(movable.id)).toEqual([]);
     expect(await intentRow(movable.id)).toMatchObject({ status: 'PROCESSED', version: 2 });
     const { items } = await getIntentTimeline(done.id);
-    expect(items.find((e) => e.summary.startsWith('Refused:'))?.summary).toContain('COMPLETED → CORRECTED (bulk, none of it moved)');
+    expect(items.find((e) => e.summary.startsWith('Refused'))?.summary).toMatch(/^Refused in a bulk change, which moved none of its intents: COMPLETED → CORRECTED \(/);
   });
 
   it('a bulk change refused through the API: 409, audited under the token’s user', async () => {
