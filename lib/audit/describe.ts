@@ -17,6 +17,8 @@ export function describeAudit(e: AuditEntry): AuditLine {
   const label = auditActionLabel(e.action);
   const move = e.fromStatus && e.toStatus ? `${e.fromStatus} → ${e.toStatus}` : e.toStatus ? `→ ${e.toStatus}` : '';
   const versions = e.versionAfter !== null ? (e.versionBefore === null ? `v${e.versionAfter}` : `v${e.versionBefore} → v${e.versionAfter}`) : '';
+  // A bulk change's batch, shortened as the console shows ids: on every row the batch wrote.
+  const batch = text(d.batchId) && `batch ${(d.batchId as string).slice(0, 8)}`;
   const join = (...parts: (string | null | false | undefined)[]) => parts.filter(Boolean).join(' · ');
   switch (e.action) {
     case 'created':
@@ -32,18 +34,18 @@ export function describeAudit(e: AuditEntry): AuditLine {
           text(d.why),
           // A bulk change is refused whole when any of its intents cannot move: each of those is on record.
           num(d.batchSize) !== null && `${num(d.refusedInBatch) ?? '?'} of a bulk change of ${d.batchSize as number} could not move; none moved`,
-          text(d.batchId) && `batch ${(d.batchId as string).slice(0, 8)}`,
+          batch,
         ),
         reason,
       };
     case 'bulk_status_change':
-      return { label, what: join(move, versions, text(d.batchId) && `batch ${(d.batchId as string).slice(0, 8)}`), reason };
+      return { label, what: join(move, versions, batch), reason };
     case 'bulk_batch': {
       const moved = num(d.moved);
       const skipped = num(d.skipped);
       return {
         label,
-        what: join(text(d.phase) ?? undefined, text(d.toStatus) && `to ${d.toStatus as string}`, moved !== null && `${moved} moved`, skipped !== null && `${skipped} left as they were`, text(d.batchId) && `batch ${(d.batchId as string).slice(0, 8)}`),
+        what: join(text(d.phase) ?? undefined, text(d.toStatus) && `to ${d.toStatus as string}`, moved !== null && `${moved} moved`, skipped !== null && `${skipped} left as they were`, batch),
         reason,
       };
     }
