@@ -37,23 +37,11 @@ export function fenceGrant(resource: Prisma.Sql, token: Prisma.Sql): Prisma.Sql 
 
 /**
  * A worker's claim fence, `worker-claim:<intent id>`, for the intent id `intentId` (SQL): named by the database's
- * function, which the work queue's trigger uses too (prisma/functions/60_work_queue.sql). CLAIM_FENCE_PREFIX is the
+ * function, which the work queue's trigger uses too when it removes the fence of a claim that stops running, whichever
+ * statement ends it (prisma/functions/60_work_queue.sql, intent_work_claim_ended). CLAIM_FENCE_PREFIX is the
  * same name for the engine's fencing input (claimFence); test/leases/pipeline-fencing.test.ts holds the two together.
  */
 export const claimFenceResource = (intentId: Prisma.Sql) => Prisma.sql`bridge_claim_fence_resource(${intentId}::uuid)`;
-
-/**
- * The end of workers' claims, as a data-modifying CTE for the statement that ends them (`ended`: a CTE of that
- * statement with the ended claims' intent_id and claim_token). Each claim's fence is removed while it still holds the
- * ended claim's token, and a fence that holds nothing refuses every token: from that commit on, no write carrying the
- * token is accepted, whoever sends it — a worker whose claim was rescued while it still ran, before any other worker
- * claims the intent, included. The next claim grants its own token again. Like a grant, the removal waits for a write
- * holding the fence row (bridge_fence_accept), so that write lands before the claim's end, never after it.
- */
-export function claimFencesRevoked(ended: string): Prisma.Sql {
-  return Prisma.sql`DELETE FROM lease_fences f USING ${Prisma.raw(ended)} e
-      WHERE f.resource = ${claimFenceResource(Prisma.sql`e.intent_id`)} AND f.token = e.claim_token`;
-}
 
 export function isFencingRefusal(err: unknown): boolean {
   return sqlState(err) === FENCING_TOKEN_STALE_SQLSTATE;

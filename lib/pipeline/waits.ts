@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { Prisma } from '@/generated/prisma/client';
 import { db } from '@/lib/db/client';
 import { announceCommitted } from '@/lib/live/announce';
-import { claimFencesRevoked } from '@/lib/leases/fencing';
 import { DomainError, NotFoundError, ValidationError } from '@/lib/shared/errors';
 import { intentIdSchema } from '@/lib/shared/fields';
 import type { JsonObject, JsonValue } from '@/lib/shared/json';
@@ -315,8 +314,8 @@ export async function suspendClaim(client: Runner, args: { intentId: string; cla
         lease_until = NULL
       FROM (SELECT 1) one LEFT JOIN wait x ON true
       WHERE w.intent_id = ${args.intentId}::uuid AND w.claim_token = ${args.claimToken}::bigint AND w.state = 'running'
-      RETURNING w.state, w.intent_id, w.claim_token
-    ), claim_fences AS (${claimFencesRevoked('suspended')})
+      RETURNING w.state
+    )
     SELECT state FROM suspended`);
   if (row?.state === 'available') announceCommitted({ workQueued: true });
   return { settled: !!row, state: row?.state ?? null };

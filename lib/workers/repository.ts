@@ -30,7 +30,7 @@ import type { RunClose } from '@/lib/pipeline/writer';
 import { WORKER_RUNS, type PipelineDoor, type PipelineMode } from '@/lib/pipeline/types';
 import type { IntentStatus } from '@/lib/shared/intent-states';
 import type { JsonObject, JsonValue } from '@/lib/shared/json';
-import { claimFenceResource, claimFencesRevoked, fenceGrant } from '@/lib/leases/fencing';
+import { claimFenceResource, fenceGrant } from '@/lib/leases/fencing';
 import { PIPELINE_LOCK_NAMESPACE } from '@/lib/pipeline/lock';
 import { handedToWait } from '@/lib/pipeline/waits';
 
@@ -315,8 +315,7 @@ export async function settleClaims(client: Runner, items: readonly Settlement[])
       FROM input i, mine m
       WHERE w.intent_id = m.intent_id AND w.intent_id = i.intent_id AND w.claim_token = i.claim_token AND w.state = 'running'
       RETURNING w.intent_id, w.claim_token, w.state, w.run_id, w.round, w.claimed_at, w.claimed_by, w.last_error
-    ), ${CLOSE_LEFT_OPEN},
-    claim_fences AS (${claimFencesRevoked('settled')})
+    ), ${CLOSE_LEFT_OPEN}
     SELECT s.intent_id IS NOT NULL AS settled
     FROM input i LEFT JOIN settled s ON s.intent_id = i.intent_id AND s.claim_token = i.claim_token
     ORDER BY i.ord`);
@@ -413,7 +412,7 @@ const END_CLAIMS = Prisma.sql`
       FROM ending i
       WHERE w.intent_id = i.intent_id AND w.claim_token = i.claim_token AND w.state = 'running'
       RETURNING w.intent_id, w.claim_token
-    ), claim_fences AS (${claimFencesRevoked('settled')})
+    )
     SELECT r.finished_at AS "finishedAt", e.outcome, ${intentColumns}
     FROM input i LEFT JOIN run r ON r.id = i.run_id LEFT JOIN ending e ON e.intent_id = i.intent_id AND r.id IS NOT NULL
          LEFT JOIN intents it ON it.id = i.intent_id AND r.id IS NOT NULL
@@ -487,8 +486,7 @@ export async function rescueStaleClaims(client: Runner, args: { rescuer: string;
       UPDATE pipeline_steps s SET status = 'abandoned', finished_at = now()
       FROM rescued x
       WHERE s.claim_token = x.claim_token AND s.status = 'running'
-    ), claim_fences AS (${claimFencesRevoked('rescued')}),
-    audit AS (
+    ), audit AS (
       INSERT INTO audit_events (intent_id, action, actor, details)
       SELECT intent_id, 'claim_rescued', ${args.rescuer},
              jsonb_build_object('claimToken', claim_token::text, 'claimedBy', claimed_by) || CASE WHEN state IN ('waiting', 'available') THEN '{"forWait": true}'::jsonb ELSE '{}'::jsonb END

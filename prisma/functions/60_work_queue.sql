@@ -14,22 +14,15 @@ LANGUAGE sql IMMUTABLE AS $$ SELECT 'worker-claim:' || p_intent_id::text $$;
 -- arriving later is too late, and no worker wakes for it.
 --
 -- Back at RECEIVED, a row still `running` is a worker's claim that did not end yet (a run that failed its intent,
--- which an operator retried before the run's close): the reset takes it from that worker, so its fence goes, as every
--- statement that ends a claim removes it (lib/leases/fencing.ts, claimFencesRevoked), and the worker's later writes —
--- its close, or the FAILED mark of a last attempt — are refused instead of undoing the retry. The work row is locked
--- before the fence, the order the workers' own statements take them in.
+-- which an operator retried before the run's close): the reset takes it from that worker, which ends its fence (the
+-- trigger below), so the worker's later writes — its close, or the FAILED mark of a last attempt — are refused instead
+-- of undoing the retry.
 CREATE OR REPLACE FUNCTION "intent_work_follow_status"() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  claim record;
 BEGIN
   IF NEW.status IN ('RECEIVED', 'COMPLETED', 'FAILED') THEN
     UPDATE pipeline_waits SET state = 'cancelled', decided_at = now() WHERE intent_id = NEW.id AND state = 'waiting';
   END IF;
   IF NEW.status = 'RECEIVED' THEN
-    SELECT w.state, w.claim_token INTO claim FROM intent_work w WHERE w.intent_id = NEW.id FOR UPDATE;
-    IF claim.state = 'running' THEN
-      DELETE FROM lease_fences f WHERE f.resource = "bridge_claim_fence_resource"(NEW.id) AND f.token = claim.claim_token;
-    END IF;
     -- An intent without a row yet (made in another status, or older than the queue) may have runs already: its
     -- next round comes after theirs, so nothing they recorded is replayed into it.
     INSERT INTO intent_work (intent_id, round)
@@ -46,3 +39,22 @@ BEGIN
   END IF;
   RETURN NULL;
 END $$;
+
+-- A claim that stops running ends its fence: whatever statement ends it (a run's close, a settlement, a suspension to
+-- wait for an answer, the rescuer, an operator's retry resetting the row), the fence holding the claim's token is
+-- removed in the same transaction, and a fence that holds nothing refuses every token. From that commit on no write
+-- carrying the token is accepted, whoever sends it — a worker whose claim was rescued while it still ran included —
+-- until the next claim grants its own. The removal waits for a write holding the fence row (bridge_fence_accept),
+-- so that write lands before the claim's end, never after it; the work row is already locked by then, the order the
+-- workers' own statements take the two in. Written here once, for every statement, rather than in each of them. The
+-- condition is tested before any function runs, so heartbeats and claims, which keep or start `running`, pay nothing.
+CREATE OR REPLACE FUNCTION "intent_work_claim_ended"() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  DELETE FROM lease_fences f WHERE f.resource = "bridge_claim_fence_resource"(OLD.intent_id) AND f.token = OLD.claim_token;
+  RETURN NULL;
+END $$;
+
+DROP TRIGGER IF EXISTS "intent_work_claim_ended" ON "intent_work";
+CREATE TRIGGER "intent_work_claim_ended" AFTER UPDATE ON "intent_work"
+  FOR EACH ROW WHEN (OLD.state = 'running' AND (NEW.state <> 'running' OR NEW.claim_token IS DISTINCT FROM OLD.claim_token))
+  EXECUTE FUNCTION "intent_work_claim_ended"();

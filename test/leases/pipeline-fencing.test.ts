@@ -9,7 +9,7 @@ import { disconnectLockDb } from '@/lib/pipeline/lock';
 import { onClient, startRuns } from '@/lib/pipeline/repository';
 import { claimFence, runPipeline } from '@/lib/pipeline/run';
 import type { Bridge } from '@/lib/pipeline/types';
-import { claimDueIntents, rescueStaleClaims } from '@/lib/workers/repository';
+import { claimDueIntents, heartbeatClaims, rescueStaleClaims } from '@/lib/workers/repository';
 import { apiRequest, resetAuth, userWithToken } from '../auth-helpers';
 import { gate, resetEngine, started } from '../barriers';
 import { intentRow, tester } from '../helpers';
@@ -143,6 +143,22 @@ describe('a worker’s run is fenced by its claim token', () => {
     expect(await intentRow(intent.id)).toMatchObject({ status: 'RECEIVED', version: 2 });
     const [work] = await db().$queryRaw<{ state: string; round: number }[]>`SELECT state, round FROM intent_work WHERE intent_id = ${intent.id}::uuid`;
     expect(work).toEqual({ state: 'available', round: 2 });
+  });
+
+  it('a claim holds its fence while it runs, heartbeats included, and loses it to any statement that ends it, not only the workers’ own', async () => {
+    const intent = await createIntent({ payload: { order: 'F-6', amount: 5 }, source: 'test' }, tester);
+    const [claim] = await claimDueIntents(db(), { workerName: 'worker-a', limit: 1, leaseMs: 30_000, maxAttempts: 5 });
+    const fence = claimFence(intent.id, claim.claimToken).resource;
+    expect(await highestAcceptedToken(fence)).toBe(Number(claim.claimToken));
+    expect(await heartbeatClaims(db(), { claimTokens: [claim.claimToken], leaseMs: 30_000 })).toEqual([claim.claimToken]);
+    expect(await highestAcceptedToken(fence)).toBe(Number(claim.claimToken));
+
+    // A statement no worker sends (a hand-made repair, say): the rule is the row's, so the fence goes all the same.
+    await db().$executeRaw`UPDATE intent_work SET state = 'cancelled', finished_at = now() WHERE intent_id = ${intent.id}::uuid`;
+    expect(await highestAcceptedToken(fence)).toBeNull();
+    await expect(updateIntentStatus({ id: intent.id, status: 'FAILED', reason: 'gave up' }, { name: 'worker-a' }, { fencing: claimFence(intent.id, claim.claimToken) })).rejects.toBeInstanceOf(
+      FencingTokenStaleError,
+    );
   });
 
   it('names the claim fence alike in SQL (the claim, the ends of claims) and in TypeScript (the engine’s fencing input)', async () => {
