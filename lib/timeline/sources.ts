@@ -5,7 +5,8 @@ import type { Tx } from '@/lib/db/client';
 import { ValidationError } from '@/lib/shared/errors';
 import { editLeaseResource } from '@/lib/leases/edit-names';
 import { CLAIM_FENCE_PREFIX } from '@/lib/leases/schemas';
-import { episodesForIntent } from '@/lib/locks/history/episodes';
+import { formatDuration } from '@/lib/locks/format';
+import { episodesForIntent, type IntentEpisode } from '@/lib/locks/history/episodes';
 import type { TimelineEntry, TimelineKind } from './types';
 
 /**
@@ -360,6 +361,20 @@ const eventOutSource: TimelineSource = {
 // ── lock_episodes: blockings the lock history sampled with this intent in them ───────────────────────────────────
 
 /**
+ * A blocking in words an on-call engineer reads at a glance: who held the row (the console's actor and operation, or
+ * the application, with its pid to find it on the Locks page), for how long, and who waited behind it.
+ */
+function episodeSummary(e: IntentEpisode): string {
+  const holder = `backend ${e.rootPid} (${e.rootLabel}${e.rootState === 'idle in transaction' ? ', idle in transaction' : ''})`;
+  const length = `${formatDuration(e.durationMs)}${e.endedAt ? '' : ' so far, still going on'}`;
+  const waiting = `${e.peakWaiters} waiting at the peak`;
+  if (e.role === 'waiter') return `A session working on it waited ${length} behind ${holder}; ${waiting}`;
+  const shown = e.waitedBy.slice(0, 3).join(', ');
+  const more = e.waitedBy.length > 3 ? ` and ${e.waitedBy.length - 3} more` : '';
+  return `Its row was held by ${holder} for ${length}; ${waiting}${shown ? `: ${shown}${more}` : ''}`;
+}
+
+/**
  * The sampler draws an episode's write position when it first records it, while its waiters still wait: so a
  * blocking comes after what was written before it began and before the changes it delayed.
  */
@@ -373,10 +388,21 @@ const lockEpisodeSource: TimelineSource = {
         { id: e.id, at: new Date(e.startedAt), seq: e.writeSeq },
         {
           kind: 'lock_episode',
-          summary: `${e.role === 'root' ? 'Held its row while others waited' : `Waited behind backend ${e.rootPid}`} for ${ms(e.durationMs)}${e.endedAt ? '' : ' (still going on)'}, ${e.peakWaiters} waiting at the peak`,
+          summary: episodeSummary(e),
           actor: null,
           link: `/locks?episode=${e.id}`,
-          details: { episodeId: e.id, role: e.role, rootPid: e.rootPid, durationMs: e.durationMs, peakWaiters: e.peakWaiters, startedAt: e.startedAt, endedAt: e.endedAt },
+          details: {
+            episodeId: e.id,
+            role: e.role,
+            rootPid: e.rootPid,
+            rootLabel: e.rootLabel,
+            rootState: e.rootState,
+            waitedBy: e.waitedBy,
+            durationMs: e.durationMs,
+            peakWaiters: e.peakWaiters,
+            startedAt: e.startedAt,
+            endedAt: e.endedAt,
+          },
         },
       ),
     );

@@ -125,7 +125,19 @@ describe('episodes', () => {
     expect(body).toMatch(/^bridge_lock_blocking_longest_seconds 0$/m);
 
     expect(await episodesForIntent(intent.id)).toEqual([
-      { id, startedAt: episode.startedAt, endedAt: episode.endedAt, durationMs: episode.durationMs, peakWaiters: 2, rootPid: holder.session.pid, role: 'root', writeSeq: expect.stringMatching(/^\d+$/) },
+      {
+        id,
+        startedAt: episode.startedAt,
+        endedAt: episode.endedAt,
+        durationMs: episode.durationMs,
+        peakWaiters: 2,
+        rootPid: holder.session.pid,
+        rootLabel: 'psql',
+        rootState: 'idle in transaction',
+        waitedBy: [`${tester.name} (reevaluate)`, `${tester.name} (update_status)`],
+        role: 'root',
+        writeSeq: expect.stringMatching(/^\d+$/),
+      },
     ]);
   });
 

@@ -201,6 +201,10 @@ describe('the intent timeline', () => {
     expect(episode).toBeGreaterThan(milestones[4]);
     expect(episode).toBeLessThan(milestones[6]);
     expect(items[episode]).toMatchObject({ link: expect.stringMatching(/^\/locks\?episode=\d+$/), details: { role: 'root', rootPid: holderPid, peakWaiters: 1 } });
+    // Who held the row, found on the Locks page by its pid, and who waited behind it: in the words an on-call reads.
+    expect(items[episode].summary).toMatch(
+      new RegExp(`^Its row was held by backend ${holderPid} \\(bridge-test:holder, idle in transaction\\) for \\d+ (ms|s); 1 waiting at the peak: bob \\(update_status\\)$`),
+    );
   });
 
   it('says how long the engine waited and who held the lock', async () => {

@@ -183,6 +183,13 @@ export async function getEpisode(input: unknown): Promise<EpisodeWithSamples | n
   return { ...episode, sampleTrees: samples.map((s) => ({ at: s.at.toISOString(), waiters: s.waiters, tree: s.tree })) };
 }
 
+/**
+ * A backend the sampler recorded (`b`, SQL over its jsonb), named for people: the console's actor and operation
+ * (`admin (update_status)`), else its application name (`psql`), else its pid.
+ */
+const backendLabel = (b: Prisma.Sql) =>
+  Prisma.sql`coalesce(${b} ->> 'actor' || coalesce(' (' || (${b} ->> 'operation') || ')', ''), nullif(${b} ->> 'applicationName', ''), 'backend ' || (${b} ->> 'pid'))`;
+
 export type IntentEpisode = {
   id: string;
   startedAt: string;
@@ -190,6 +197,14 @@ export type IntentEpisode = {
   durationMs: number;
   peakWaiters: number;
   rootPid: number;
+  /**
+   * The root blocker as the sampler saw it (`backendLabel`), and its state (`idle in transaction`: a session that
+   * holds its locks and runs nothing).
+   */
+  rootLabel: string;
+  rootState: string | null;
+  /** Who waited behind it, each once (`backendLabel`). */
+  waitedBy: string[];
   /** `root` when the root blocker held the intent (it may have waited on it too); else `waiter`. */
   role: 'root' | 'waiter';
   /** The episode's place in the intent timeline's write order (null: recorded before episodes had one). */
@@ -210,6 +225,8 @@ export async function episodesForIntent(
   const rows = await client.$queryRaw<(Omit<IntentEpisode, 'id' | 'startedAt' | 'endedAt'> & { id: bigint; startedAt: Date; endedAt: Date | null })[]>`
     SELECT e.id, e.started_at AS "startedAt", e.ended_at AS "endedAt", e.peak_waiters AS "peakWaiters", e.root_pid AS "rootPid",
            round(extract(epoch FROM coalesce(e.ended_at, e.last_seen_at) - e.started_at) * 1000)::int AS "durationMs",
+           ${backendLabel(Prisma.sql`e.root`)} AS "rootLabel", e.root ->> 'state' AS "rootState",
+           (SELECT coalesce(array_agg(DISTINCT ${backendLabel(Prisma.sql`w`)}), '{}') FROM jsonb_array_elements(e.waiters) w) AS "waitedBy",
            min(i.role) AS role, e.write_seq::text AS "writeSeq"
     FROM lock_episode_intents i JOIN lock_episodes e ON e.id = i.episode_id AND e.started_at = i.episode_started_at
     WHERE i.intent_id = ${intentId}::uuid
