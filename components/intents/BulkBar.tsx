@@ -9,7 +9,8 @@ import type { IntentStatus } from '@/lib/shared/intent-states';
 import type { Intent } from '@/lib/shared/intent-types';
 import { BulkConfirm } from './BulkConfirm';
 import { BulkOutcome, type BulkResult } from './BulkOutcome';
-import { defaultTarget, describeChoice, planBulk, plural, targetChoices } from './bulk-plan';
+import { plural } from '@/lib/shared/text';
+import { defaultTarget, describeChoice, planBulk, targetChoices } from './bulk-plan';
 import styles from './intents.module.css';
 
 type Props = { intents: Intent[]; onDeselect: (ids: string[]) => void; onDone: () => void; lockTimeoutMs?: number };

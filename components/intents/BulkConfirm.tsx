@@ -5,7 +5,8 @@ import { ConfirmDialog } from '@/components/ui/ConfirmDialog';
 import { shortId } from '@/lib/console/ids';
 import { REASON_MAX, reasonProblem, reasonRequired } from '@/lib/console/reasons';
 import type { Intent } from '@/lib/shared/intent-types';
-import { plural, type BulkPlan } from './bulk-plan';
+import { plural } from '@/lib/shared/text';
+import type { BulkPlan } from './bulk-plan';
 import { LockWaitNotice } from './LockWaitNotice';
 import styles from './intents.module.css';
 

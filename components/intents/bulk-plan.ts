@@ -62,7 +62,3 @@ export function defaultTarget(intents: readonly Selected[]): IntentStatus | null
   return candidates.length === 1 ? candidates[0].status : null;
 }
 
-/** "1 intent", "3 intents". */
-export function plural(n: number, one: string, many = `${one}s`): string {
-  return `${n} ${n === 1 ? one : many}`;
-}

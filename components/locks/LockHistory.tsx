@@ -5,6 +5,7 @@ import { useState, type Dispatch, type SetStateAction } from 'react';
 import type { Episode, EpisodePage } from '@/lib/locks/history/episodes';
 import { coversMoment, layoutStrip, treeAt, waiterLevel } from '@/lib/locks/history/strip';
 import { formatDuration } from '@/lib/locks/format';
+import { plural } from '@/lib/shared/text';
 import { formatUtcTime } from '@/components/ui/time';
 import { ErrorState } from '@/components/ui/ErrorState';
 import { Skeleton } from '@/components/ui/Skeleton';
@@ -288,9 +289,9 @@ function EpisodeList({ items, selected, onSelect }: { items: Episode[]; selected
 
 function linkSummary(e: Episode): string {
   const parts = [
-    e.links.lockTimeouts.length && `${e.links.lockTimeouts.reduce((n, l) => n + l.count, 0)} lock timeouts`,
-    e.links.deadlocks.length && `${e.links.deadlocks.length} deadlocks`,
-    e.links.unblocks.length && `${e.links.unblocks.length} unblocks`,
+    e.links.lockTimeouts.length && plural(e.links.lockTimeouts.reduce((n, l) => n + l.count, 0), 'lock timeout'),
+    e.links.deadlocks.length && plural(e.links.deadlocks.length, 'deadlock'),
+    e.links.unblocks.length && plural(e.links.unblocks.length, 'unblock'),
   ].filter(Boolean);
   return parts.length ? parts.join(', ') : '—';
 }

@@ -12,3 +12,8 @@ export function storable(value: string): boolean {
 
 /** The refusal's words beside the field. */
 export const STORABLE_MESSAGE = 'must not contain NUL characters or unpaired surrogates';
+
+/** A count and its noun, agreeing: "1 intent", "3 intents", "2 unblocks". */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
