@@ -1,3 +1,4 @@
+import { db } from '@/lib/db/client';
 import { registerBridge, unregisterBridge } from '@/lib/pipeline/bridges';
 import { BridgeError } from '@/lib/pipeline/errors';
 import { runPipeline } from '@/lib/pipeline/run';
@@ -37,7 +38,9 @@ function ledgerBridge(answer: string): Bridge {
 /**
  * Runs the pipeline on a RECEIVED intent (held out of the workers' queue) once per answer: input and normalize
  * succeed on the first attempt and are replayed on the next, the ledger fails each time, and the last attempt
- * marks the intent FAILED as a worker's last attempt does.
+ * marks the intent FAILED as a worker's last attempt does. Its queued work is then left as that last attempt leaves
+ * it — failed, every attempt used, the last error kept — so the Workers page lists it among the failures, where an
+ * operator reruns failed intents several at a time.
  */
 export async function failThroughPipeline(id: string, payload: { reference: string; customer: { id: string } }): Promise<void> {
   const bridges = ['input', 'normalize', DEMO_LEDGER_BRIDGE];
@@ -49,4 +52,12 @@ export async function failThroughPipeline(id: string, payload: { reference: stri
   } finally {
     unregisterBridge(DEMO_LEDGER_BRIDGE);
   }
+  // A worker's claim statements are what write this row in a real run; the demo ran its attempts without claims, so
+  // it writes what they would have left. A row a running worker took meanwhile is that worker's and is left alone.
+  await db().$executeRaw`
+    UPDATE intent_work SET state = 'failed', attempt = ${ANSWERS.length}::int, max_attempts = ${ANSWERS.length}::int, claimed_by = ${DEMO_WORKER.name},
+                           last_error = format('attempt %s of %s: %s', ${ANSWERS.length}::int, ${ANSWERS.length}::int,
+                                               (SELECT r.error FROM pipeline_runs r WHERE r.intent_id = ${id}::uuid ORDER BY r.started_at DESC LIMIT 1)),
+                           finished_at = now()
+    WHERE intent_id = ${id}::uuid AND state IN ('cancelled', 'failed')`;
 }

@@ -5,6 +5,7 @@ import { registeredBridges } from '@/lib/pipeline/bridges';
 import { disconnectLockDb } from '@/lib/pipeline/lock';
 import { DEMO_LEDGER_BRIDGE } from '@/lib/seed/demo-failures';
 import { seedDemoData } from '@/lib/seed/demo';
+import { getWorkersOverview } from '@/lib/workers/queries';
 import { resetDatabase } from '../helpers';
 
 /**
@@ -33,6 +34,13 @@ describe('seedDemoData', () => {
         expect(step).toMatchObject({ bridge: DEMO_LEDGER_BRIDGE, error: expect.stringContaining('The partner ledger') });
       }
       expect(failure?.reason).toMatch(/^pipeline: partner-ledger failed: bridge_failed: The partner ledger refused .* account C\d+ is closed/);
+    }
+    // The Workers page lists them among the failures, as a worker's last attempt leaves them, ready to rerun.
+    const overview = await getWorkersOverview();
+    expect(overview.queue.failed).toBe(2);
+    expect(overview.failed.map((f) => f.intentId).sort()).toEqual(failed.map((f) => f.id).sort());
+    for (const f of overview.failed) {
+      expect(f).toMatchObject({ attempt: 3, maxAttempts: 3, lastError: expect.stringMatching(/^attempt 3 of 3: .*The partner ledger refused .* account C\d+ is closed/) });
     }
     // The demo's bridge is gone once the seed is done: the console's BridgeSet never runs it.
     expect(registeredBridges().map((b) => b.name)).not.toContain(DEMO_LEDGER_BRIDGE);
