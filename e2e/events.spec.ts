@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from './support/test';
 import { db } from '../lib/db/client';
 import { reevaluateIntent, updateIntentStatus } from '../lib/intents/commands';
 import { useSessionOf } from './auth';
