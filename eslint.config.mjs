@@ -14,6 +14,16 @@ const config = [
   },
   // Browser tests hold no React: the hooks rule takes Playwright helpers named use… (useSessionOf) for hooks.
   { files: ['e2e/**/*.ts'], rules: { 'react-hooks/rules-of-hooks': 'off' } },
+  // A spec's pages wait for hydration on every goto only with the console's `test` (e2e/support/test.ts).
+  {
+    files: ['e2e/**/*.spec.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: [{ name: '@playwright/test', message: "Import from './support/test': its pages wait until the console has hydrated." }] },
+      ],
+    },
+  },
 ];
 
 export default config;

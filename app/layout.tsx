@@ -1,6 +1,7 @@
 import { cookies } from 'next/headers';
 import type { ReactNode } from 'react';
 import { ConsoleShell } from '@/components/shell/ConsoleShell';
+import { HydrationMark } from '@/components/shell/HydrationMark';
 import { currentUser } from '@/lib/auth/server';
 import { parseTheme, THEME_COOKIE } from '@/lib/console/theme';
 import { env } from '@/lib/env';
@@ -15,6 +16,7 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
   return (
     <html lang="en" data-theme={theme}>
       <body>
+        <HydrationMark />
         <Providers live={Boolean(user && !user.mustChangePassword)}>
           <ConsoleShell env={env().BRIDGE_ENV} theme={theme}>
             {children}

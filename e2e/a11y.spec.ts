@@ -1,5 +1,5 @@
 import AxeBuilder from '@axe-core/playwright';
-import { expect, request as newRequest, test, type Page } from '@playwright/test';
+import { expect, request as newRequest, test, type Page } from './support/test';
 import pg from 'pg';
 import { ROLES } from '../lib/auth/permissions';
 import { THEME_COOKIE } from '../lib/console/theme';

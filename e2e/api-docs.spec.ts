@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from './support/test';
 
 /**
  * /api-docs renders the OpenAPI document with Swagger UI served from this origin: under the console's

@@ -1,4 +1,4 @@
-import { expect, test, type Browser } from '@playwright/test';
+import { expect, test, type Browser } from './support/test';
 import type { Role } from '../lib/auth/permissions';
 import { recordAuthEvent } from '../lib/auth/events';
 import { useSessionOf, useSessionOf as sessionFor } from './auth';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { expect, test } from '@playwright/test';
+import { expect, test } from './support/test';
 import { THEME_COOKIE } from '../lib/console/theme';
 import { createE2eUser, signInAs, signInThroughForm, useSessionOf } from './auth';
 

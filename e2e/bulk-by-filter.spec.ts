@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from './support/test';
 import { useSessionOf } from './auth';
 import { rowOf, seedIntent, uniqueMarker } from './intents-fixtures';
 

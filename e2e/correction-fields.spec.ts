@@ -1,5 +1,5 @@
 import AxeBuilder from '@axe-core/playwright';
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test, type Page } from './support/test';
 import { reevaluateIntent } from '../lib/intents/commands';
 import { getIntent } from '../lib/intents/queries';
 import { THEME_COOKIE } from '../lib/console/theme';

@@ -1,4 +1,4 @@
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test, type Page } from './support/test';
 import { useSessionOf } from './auth';
 import { seedIntent, short, uniqueMarker } from './intents-fixtures';
 

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, expectHydrated, test } from './support/test';
 import { db } from '../lib/db/client';
 import { reevaluateIntent, updateIntentStatus } from '../lib/intents/commands';
 import { useSessionOf } from './auth';
@@ -61,6 +61,8 @@ test('the Events page browses recent events by intent, type and state, opens a p
   await filters.getByLabel('Intent id').fill(intent.id);
   await filters.getByRole('button', { name: 'Apply' }).click();
   await expect(page).toHaveURL(new RegExp(`[?&]intent=${intent.id}`));
+  // The filters are a plain GET form: Apply loaded a new document, whose payload buttons work once it has hydrated.
+  await expectHydrated(page);
 
   // Newest first: the refused change, the correction, then the status changes; a page of 25, then the 26th.
   const rows = browser.getByTestId('event-row');

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from './support/test';
 import { sessionCookieName } from '../lib/auth/cookies';
 import { createSession } from '../lib/auth/sessions';
 import { db } from '../lib/db/client';

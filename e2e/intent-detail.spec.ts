@@ -1,4 +1,4 @@
-import { expect, test, type Page } from '@playwright/test';
+import { expect, test, type Page } from './support/test';
 import pg from 'pg';
 import { useSessionOf } from './auth';
 import { expectLive, screenshot, seedIntent, uniqueMarker } from './intents-fixtures';

@@ -1,4 +1,4 @@
-import { expect, test, type Locator, type Page } from '@playwright/test';
+import { expect, test, type Locator, type Page } from './support/test';
 import { updateIntentStatus } from '../lib/intents/commands';
 import { runPipeline } from '../lib/pipeline/run';
 import { failThroughPipeline } from '../lib/seed/demo-failures';

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from './support/test';
 import { acquireLease } from '../lib/leases/service';
 import { editLeaseResource } from '../lib/leases/edit-names';
 import { updateIntentStatus } from '../lib/intents/commands';

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from './support/test';
 import { updateIntentStatus } from '../lib/intents/commands';
 import { apiTokenFor, useSessionOf } from './auth';
 import { expectLive, rowOf, screenshot, seedIntent, uniqueMarker, watchFor } from './intents-fixtures';

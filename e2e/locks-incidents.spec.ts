@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from './support/test';
 import pg from 'pg';
 import { ROLES } from '../lib/auth/permissions';
 import { updateIntentStatus } from '../lib/intents/commands';

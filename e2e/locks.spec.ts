@@ -1,7 +1,6 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from './support/test';
 import pg from 'pg';
 import { useSessionOf } from './auth';
-import { expectLive } from './intents-fixtures';
 
 /**
  * The Locks page against a production build: a row lock held by a test transaction shows up as a root blocker
@@ -101,8 +100,6 @@ test('a lock refusal links to the Locks page with the backend that held the row 
 
     await useSessionOf(context, baseURL!, ['operator', 'oncall']);
     await page.goto(`/intents/${intentId}`);
-    // A click before the page has hydrated does nothing: the live stream connected says the page's code runs.
-    await expectLive(page);
     await page.getByRole('group', { name: 'Status actions' }).getByRole('button', { name: 'Move to NORMALIZED' }).click();
     // The server's lock timeout runs out: the refusal names the holder and links to it.
     const alert = page.getByRole('alert').filter({ hasText: 'The intent is locked by another operation' });

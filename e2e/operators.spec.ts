@@ -1,4 +1,4 @@
-import { expect, test, type Locator, type Page } from '@playwright/test';
+import { expect, test, type Locator, type Page } from './support/test';
 import { db } from '../lib/db/client';
 import { apiTokenFor, useSessionOf } from './auth';
 import { rowOf, screenshot, seedIntent, short, uniqueMarker } from './intents-fixtures';

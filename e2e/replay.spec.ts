@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from './support/test';
 import { ROLES, type Role } from '../lib/auth/permissions';
 import { db } from '../lib/db/client';
 import { createIntent } from '../lib/intents/commands';

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { expect, test, type Browser } from '@playwright/test';
+import { expect, test, type Browser } from './support/test';
 import { disconnectDb } from '../lib/db/client';
 import { freePort } from '../lib/db/embedded';
 import { createIntent } from '../lib/intents/commands';

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from './support/test';
 import type { Role } from '../lib/auth/permissions';
 import { useSessionOf } from './auth';
 import { seedIntent, short, uniqueMarker } from './intents-fixtures';

@@ -1,4 +1,4 @@
-import { expect, test } from '@playwright/test';
+import { expect, test } from './support/test';
 import { useSessionOf } from './auth';
 import { screenshot, seedIntent, short, uniqueMarker } from './intents-fixtures';
 import { db } from '../lib/db/client';
