@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { expect, test } from './support/test';
+import { expect, scriptlessContext, test } from './support/test';
 import { THEME_COOKIE } from '../lib/console/theme';
 import { createE2eUser, signInAs, signInThroughForm, useSessionOf } from './auth';
 
@@ -52,6 +52,39 @@ test('an admin creates a user, who signs in with the one-time password and must 
   await them.goto('/account/tokens');
   await expect(them.getByRole('heading', { name: 'API tokens' })).toBeVisible();
   await theirs.close();
+});
+
+test('before the page’s code has loaded, a password change is posted to the server and never lands in the address', async ({ browser }) => {
+  const user = await createE2eUser(['viewer'], { mustChangePassword: true });
+  const newPassword = `no scripts ${randomBytes(6).toString('hex')} long enough`;
+  const context = await scriptlessContext(browser);
+  const page = await context.newPage();
+  const sent: string[] = [];
+  page.on('request', (request) => sent.push(`${request.method()} ${request.url()}`));
+
+  await page.goto('/sign-in');
+  await page.getByLabel('Username').fill(user.username);
+  await page.getByLabel('Password').fill(user.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page).toHaveURL(/\/account\/password$/);
+  await page.getByLabel('Current password').fill(user.password);
+  await page.getByLabel(/^New password \(at least/).fill(newPassword);
+  await page.getByLabel('New password again').fill(newPassword);
+  await page.getByRole('button', { name: 'Change password' }).click();
+  await expect(page).not.toHaveURL(/\/account\/password/);
+  // Neither password was ever part of an address: the browser's default for a form, a GET, would have sent both.
+  for (const request of sent) {
+    expect(request).not.toContain(encodeURIComponent(newPassword).replace(/%20/g, '+'));
+    expect(request).not.toContain(encodeURIComponent(user.password).replace(/%20/g, '+'));
+  }
+  await context.close();
+
+  // The change was made: the new password signs in, straight into the console.
+  const again = await browser.newContext();
+  const theirs = await again.newPage();
+  await signInThroughForm(theirs, { username: user.username, password: newPassword });
+  await expect(theirs).not.toHaveURL(/\/account\/password/);
+  await again.close();
 });
 
 test('a viewer may not open the users page, and manages their own API tokens, each shown once', async ({ page, context, baseURL }) => {

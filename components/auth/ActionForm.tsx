@@ -73,6 +73,11 @@ export function ActionForm({ action, submitLabel, children, variant = 'button', 
         className={inline ? styles.inline : styles.form}
         data-testid={testId}
         aria-label={ariaLabel}
+        // Bound to the action too, so a submit before the page's code has loaded posts to it (what the fields
+        // hold never lands in the address bar as the browser's default GET would put it). A form that asks first
+        // has no action before hydration: a POST to the page itself changes nothing, and its question needs the code.
+        action={confirm ? undefined : formAction}
+        method={confirm ? 'post' : undefined}
         onSubmit={(event) => {
           event.preventDefault();
           const data = new FormData(event.currentTarget);

@@ -6,9 +6,14 @@ import { idleState } from '@/lib/auth/form-result';
 import styles from './auth.module.css';
 
 /**
- * Own password. Submitted by hand (not `action=`) so a refusal keeps what was typed: a new password that is too
- * short or does not match can be corrected in place. The one exception is a wrong current password: that field
- * is emptied and focused, because resubmitting the same wrong (masked) text is the likely next mistake.
+ * Own password. Submitted by hand so a refusal keeps what was typed: a new password that is too short or does not
+ * match can be corrected in place. The one exception is a wrong current password: that field is emptied and
+ * focused, because resubmitting the same wrong (masked) text is the likely next mistake.
+ *
+ * The form is still bound to the action (`action=`): a submit before the page's code has loaded posts to the
+ * server action as a plain form would, instead of the browser's default of a GET that would put both passwords in
+ * the address bar, the history and the server's logs. Once hydrated, the handler below prevents that default and
+ * React does not run the action a second time.
  */
 export function ChangePasswordForm({ minLength }: { minLength: number }) {
   const [state, action, pending] = useActionState(changePasswordAction, idleState);
@@ -31,6 +36,7 @@ export function ChangePasswordForm({ minLength }: { minLength: number }) {
     <form
       className={styles.form}
       aria-label="Change password"
+      action={action}
       onSubmit={(event) => {
         event.preventDefault();
         const data = new FormData(event.currentTarget);

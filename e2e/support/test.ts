@@ -1,4 +1,4 @@
-import { test as base, expect, type BrowserContext, type Page, type Response } from '@playwright/test';
+import { test as base, expect, type Browser, type BrowserContext, type Page, type Response } from '@playwright/test';
 
 /**
  * `@playwright/test` for the console's browser tests: every spec imports from here. The one difference is that a
@@ -26,6 +26,19 @@ function isConsolePage(response: Response | null): response is Response {
 
 const watched = new WeakSet<Page>();
 
+/** Contexts opened with JavaScript off (`scriptlessContext`): their pages never hydrate, and are not waited for. */
+const scriptless = new WeakSet<BrowserContext>();
+
+/**
+ * A context whose pages run none of the console's code: what a person sees, and what their forms send, before the
+ * page's code has loaded (or when it fails to load).
+ */
+export async function scriptlessContext(browser: Browser): Promise<BrowserContext> {
+  const context = await browser.newContext({ javaScriptEnabled: false });
+  scriptless.add(context);
+  return context;
+}
+
 function waitForHydrationOnNavigation(page: Page): void {
   if (watched.has(page)) return;
   watched.add(page);
@@ -33,12 +46,12 @@ function waitForHydrationOnNavigation(page: Page): void {
   const reload = page.reload.bind(page);
   page.goto = async (url, options) => {
     const response = await goto(url, options);
-    if (isConsolePage(response)) await expectHydrated(page);
+    if (isConsolePage(response) && !scriptless.has(page.context())) await expectHydrated(page);
     return response;
   };
   page.reload = async (options) => {
     const response = await reload(options);
-    if (isConsolePage(response)) await expectHydrated(page);
+    if (isConsolePage(response) && !scriptless.has(page.context())) await expectHydrated(page);
     return response;
   };
 }
