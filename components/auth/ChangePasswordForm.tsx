@@ -1,6 +1,6 @@
 'use client';
 
-import { startTransition, useActionState, useEffect, useRef } from 'react';
+import { startTransition, useActionState, useEffect, useRef, type FormEvent } from 'react';
 import { changePasswordAction } from '@/app/actions/auth';
 import { idleState } from '@/lib/auth/form-result';
 import styles from './auth.module.css';
@@ -32,17 +32,13 @@ export function ChangePasswordForm({ minLength }: { minLength: number }) {
       </span>
     );
   const describedBy = (name: string, hint?: string) => [hint, state.fieldErrors?.[name] ? `${name}-error` : undefined].filter(Boolean).join(' ') || undefined;
+  const submitByHand = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const data = new FormData(event.currentTarget);
+    startTransition(() => action(data));
+  };
   return (
-    <form
-      className={styles.form}
-      aria-label="Change password"
-      action={action}
-      onSubmit={(event) => {
-        event.preventDefault();
-        const data = new FormData(event.currentTarget);
-        startTransition(() => action(data));
-      }}
-    >
+    <form className={styles.form} aria-label="Change password" action={action} onSubmit={submitByHand}>
       <label className={styles.label}>
         Current password
         <input
