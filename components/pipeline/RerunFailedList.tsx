@@ -16,7 +16,7 @@ const matches = (f: FailedView, text: string) => !text || (f.lastError ?? '').to
  * intents, or take every failed intent whose last error contains the filter's text (beyond the rows shown), then pick
  * the bridge, read the summed plan and confirm.
  */
-export function RerunFailedList({ failed, bridges, canRun }: { failed: FailedView[]; bridges: string[]; canRun: boolean }) {
+export function RerunFailedList({ failed, total, bridges, canRun }: { failed: FailedView[]; total: number; bridges: string[]; canRun: boolean }) {
   const [filter, setFilter] = useState('');
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const [targets, setTargets] = useState<RerunTargets | null>(null);
@@ -28,6 +28,13 @@ export function RerunFailedList({ failed, bridges, canRun }: { failed: FailedVie
   return (
     <section className={styles.section} aria-labelledby="workers-failed">
       <h2 id="workers-failed">Recent failures</h2>
+      {total > failed.length && (
+        // The list is the newest few; the filter below looks at those, while a rerun of all failed takes every one.
+        <p className={styles.sectionNote} data-testid="failed-shown">
+          The {failed.length} most recent of {total} failed intents. “Rerun all failed…” takes every failed intent whose error contains the filter’s
+          text, shown here or not; its plan counts them before anything runs.
+        </p>
+      )}
       {message && (
         <div role="status" className={`${styles.banner} ${message.ok ? styles.bannerOk : styles.bannerError}`}>
           {message.text}
@@ -46,7 +53,13 @@ export function RerunFailedList({ failed, bridges, canRun }: { failed: FailedVie
         </button>
       </div>
       {shown.length === 0 ? (
-        <div className={styles.empty}>{failed.length === 0 ? 'No intent has run out of attempts.' : 'No failure matches the filter.'}</div>
+        <div className={styles.empty}>
+          {failed.length === 0
+            ? 'No intent has run out of attempts.'
+            : total > failed.length
+              ? `None of the ${failed.length} shown matches the filter; a rerun of all failed looks at all ${total}.`
+              : 'No failure matches the filter.'}
+        </div>
       ) : (
         <FailedRows rows={shown} selected={selected} onToggle={toggle} />
       )}

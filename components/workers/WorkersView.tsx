@@ -84,7 +84,7 @@ function WorkersSections({ data, bridgeSet, bridges, controlsOff, noRights, onAs
       </div>
       <WaitsTable data={data} />
       <div className={styles.grid2}>
-        <RerunFailedList failed={data.failed} bridges={bridgeSet} canRun={!controlsOff} />
+        <RerunFailedList failed={data.failed} total={data.queue.failed} bridges={bridgeSet} canRun={!controlsOff} />
         <BridgeSetTable bridges={bridges} />
       </div>
       <ReplicasTable data={data} />
