@@ -16,7 +16,8 @@ export function FlagsPanel({ settings, targets, targetsProblem }: { settings: Co
           <dt>environment</dt>
           <dd>{settings.environment}</dd>
           {Object.entries(settings.strategies).map(([op, s]) => (
-            <FlagRow key={op} name={`${operationLabel(op).toLowerCase()} strategy`} value={s} />
+            // The audit log's "none" is a strategy, not a missing log: its rows are only ever inserted, so they take no row lock.
+            <FlagRow key={op} name={`${operationLabel(op).toLowerCase()} strategy`} value={op === 'audit_log' ? `${s} (append-only: inserts take no row lock)` : s} />
           ))}
           <FlagRow name="lock timeout" value={`${settings.lockTimeoutMs} ms`} />
           <FlagRow name="retries (version conflicts)" value={`${retry.maxAttempts} tries, ${retry.baseMs} ms × ${retry.factor}^n ± ${retry.jitterMs} ms, max ${retry.maxDelayMs} ms`} />
