@@ -5,6 +5,7 @@ import type { Tx } from '@/lib/db/client';
 import { ValidationError } from '@/lib/shared/errors';
 import { editLeaseResource } from '@/lib/leases/edit-names';
 import { CLAIM_FENCE_PREFIX } from '@/lib/leases/schemas';
+import { operationLabel } from '@/lib/contention/series';
 import { formatDuration } from '@/lib/locks/format';
 import { episodesForIntent, type IntentEpisode } from '@/lib/locks/history/episodes';
 import type { TimelineEntry, TimelineKind } from './types';
@@ -247,7 +248,7 @@ const conflictSource: TimelineSource = {
     return rows.map((r) =>
       sourced(r, {
         kind: 'conflict',
-        summary: `${r.operation} refused: expected version ${r.expectedVersion}, the intent was at ${r.currentVersion}`,
+        summary: `${operationLabel(r.operation)} refused: expected version ${r.expectedVersion}, the intent was at ${r.currentVersion}`,
         actor: r.actor,
         link: `/intents/${intentId}#conflicts`,
         details: { operation: r.operation, expectedVersion: r.expectedVersion, currentVersion: r.currentVersion, reason: r.reason },
@@ -266,24 +267,24 @@ function engineEntry(r: EngineRow, intentId: string): SourcedEntry {
   const base = { operation: r.operation, waitedMs: r.waitedMs, outcome: r.outcome, holderPid: r.holderPid };
   switch (r.kind) {
     case 'lock_wait':
-      return sourced(r, { kind: 'lock_wait', summary: `${r.operation} waited ${ms(r.waitedMs)} for the row lock`, actor: r.actor, link: '/contention', details: base });
+      return sourced(r, { kind: 'lock_wait', summary: `${operationLabel(r.operation)} waited ${ms(r.waitedMs)} for the row lock`, actor: r.actor, link: '/contention', details: base });
     case 'lock_timeout':
       return sourced(r, {
         kind: 'lock_timeout',
         summary:
           r.outcome === 'refused'
-            ? `${r.operation} refused at once (NOWAIT): the lock was taken${holder}`
-            : `${r.operation} gave up after waiting ${ms(r.waitedMs)} for the lock${holder}`,
+            ? `${operationLabel(r.operation)} refused at once (NOWAIT): the lock was taken${holder}`
+            : `${operationLabel(r.operation)} gave up after waiting ${ms(r.waitedMs)} for the lock${holder}`,
         actor: r.actor,
         link: '/locks',
         details: { ...base, ...d },
       });
     case 'idempotent_repeat':
-      return sourced(r, { kind: 'idempotent_repeat', summary: `A repeat of ${r.operation} was answered from its idempotency key (${str(d.outcome) ?? '?'}); nothing was done again`, actor: r.actor, link: '/contention', details: { operation: r.operation, ...d } });
+      return sourced(r, { kind: 'idempotent_repeat', summary: `A repeat of a ${operationLabel(r.operation).toLowerCase()} was answered from its idempotency key (${str(d.outcome) ?? '?'}); nothing was done again`, actor: r.actor, link: '/contention', details: { operation: r.operation, ...d } });
     case 'fence_refused':
       return sourced(r, {
         kind: 'fenced_write',
-        summary: `Fenced ${r.operation} refused: token ${String(d.token ?? '?')} of ${str(d.resource) ?? '?'} is older than one already granted`,
+        summary: `A fenced ${operationLabel(r.operation).toLowerCase()} was refused: token ${String(d.token ?? '?')} of ${str(d.resource) ?? '?'} is older than one already granted`,
         actor: r.actor,
         link: '/locks#leases-title',
         details: { accepted: false, operation: r.operation, resource: d.resource ?? null, token: d.token ?? null },
