@@ -21,6 +21,14 @@ export const LOCK_SNAPSHOT_LIMITS = { lockTimeoutMs: 100, statementTimeoutMs: 10
  * request's snapshot (a second tab, the unblock panel) is the page looking at itself, not a session of interest.
  */
 export const SNAPSHOT_LABEL = 'bridge:locks-snapshot';
+
+/**
+ * The lock history's sampler (lib/locks/history/sampler.ts): the console watching the database. Its short
+ * transactions (recording what it saw) and their locks are left out of what the Locks page shows unless they block or
+ * wait for someone, or every session was asked for: otherwise an on-call reading the page finds the console's own
+ * bookkeeping among the locks they are looking into.
+ */
+export const SAMPLER_LABEL = 'bridge:lock-sampler';
 /**
  * The lock history's sampler leads by holding this session-level advisory lock (a two-key lock: namespace, key);
  * the namespace is apart from the actor locks' (bridge_actor_space) and the pipeline's.
@@ -79,8 +87,9 @@ async function readBackends(tx: Tx, allSessions = false): Promise<{ backends: Om
     ), blockers AS (SELECT DISTINCT unnest(blocked_by) AS pid FROM a),
     relevant AS (
       SELECT a.*, (a.pid IN (SELECT pid FROM blockers)) AS is_blocker FROM a
-      WHERE a.xact_start IS NOT NULL OR cardinality(a.blocked_by) > 0 OR a.pid IN (SELECT pid FROM blockers)
-         OR (${allSessions} AND a.backend_type = 'client backend')
+      WHERE (a.xact_start IS NOT NULL OR cardinality(a.blocked_by) > 0 OR a.pid IN (SELECT pid FROM blockers)
+             OR (${allSessions} AND a.backend_type = 'client backend'))
+        AND (a.application_name IS DISTINCT FROM ${SAMPLER_LABEL} OR ${allSessions} OR cardinality(a.blocked_by) > 0 OR a.pid IN (SELECT pid FROM blockers))
     ),
     -- The engine's backends name the user they act for with a shared advisory lock (prisma/functions/00_helpers.sql):
     -- read pg_locks once for all of them.
@@ -178,7 +187,7 @@ const toIso = (s: string | null) => (s ? new Date(s).toISOString() : null);
  * of pg_locks: the top `limit` — waits first, then the blockers' locks, then row and transaction locks before
  * relation locks, oldest transaction first — and a count per lock type of the rest.
  */
-async function readLocks(tx: Tx, blockers: number[], limit: number) {
+async function readLocks(tx: Tx, blockers: number[], limit: number, allSessions: boolean) {
   const [row] = await tx.$queryRaw<{ result: unknown }[]>`
     WITH l AS MATERIALIZED (
       SELECT l.pid, l.locktype, l.mode, l.granted, l.fastpath, l.waitstart, l.page, l.tuple,
@@ -193,6 +202,7 @@ async function readLocks(tx: Tx, blockers: number[], limit: number) {
         AND (l.database IS NULL OR l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))
         AND (a.datname IS NULL OR a.datname = current_database())
         AND a.application_name IS DISTINCT FROM ${SNAPSHOT_LABEL}
+        AND (a.application_name IS DISTINCT FROM ${SAMPLER_LABEL} OR ${allSessions} OR NOT l.granted OR l.pid = ANY(${blockers}::int[]))
         -- Actor locks name a backend's user (shown with the session), and waiter places count who waits on a held
         -- row (docs/LOCKING.md), only ever tried: neither blocks anyone, so neither is a lock of interest.
         AND NOT (l.locktype = 'advisory' AND l.objsubid = 2 AND l.classid::bigint IN (bridge_actor_space(), bridge_waiter_space()))
@@ -270,7 +280,7 @@ export async function takeLocksSnapshot(options: SnapshotOptions = {}): Promise<
   const { resolved, locks } = await withSnapshotTransaction(async (tx) => {
     const resolved = await readResolvedBackends(tx, allSessions);
     const blockers = [...new Set(resolved.backends.flatMap((b) => b.blockedBy))];
-    return { resolved, locks: await readLocks(tx, blockers, limit) };
+    return { resolved, locks: await readLocks(tx, blockers, limit, allSessions) };
   });
   const rowLocks = resolved.rowLocks;
   const tookMs = Math.round(performance.now() - started);

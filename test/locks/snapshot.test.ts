@@ -205,6 +205,29 @@ describe('locks snapshot', () => {
     await other.query('ROLLBACK');
   });
 
+  it('leaves the lock history sampler’s own transactions out, unless it blocks someone or every session is asked for', async () => {
+    const intent = await makeIntent();
+    const sampler = await client('bridge:lock-sampler');
+    await sampler.query('BEGIN');
+    await sampler.query('SELECT count(*) FROM lock_episodes');
+    const quiet = await takeLocksSnapshot({ limit: 1000 });
+    expect(quiet.backends.some((b) => b.pid === sampler.pid)).toBe(false);
+    expect(quiet.locks.some((l) => l.pid === sampler.pid)).toBe(false);
+    const every = await takeLocksSnapshot({ limit: 1000, all: 'true' });
+    expect(every.backends.some((b) => b.pid === sampler.pid)).toBe(true);
+    expect(every.locks.some((l) => l.pid === sampler.pid && l.relation === 'lock_episodes')).toBe(true);
+
+    // Holding a row someone waits for, it is shown as anyone else would be.
+    await sampler.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [intent.id]);
+    const waiter = await client('bridge-test:waiter');
+    start(waiter.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [intent.id]));
+    await waitForWaiters(1);
+    const blocking = await takeLocksSnapshot({ limit: 1000 });
+    expect(findNode(blocking.tree, sampler.pid)?.children.map((c) => c.pid)).toEqual([waiter.pid]);
+    expect(blocking.locks.some((l) => l.pid === sampler.pid && l.granted)).toBe(true);
+    await sampler.query('ROLLBACK');
+  });
+
   it('gives up within its lock timeout when the database is jammed, as db_under_pressure', async () => {
     const intent = await makeIntent();
     const holder = await client('bridge-test:holder');

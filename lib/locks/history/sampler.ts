@@ -3,7 +3,7 @@ import { createPrisma, directDatabaseUrl, type Db } from '@/lib/db/client';
 import { pressureReason } from '@/lib/db/sqlstate';
 import { env } from '@/lib/env';
 import { LOCKS_BACKOFF, nextInterval, type BackoffPolicy } from '../backoff';
-import { LOCK_SNAPSHOT_LIMITS, readResolvedBackends, withSnapshotTransaction } from '../queries';
+import { LOCK_SNAPSHOT_LIMITS, readResolvedBackends, SAMPLER_LABEL, withSnapshotTransaction } from '../queries';
 import { continueEpisode, endOf, observeRoots, openEpisode, rootKeyString, type EpisodeLock, type RootObservation } from './fold';
 import { addToStorm, closeEpisodes, countLockWaiters, insertEpisode, readEpisodeLocks, readOpenEpisodes, stillLeader, tryLeadership, updateEpisode } from './store';
 
@@ -43,7 +43,6 @@ export type TickReport = {
   tookMs: number;
 };
 
-const SAMPLER_APPLICATION = 'bridge:lock-sampler';
 
 export function samplerConfigFromEnv(): SamplerConfig {
   const e = env();
@@ -82,7 +81,7 @@ export class LockSampler {
       connectionString,
       max: 1,
       idleTimeoutMillis: 0,
-      application_name: SAMPLER_APPLICATION,
+      application_name: SAMPLER_LABEL,
       statement_timeout: LOCK_SNAPSHOT_LIMITS.statementTimeoutMs,
       lock_timeout: LOCK_SNAPSHOT_LIMITS.lockTimeoutMs,
       idle_in_transaction_session_timeout: LOCK_SNAPSHOT_LIMITS.transactionMs,
