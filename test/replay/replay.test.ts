@@ -1,5 +1,5 @@
 import type { AuthActor } from '@/lib/auth/types';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
 import { listIntents, countIntentsByStatus } from '@/lib/intents/queries';
 import { ReplayDisabledError, ReplayInProgressError, ReplayNotRunningError } from '@/lib/replay/errors';
@@ -73,6 +73,9 @@ async function deadlockBetweenTwoSessions(): Promise<void> {
 
 describe('contention replay', () => {
   beforeEach(resetReplay);
+  // Runs outlive TRUNCATE intents: one a test left running (the running-run deadlock case leaves its own) would make
+  // every replay start of the next file in this worker refuse with "in progress".
+  afterAll(resetReplay);
 
   it('runs every scenario on its own replay intents, counts outcomes and judges them', async () => {
     const progress: number[] = [];
