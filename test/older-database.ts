@@ -12,6 +12,9 @@ import { disconnectLockDb } from '@/lib/pipeline/lock';
  * today's database functions read: those functions are repeatable files, applied in their current form), for tests
  * of a migration on a database that already has history. `open()` creates it and points the engine's pools at it
  * (they follow DATABASE_URL), so the file's commands write into it; `close()` points them back and drops it.
+ *
+ * `keep(label)` copies the database as it is now, and `restore(label)` puts that copy back in its place (same name,
+ * same URL): tests that create and drop partitions each start from the same state, whichever ran before them.
  */
 export function olderDatabase(suffix: string, options: { before: string; alsoApply?: string[] }) {
   const workerUrl = process.env.DATABASE_URL!;
@@ -33,8 +36,36 @@ export function olderDatabase(suffix: string, options: { before: string; alsoApp
     }
   }
 
+  const kept = new Set<string>();
+  const copyName = (label: string) => `${name}_${label}`;
+
+  /**
+   * A database is copied only while nobody is connected to it: buffered outcome counts are written first, then the
+   * engine's pools are closed (they open again on their next query).
+   */
+  async function release(): Promise<void> {
+    await flushOutcomes();
+    await disconnectDb();
+    await disconnectLockDb();
+  }
+
   return {
     url,
+    async keep(label: string): Promise<void> {
+      await release();
+      await admin(async (c) => {
+        await c.query(`DROP DATABASE IF EXISTS "${copyName(label)}"`);
+        await c.query(`CREATE DATABASE "${copyName(label)}" TEMPLATE "${name}"`);
+      });
+      kept.add(label);
+    },
+    async restore(label: string): Promise<void> {
+      await release();
+      await admin(async (c) => {
+        await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+        await c.query(`CREATE DATABASE "${name}" TEMPLATE "${copyName(label)}"`);
+      });
+    },
     async open(): Promise<void> {
       const source = join(process.cwd(), 'prisma', 'migrations');
       const migrations = await mkdtemp(join(tmpdir(), 'bridge-migrations-'));
@@ -50,11 +81,13 @@ export function olderDatabase(suffix: string, options: { before: string; alsoApp
       process.env.DATABASE_URL = url;
     },
     async close(): Promise<void> {
-      await flushOutcomes();
-      await disconnectDb();
-      await disconnectLockDb();
+      await release();
       process.env.DATABASE_URL = workerUrl;
-      await admin((c) => c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+      await admin(async (c) => {
+        await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+        for (const label of kept) await c.query(`DROP DATABASE IF EXISTS "${copyName(label)}"`);
+      });
+      kept.clear();
     },
   };
 }

@@ -1,6 +1,6 @@
 import { request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { connect } from 'node:net';
 import { createGatedServer, MAX_BODY_BYTES, SECURITY_HEADERS } from '@/lib/http/gate';
 
@@ -35,6 +35,12 @@ beforeAll(async () => {
 });
 
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+// Each test asserts on what its own requests reached, so it starts from empty lists whatever ran before it.
+beforeEach(() => {
+  reached.length = 0;
+  bodies.length = 0;
+});
 
 type Answer = { status: number; body: string; headers: Record<string, string | string[] | undefined> };
 
@@ -164,7 +170,6 @@ describe('the front door', () => {
   });
 
   it('refuses server action bodies that refer to parts a text body cannot have, before anything decodes them', async () => {
-    reached.length = 0;
     const action = { 'next-action': '7f00ff', 'content-type': 'text/plain;charset=UTF-8' };
     const hostile = [
       '[{"paused":"$F1"}]',
@@ -211,8 +216,6 @@ describe('the front door', () => {
   });
 
   it('hands a text action body it screened on to Next byte for byte, however it arrived', async () => {
-    reached.length = 0;
-    bodies.length = 0;
     const action = { 'next-action': '7f00ff', 'content-type': 'text/plain;charset=UTF-8' };
     // What React's client writes for values that need no other part: a "$"-string, undefined, dates, numbers, a BigInt.
     const inline = JSON.stringify([{ paused: true, note: '$$5 off — café ✓', at: '$D2026-11-27T10:00:00.000Z', gone: '$undefined', n: '$n12345', x: ['$NaN', '$-0', '$Infinity', '$-Infinity'], fn: '$T' }]);
@@ -236,7 +239,6 @@ describe('the front door', () => {
   });
 
   it('answers what Node would drop or answer bare (Upgrade, CONNECT, no Host, an unknown Expect) in the envelope', async () => {
-    reached.length = 0;
     for (const upgrade of ['websocket', 'WebSocket', 'h2c', 'foo/1']) {
       const out = await rawExchange(`GET /api/events HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: ${upgrade}\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`);
       expect(rawEnvelope(out)).toMatchObject({ status: 400, code: 'upgrade_not_supported' });
@@ -262,7 +264,6 @@ describe('the front door', () => {
   });
 
   it('says 100 Continue only to a request it lets through: an oversized or foreign one gets its 4xx alone', async () => {
-    reached.length = 0;
     const refusedCases: [string, number, string][] = [
       [`POST /api/intents HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Type: application/json\r\nContent-Length: ${10 * 1024 * 1024}\r\n\r\n`, 413, 'payload_too_large'],
       [`POST /intents HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: ${MAX_BODY_BYTES + 1}\r\nNext-Action: 7f00ff\r\n\r\n`, 413, 'payload_too_large'],
@@ -300,7 +301,6 @@ describe('the front door', () => {
   });
 
   it('lets well-formed requests through untouched', async () => {
-    reached.length = 0;
     const host = `127.0.0.1:${base.port}`;
     const ok = [
       await send('GET', '/api/intents?q=caf%C3%A9&limit=5'),

@@ -1,5 +1,5 @@
 import type { AuthActor } from '@/lib/auth/types';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { db } from '@/lib/db/client';
 import { listIntents, countIntentsByStatus } from '@/lib/intents/queries';
 import { ReplayDisabledError, ReplayInProgressError, ReplayNotRunningError } from '@/lib/replay/errors';
@@ -13,6 +13,7 @@ import { reevaluateIntent } from '@/lib/intents/commands';
 import { flushOutcomes } from '@/lib/intents/outcomes';
 import { readPersistedMetrics } from '@/lib/metrics/registry';
 import { makeIntent, resetDatabase, untyped } from '../helpers';
+import { closeSession, session, waitForWaiters, type Session } from '../barriers';
 import { eventually } from '../wait';
 import { apiRoute } from '@/lib/http/api-router';
 
@@ -37,8 +38,44 @@ async function resetReplay() {
 
 const scenario = (results: ScenarioResult[], name: string) => results.find((r) => r.name === name)!;
 
+/** Postgres' own count of the deadlocks in this database. */
+async function deadlockCounter(): Promise<bigint> {
+  const [{ deadlocks }] = await db().$queryRaw<{ deadlocks: bigint }[]>`SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()`;
+  return deadlocks;
+}
+
+/**
+ * One real deadlock, between two plain sessions and not the engine: each holds an advisory lock, then asks for the
+ * other's. The second asks only once the first is seen waiting, so the cycle closes every time.
+ */
+async function deadlockBetweenTwoSessions(): Promise<void> {
+  const a = await session('bridge-test:deadlock-a');
+  const b = await session('bridge-test:deadlock-b');
+  const take = (s: Session, n: number) =>
+    s.query(`SELECT pg_advisory_xact_lock(hashtext('bridge-test:replay-deadlock'), $1)`, [n]).then(
+      () => 'locked',
+      (err: { code?: string }) => err.code,
+    );
+  try {
+    await a.query('BEGIN');
+    await b.query('BEGIN');
+    await take(a, 1);
+    await take(b, 2);
+    const aWantsTwo = take(a, 2);
+    await waitForWaiters(1, { pids: [a.pid] });
+    const outcomes = await Promise.all([aWantsTwo, take(b, 1)]);
+    expect(outcomes.sort()).toEqual(['40P01', 'locked']);
+  } finally {
+    await closeSession(a);
+    await closeSession(b);
+  }
+}
+
 describe('contention replay', () => {
   beforeEach(resetReplay);
+  // Runs outlive TRUNCATE intents: one a test left running (the running-run deadlock case leaves its own) would make
+  // every replay start of the next file in this worker refuse with "in progress".
+  afterAll(resetReplay);
 
   it('runs every scenario on its own replay intents, counts outcomes and judges them', async () => {
     const progress: number[] = [];
@@ -277,19 +314,23 @@ describe('contention replay', () => {
   });
 
   it('counts the replay deadlocks of a run still going, and says which runs it could not subtract', async () => {
-    const [{ deadlocks }] = await db().$queryRaw<{ deadlocks: bigint }[]>`SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()`;
-    // A run whose start snapshot is 3 below the counter now: it added 3 so far. One from before the snapshots existed.
+    const start = await deadlockCounter();
+    // A run still going, its start snapshot taken now: the deadlocks from here on are its own. One run from before
+    // the snapshots existed, which cannot be subtracted.
     await db().$executeRaw`
       INSERT INTO replay_runs (id, status, door, requested_by, environment, scenarios, config, progress, runner, pg_deadlocks_start, pg_stats_reset_start)
-      SELECT gen_random_uuid(), 'running', 'cli', 'x', 'development', '{}', '{}', '{}', 'test', ${deadlocks} - 3, stats_reset
+      SELECT gen_random_uuid(), 'running', 'cli', 'x', 'development', '{}', '{}', '{}', 'test', ${start}, stats_reset
       FROM pg_stat_database WHERE datname = current_database()`;
     await db().$executeRaw`
       INSERT INTO replay_runs (id, status, door, requested_by, environment, scenarios, config, progress, runner, finished_at)
       VALUES (gen_random_uuid(), 'finished', 'cli', 'x', 'development', '{}', '{}', '{}', 'test', now())`;
+    // Three real deadlocks while it runs. Postgres reports its counter to the statistics system asynchronously:
+    // wait for it to count them.
+    for (let i = 0; i < 3; i++) await deadlockBetweenTwoSessions();
+    await eventually('Postgres to count the three deadlocks', async () => (await deadlockCounter()) >= start + 3n, { everyMs: 50 });
     const pg = (await contentionReport({ window: '15m' })).deadlocks.postgres;
     expect(pg.replay.runs).toBe(1);
     expect(pg.replay.unmeasuredRuns).toBe(1);
-    // The counter may have moved on meanwhile (other test files' deadlocks): at least the 3 are subtracted.
     expect(pg.replay.deadlocks).toBeGreaterThanOrEqual(3);
     expect(pg.outsideReplay).toBe(pg.total - pg.replay.deadlocks);
   });

@@ -1,4 +1,4 @@
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { db, planWithValues, preparedStatementName } from '@/lib/db/client';
 import { createIntent, updateIntentStatus } from '@/lib/intents/commands';
@@ -18,7 +18,9 @@ let osaka: Intent;
 let kyoto: Intent;
 let refund: Intent;
 
-beforeAll(async () => {
+// Every test searches these three intents and nothing else: the table is emptied and they are made again before
+// each one, so a test that adds an intent of its own, or counts the whole table, does not depend on which ran before.
+beforeEach(async () => {
   await resetDatabase();
   osaka = await createIntent({ payload: { kind: 'payment', amount: 629.13, customer: { id: 'C8919', city: 'Osaka' } }, source: 'checkout-service' }, tester);
   kyoto = await createIntent({ payload: { kind: 'payment', amount: 12.5, customer: { id: 'C1000', city: 'Kyoto' } }, source: 'billing-sync' }, tester);
@@ -27,6 +29,7 @@ beforeAll(async () => {
   // The planner's estimates come from the table's statistics, which otherwise still describe whatever an earlier file
   // in this worker left (TRUNCATE keeps them): a broad search on three rows would be "estimated" from hundreds.
   await db().$executeRaw`ANALYZE intents`;
+  // Estimates are kept in the process for a minute: an earlier test's would answer a search this one plans itself.
   forgetSearchEstimates();
 });
 
@@ -82,7 +85,6 @@ describe('search', () => {
   });
 
   it('answers a payload search that cannot finish in time with 422 instead of waiting, and counts as unknown', async () => {
-    forgetSearchEstimates();
     // A lock held on the table stands in for a scan too long to wait for: the statement timeout ends both.
     const client = await rawClient();
     held.push(client);
@@ -95,7 +97,6 @@ describe('search', () => {
   });
 
   it('plans a search once: asked again, it answers from the planner’s estimate without planning on the table', async () => {
-    forgetSearchEstimates();
     // A cap of 0 makes any match "too many to count", so the answer is the planner's estimate.
     const first = await countsUnder({ q: 'kind: payment' }, { cap: 0 });
     expect(first).toMatchObject({ estimated: true, exact: false });
