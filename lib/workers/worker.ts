@@ -69,6 +69,8 @@ export class Worker {
   private nudged = false;
   private wake: (() => void) | undefined;
   private loop: Promise<void> | undefined;
+  /** The registration start() is waiting for, if any (a stop during it waits for it too). */
+  private starting: Promise<void> | undefined;
   private timers: NodeJS.Timeout[] = [];
   private unlisten: (() => Promise<void>) | undefined;
   private beating: Promise<void> = Promise.resolve();
@@ -87,8 +89,9 @@ export class Worker {
   }
 
   async start(): Promise<void> {
-    if (this.state !== 'idle') throw new Error('a worker starts once');
-    await registerWorker(db(), { id: this.id, name: this.name, host: hostname(), pid: process.pid, concurrency: this.config.concurrency });
+    if (this.state !== 'idle' || this.starting) throw new Error('a worker starts once');
+    this.starting = registerWorker(db(), { id: this.id, name: this.name, host: hostname(), pid: process.pid, concurrency: this.config.concurrency });
+    await this.starting;
     this.state = 'running';
     this.unlisten = onWorkQueued(() => this.nudge(), this.log);
     this.timers.push(setInterval(() => void this.heartbeat(), this.config.heartbeatMs));
@@ -99,6 +102,10 @@ export class Worker {
 
   /** Graceful stop: see the class comment. Resolves once the worker is deregistered. */
   async stop(): Promise<void> {
+    // A stop that comes while the worker registers (a SIGTERM right after the process started) waits for the
+    // registration and then stops the worker properly: returning at once would let the registration land after the
+    // process is gone, and the registry would show a worker running that never will.
+    await this.starting?.catch(() => undefined);
     if (this.state !== 'running') return;
     this.state = 'stopping';
     this.nudge();

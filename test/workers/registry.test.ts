@@ -59,6 +59,19 @@ describe('GET /api/workers', () => {
     expect((await getWorkers('')).status).toBe(401);
   });
 
+  it('a stop that comes while the worker registers (SIGTERM right after the start) leaves it stopped, not running', async () => {
+    const worker = new Worker(workerConfig({ pollMs: 20, heartbeatMs: 30 }), () => undefined);
+    const started = worker.start();
+    // Asked before the registration has answered: the stop must not return before the worker is registered.
+    await worker.stop();
+    await started;
+    const rows = await db().$queryRaw<{ state: string }[]>`SELECT state FROM workers WHERE id = ${worker.id}::uuid`;
+    expect(rows).toEqual([{ state: 'stopped' }]);
+    // Stopped for good: nothing of it runs on (no claim loop, no heartbeat turning it back to running).
+    await createIntent({ payload: { order: 'R-after-stop' }, source: 'test' }, tester);
+    expect((await getWorkers()).body.queue).toMatchObject({ ready: 1, running: 0 });
+  });
+
   it('a worker that stops heartbeating is shown as lost (by the database clock)', async () => {
     await db().$executeRaw`INSERT INTO workers (id, name, host, pid, concurrency, heartbeat_at) VALUES (gen_random_uuid(), 'gone:1', 'gone', 1, 4, now() - interval '10 minutes')`;
     expect((await getWorkers()).body.workers[0]).toMatchObject({ name: 'gone:1', state: 'lost' });
