@@ -29,6 +29,7 @@ export const SNAPSHOT_LABEL = 'bridge:locks-snapshot';
  * bookkeeping among the locks they are looking into.
  */
 export const SAMPLER_LABEL = 'bridge:lock-sampler';
+
 /**
  * The lock history's sampler leads by holding this session-level advisory lock (a two-key lock: namespace, key);
  * the namespace is apart from the actor locks' (bridge_actor_space) and the pipeline's.
