@@ -113,7 +113,7 @@ async function mapLockErrors(err: unknown, operation: string, intentIds: string[
     const what = intentIds.length === 1 ? `intent ${intentIds[0]}` : `${intentIds.length} intents`;
     const already = err instanceof RowHeldRefusal ? 'another command from this console already waits for it' : 'as many commands as may wait on one row already do';
     // On the intent's timeline as a refusal without a wait, like a NOWAIT one.
-    recordLockFailure({ intentIds, operation, actor, nowait: true, lockTimeoutMs, holderPid: holders[0]?.pid ?? null });
+    recordLockFailure({ intentIds, operation, actor, nowait: true, lockTimeoutMs, holder: holders[0] });
     throw new LockTimeoutError(
       `${what} is locked by another transaction and ${already}, so this one was refused without waiting.${describeHolders(holders)} Try again, or see the Locks page.`,
       { intentIds, nowait, refusedWithoutWaiting: true, holders },
@@ -123,7 +123,7 @@ async function mapLockErrors(err: unknown, operation: string, intentIds: string[
     recordOutcome(operation, 'lock_timeout', '', 1, intentIds);
     if (!nowait) recordLockTimeoutWait(operation, lockTimeoutMs);
     const holders = await lockHolders(intentIds);
-    recordLockFailure({ intentIds, operation, actor, nowait, lockTimeoutMs, holderPid: holders[0]?.pid ?? null });
+    recordLockFailure({ intentIds, operation, actor, nowait, lockTimeoutMs, holder: holders[0] });
     const who = describeHolders(holders);
     const what = intentIds.length === 1 ? `intent ${intentIds[0]}` : `${intentIds.length} intents`;
     throw new LockTimeoutError(

@@ -2,6 +2,7 @@ import { Prisma } from '@/generated/prisma/client';
 import { queryOnPool } from '@/lib/db/client';
 import { oneLineError } from '@/lib/db/pg-capture';
 import type { JsonObject } from '@/lib/shared/json';
+import type { LockHolder } from './errors';
 
 /**
  * What the engine saw happen to an intent without changing it, kept one row each (intent_engine_events) for the
@@ -53,9 +54,11 @@ async function writeEngineEvent(e: NewEngineEvent): Promise<void> {
 
 /**
  * A lock wait that ran out (lock_timeout: it waited the whole timeout) or a NOWAIT refusal (it did not wait), with
- * the holder the engine named in its answer.
+ * the holder the engine named in its answer: its pid, application and state, so the timeline names it as the
+ * refusal did.
  */
-export function recordLockFailure(a: { intentIds: readonly string[]; operation: string; actor: string | null; nowait: boolean; lockTimeoutMs: number; holderPid: number | null }): void {
+export function recordLockFailure(a: { intentIds: readonly string[]; operation: string; actor: string | null; nowait: boolean; lockTimeoutMs: number; holder: LockHolder | undefined }): void {
+  const holder: JsonObject = a.holder ? { holderApplication: a.holder.applicationName, holderState: a.holder.state } : {};
   recordEngineEvent({
     intentIds: a.intentIds,
     kind: 'lock_timeout',
@@ -63,7 +66,7 @@ export function recordLockFailure(a: { intentIds: readonly string[]; operation: 
     actor: a.actor,
     waitedMs: a.nowait ? 0 : a.lockTimeoutMs,
     outcome: a.nowait ? 'refused' : 'timed_out',
-    holderPid: a.holderPid,
-    details: a.nowait ? { nowait: true } : { lockTimeoutMs: a.lockTimeoutMs },
+    holderPid: a.holder?.pid ?? null,
+    details: { ...(a.nowait ? { nowait: true } : { lockTimeoutMs: a.lockTimeoutMs }), ...holder },
   });
 }

@@ -98,7 +98,7 @@ export async function withPipelineLock<T>(intentId: string, body: () => Promise<
   } catch (err) {
     if (!(err instanceof LockBusy)) throw err;
     const holders = err.holders;
-    recordLockFailure({ intentIds: [intentId], operation: 'pipeline_execute', actor: actor ?? null, nowait: true, lockTimeoutMs: 0, holderPid: holders[0]?.pid ?? null });
+    recordLockFailure({ intentIds: [intentId], operation: 'pipeline_execute', actor: actor ?? null, nowait: true, lockTimeoutMs: 0, holder: holders[0] });
     const who = holders.length ? ` It is held by backend ${holders.map((h) => `${h.pid} (${h.applicationName ?? 'unnamed'}${h.transactionStartedAt ? `, since ${h.transactionStartedAt}` : ''})`).join(', ')}.` : '';
     throw new LockTimeoutError(`The pipeline of intent ${intentId} is already running (its execution lock is taken; NOWAIT).${who}`, {
       intentIds: [intentId],

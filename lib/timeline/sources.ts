@@ -257,13 +257,19 @@ const conflictSource: TimelineSource = {
   },
 };
 
+/** "backend 3826 (psql, idle in transaction)": a backend named as the Locks page lists it, with its pid to find it there. */
+function backendWords(pid: number, label: string | null, state: string | null): string {
+  const about = [label, state === 'idle in transaction' ? state : null].filter(Boolean).join(', ');
+  return `backend ${pid}${about ? ` (${about})` : ''}`;
+}
+
 // ── intent_engine_events: lock waits and timeouts, idempotent repeats, fenced writes refused ─────────────────────
 
 type EngineRow = Base & { kind: string; operation: string; actor: string | null; waitedMs: number | null; outcome: string | null; holderPid: number | null; details: unknown };
 
 function engineEntry(r: EngineRow, intentId: string): SourcedEntry {
   const d = obj(r.details);
-  const holder = r.holderPid !== null ? ` held by backend ${r.holderPid}` : '';
+  const holder = r.holderPid !== null ? ` held by ${backendWords(r.holderPid, str(d.holderApplication), str(d.holderState))}` : '';
   const base = { operation: r.operation, waitedMs: r.waitedMs, outcome: r.outcome, holderPid: r.holderPid };
   switch (r.kind) {
     case 'lock_wait':
@@ -366,7 +372,7 @@ const eventOutSource: TimelineSource = {
  * the application, with its pid to find it on the Locks page), for how long, and who waited behind it.
  */
 function episodeSummary(e: IntentEpisode): string {
-  const holder = `backend ${e.rootPid} (${e.rootLabel}${e.rootState === 'idle in transaction' ? ', idle in transaction' : ''})`;
+  const holder = backendWords(e.rootPid, e.rootLabel, e.rootState);
   const length = `${formatDuration(e.durationMs)}${e.endedAt ? '' : ' so far, still going on'}`;
   const waiting = `${e.peakWaiters} waiting at the peak`;
   if (e.role === 'waiter') return `A session working on it waited ${length} behind ${holder}; ${waiting}`;
