@@ -378,7 +378,10 @@ async function main(): Promise<number> {
     // The engine's commands ran in this process: their counted outcomes go out before the database stops.
     const { flushOutcomes } = await import('../lib/intents/outcomes');
     const { disconnectDb } = await import('../lib/db/client');
+    const { disconnectLockDb } = await import('../lib/pipeline/lock');
     await flushOutcomes().catch(() => undefined);
+    // Every pool of this process closes before its database stops, so none reports its connections cut.
+    await disconnectLockDb().catch(() => undefined);
     await disconnectDb().catch(() => undefined);
     await embedded?.stop();
   }
