@@ -84,6 +84,11 @@ describe('global audit log', () => {
     }
     const unknown = await listAudit({ sort: 'asc' }).catch((e: unknown) => e);
     expect((unknown as ValidationError).issues[0].field).toBe('sort');
+    // A range that ends before it starts is a mistake to name, not a filter that matches nothing.
+    const inverted = await listAudit({ from: '2026-11-28T19:40', to: '2026-11-28T19:20' }).catch((e: unknown) => e);
+    expect(inverted).toBeInstanceOf(ValidationError);
+    expect((inverted as ValidationError).issues).toEqual([{ field: 'to', message: 'must not be before from' }]);
+    expect(await listAudit({ from: '2026-11-28T19:20', to: '2026-11-28T19:20' })).toMatchObject({ items: [] });
   });
 
   it('reads each table with an index range scan, not a scan of the whole log', async () => {
