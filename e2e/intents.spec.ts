@@ -243,3 +243,18 @@ test('the shell at 800 px: a compact bar across the top, one main landmark, no s
     await signedOut.close();
   }
 });
+
+test('a link whose filter cannot be read says what was not applied, and offers no bulk change of the wider list', async ({ page, context, baseURL }) => {
+  await useSessionOf(context, baseURL!, ['operator']);
+  await seedIntent('FAILED', { order: uniqueMarker('IGNORED') });
+  await page.goto('/intents?status=BOGUS&stuck=7y');
+  const alert = page.getByTestId('ignored-filters');
+  await expect(alert).toContainText('Part of this link’s filter was not applied');
+  await expect(alert).toContainText('status=BOGUS: must be one of RECEIVED, NORMALIZED');
+  await expect(alert).toContainText('stuck=7y: must be a duration such as 15m, 1h, 4h or 1d');
+  await expect(page.getByRole('button', { name: /^Change all/ })).toHaveCount(0);
+  // A status typed in lower case is read as meant.
+  await page.goto('/intents?status=failed');
+  await expect(page.getByTestId('ignored-filters')).toHaveCount(0);
+  await expect(page.getByRole('button', { name: /^Change all/ })).toBeVisible();
+});

@@ -8,7 +8,7 @@ import { TableSkeleton, Skeleton } from '@/components/ui/Skeleton';
 import styles from '@/components/intents/intents.module.css';
 import { can } from '@/lib/auth/permissions';
 import { requirePageUser } from '@/lib/auth/server';
-import { intentsHref, parseIntentFilters } from '@/lib/console/filters';
+import { ignoredIntentFilters, intentsHref, parseIntentFilters, type IgnoredFilter } from '@/lib/console/filters';
 import { livePositionForPage } from '@/lib/console/live-position';
 import { concurrencySettings } from '@/lib/env';
 import { DomainError } from '@/lib/shared/errors';
@@ -18,7 +18,9 @@ export const dynamic = 'force-dynamic';
 export const metadata = { title: 'Intents · Bridge Console' };
 
 export default async function IntentsPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
-  const filters = parseIntentFilters(await searchParams);
+  const params = await searchParams;
+  const filters = parseIntentFilters(params);
+  const ignored = ignoredIntentFilters(params, filters);
   const user = await requirePageUser(intentsHref(filters));
   // What the search means (an id, a source, payload text). One intent with that id: open it instead of a list of one.
   let resolved: { search: ResolvedSearch } | undefined;
@@ -41,6 +43,7 @@ export default async function IntentsPage({ searchParams }: { searchParams: Prom
       </a>
       <LiveSince position={since} />
       <PageHeader title="Intents" description="Every intent, newest change first (or oldest first, or only those stuck). Filters live in the URL: copy it to share this view." actions={<IntentsLiveControls />} />
+      {ignored.length > 0 && <IgnoredFilters ignored={ignored} />}
       <Suspense fallback={<Skeleton label="Loading status counts" lines={1} height={40} />}>
         <StatusCountsPanel filters={filters} resolved={resolved} />
       </Suspense>
@@ -48,8 +51,30 @@ export default async function IntentsPage({ searchParams }: { searchParams: Prom
         <WaitingPanel filters={filters} />
       </Suspense>
       <Suspense key={JSON.stringify(filters)} fallback={<TableSkeleton label="Loading intents" />}>
-        <IntentsListPanel filters={filters} resolved={resolved} canBulk={can(user, 'intents.bulk')} lockTimeoutMs={concurrencySettings().lockTimeoutMs} />
+        {/* A link read otherwise than it was written offers no bulk change: the list is wider than it asked for. */}
+        <IntentsListPanel filters={filters} resolved={resolved} canBulk={can(user, 'intents.bulk') && ignored.length === 0} lockTimeoutMs={concurrencySettings().lockTimeoutMs} />
       </Suspense>
     </IntentsWorkspace>
+  );
+}
+
+/** What of the link the list did not apply, and why: said on the page rather than showing more than was asked for. */
+function IgnoredFilters({ ignored }: { ignored: IgnoredFilter[] }) {
+  return (
+    <div className={styles.alert} role="alert" data-testid="ignored-filters">
+      <strong>Part of this link’s filter was not applied</strong>, so the list below shows more than the link asked for, and bulk changes are off until
+      the filter is fixed:
+      <ul>
+        {ignored.map((i) => (
+          <li key={i.field}>
+            <code>
+              {i.field}={i.value}
+            </code>
+            : {i.why}
+          </li>
+        ))}
+      </ul>
+      <a href={intentsHref({})}>Clear the filters</a>
+    </div>
   );
 }

@@ -8,7 +8,8 @@ import { STUCK_DURATION } from '@/lib/search/stuck';
 
 /**
  * The Intents page's URL (`?status=&q=&source=&from=&to=&contention=&contentionOperation=&contentionFrom=&contentionTo=&cursor=`): shareable, and parsed with Zod like any other input. A value
- * that does not parse is dropped rather than failing the page — a stale link still opens the list.
+ * that does not parse is dropped rather than failing the page — a stale link still opens the list — and the page says
+ * which were dropped and why (ignoredIntentFilters), since a list quietly wider than the link asked for is worse.
  */
 export const PAGE_SIZE = 50;
 
@@ -23,7 +24,8 @@ const isoOrNull = z
   .catch(null);
 
 const urlFilters = z.object({
-  status: z.preprocess(first, z.enum(INTENT_STATUSES).nullable().catch(null)).default(null),
+  // Any case: `failed` in a hand-typed link means FAILED.
+  status: z.preprocess((v) => (typeof first(v) === 'string' ? (first(v) as string).trim().toUpperCase() : first(v)), z.enum(INTENT_STATUSES).nullable().catch(null)).default(null),
   q: z.preprocess(first, z.string().trim().max(200).refine(storable).catch('')).default(''),
   cursor: z.preprocess(first, z.string().regex(/^[A-Za-z0-9_-]{1,500}$/).nullable().catch(null)).default(null),
   source: z.preprocess(first, z.string().trim().min(1).max(255).refine(storable).nullable().catch(null)).default(null),
@@ -61,4 +63,49 @@ export function intentsHref(filters: Partial<Omit<IntentListFilters, 'limit'>>):
   if (filters.cursor) params.set('cursor', filters.cursor);
   const qs = params.toString();
   return qs ? `/intents?${qs}` : '/intents';
+}
+
+/** A filter of the URL the list did not apply, and why. */
+export type IgnoredFilter = { field: string; value: string; why: string };
+
+const WHY: Record<string, string> = {
+  status: `must be one of ${INTENT_STATUSES.join(', ')}`,
+  q: 'is longer than 200 characters or holds characters that cannot be stored',
+  source: 'is longer than 255 characters or holds characters that cannot be stored',
+  cursor: 'is not a page of this list',
+  from: 'must be a date and time with its zone, such as 2026-11-28T19:00:00Z',
+  to: 'must be a date and time with its zone, such as 2026-11-28T19:00:00Z',
+  stuck: 'must be a duration such as 15m, 1h, 4h or 1d',
+  order: 'must be oldest (or left out, for newest first)',
+  contention: `must be one of ${SERIES_KEYS.join(', ')}`,
+  contentionOperation: 'must be an operation name such as update_status',
+  contentionFrom: 'must be a date and time with its zone',
+  contentionTo: 'must be a date and time with its zone',
+};
+
+/**
+ * The filters `params` asked for that `filters` (parseIntentFilters of the same params) does not apply: a value that
+ * did not parse, a range that ends before it starts, the contention filter's refinements without the figure.
+ */
+export function ignoredIntentFilters(params: Record<string, string | string[] | undefined>, filters: IntentListFilters): IgnoredFilter[] {
+  const raw = (k: string): string | null => {
+    const v = first(params[k]);
+    return typeof v === 'string' && v.trim() !== '' ? v.trim().slice(0, 80) : null;
+  };
+  const applied = filters as unknown as Record<string, string | null>;
+  const ignored: IgnoredFilter[] = [];
+  const parsed = urlFilters.parse(params) as Record<string, string | null>;
+  for (const field of Object.keys(WHY)) {
+    const value = raw(field);
+    if (value === null || applied[field]) continue;
+    if (parsed[field]) {
+      // It parsed, and was dropped for what it goes with.
+      const why =
+        field.startsWith('contention') && !filters.contention ? 'applies only with the contention filter' : 'the range ends before it starts, so neither end applies';
+      ignored.push({ field, value, why });
+    } else {
+      ignored.push({ field, value, why: WHY[field] });
+    }
+  }
+  return ignored;
 }
