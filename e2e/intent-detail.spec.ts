@@ -147,10 +147,11 @@ test('a reviewer discards an edit that conflicts, and starts again from the curr
   const b = await second.newPage();
   await a.goto(`/intents/${intent.id}`);
   await b.goto(`/intents/${intent.id}`);
+  // Both edits are typed before the first lands: an empty form would follow the intent to its new version instead.
   await fillCorrection(a, '{ "amount": 6 }', 'first');
+  await fillCorrection(b, '{ "amount": 7 }', 'second');
   await form(a).getByRole('button', { name: 'Apply correction' }).click();
   await expect(applied(a)).toContainText('now version 2');
-  await fillCorrection(b, '{ "amount": 7 }', 'second');
   await form(b).getByRole('button', { name: 'Apply correction' }).click();
   await expect(b.getByTestId('conflict')).toContainText('Both changes touch: amount');
   await b.getByRole('button', { name: 'Discard my edit' }).click();
@@ -236,4 +237,20 @@ test('a status change queued behind another transaction\'s row lock says it is w
   }
   await expect(page.getByTestId('intent-status')).toHaveText('NORMALIZED');
   await expect(waitingNotice).toHaveCount(0);
+});
+
+test('an empty correction form follows the intent: the operator\u2019s own status change is no conflict', async ({ page, context, baseURL }) => {
+  const intent = await seedIntent('NORMALIZED', { marker: uniqueMarker('e2e-follow'), amount: 5 });
+  await useSessionOf(context, baseURL!, ['operator', 'reviewer']);
+  await page.goto(`/intents/${intent.id}`);
+  await expect(page.getByTestId('form-version')).toHaveText('1');
+  await page.getByRole('group', { name: 'Status actions' }).getByRole('button', { name: 'Move to PROCESSED' }).click();
+  await expect(page.getByTestId('intent-version')).toHaveText('2');
+  // Nothing was typed yet: the form moved on with the intent, and the correction applies without a conflict.
+  await expect(page.getByTestId('form-version')).toHaveText('2');
+  await expect(form(page)).not.toContainText('This intent changed since you opened the form');
+  await fillCorrection(page, '{ "amount": 6 }', 'partner confirmed');
+  await form(page).getByRole('button', { name: 'Apply correction' }).click();
+  await expect(applied(page)).toContainText('now version 3');
+  await expect(page.getByTestId('conflict')).toHaveCount(0);
 });

@@ -26,6 +26,17 @@ export function useCorrectionDraft(intent: IntentWithCorrections) {
   const restored = useRef(false);
   const intentId = intent.id;
 
+  // A form with nothing in it yet follows the intent as it changes (the operator's own status change on this page,
+  // or anyone's): there is no edit that a change could conflict with, so a correction started now is checked against
+  // the version it was started on, not the one the page first showed. Once something is typed, the form keeps its
+  // version and a change that gets in meanwhile is a conflict to decide on. Adjusted during render, as React
+  // recommends for state that follows a prop.
+  const [followed, setFollowed] = useState(intent.version);
+  if (followed !== intent.version) {
+    setFollowed(intent.version);
+    if (isBlank(draft) && draft.opened.version < intent.version) setDraft((d) => ({ ...d, opened: { version: intent.version, payload: intent.payload as JsonRecord } }));
+  }
+
   useEffect(() => {
     const stored = loadDraft(intentId);
     restored.current = true;
