@@ -27,6 +27,13 @@ describe('describeAudit', () => {
     });
   });
 
+  it('says what an answer to a wait answered, and what became of it', () => {
+    expect(describeAudit({ ...base, action: 'wait_answered', details: { name: 'approval', outcome: 'accepted', state: 'answered', answer: { approved: false, note: 'amount too high' } } }).what).toBe(
+      '“approval” · answer accepted · {"approved":false,"note":"amount too high"}',
+    );
+    expect(describeAudit({ ...base, action: 'wait_answered', details: { name: 'approval', outcome: 'too_late', answer: { note: 'x'.repeat(300) } } }).what).toMatch(/^“approval” · answer too late · \{"note":"x+…$/);
+  });
+
   it('describes a Locks action by pid and impact', () => {
     expect(describeAudit({ ...base, action: 'backend_terminate', details: { pid: 4242, applicationName: 'psql', waitingBehind: 3, signalled: true, reason: 'stuck migration' } })).toEqual({
       label: 'Backend terminated (Locks)',

@@ -10,6 +10,8 @@ export type AuditLine = { label: string; what: string; reason: string | null; li
 const text = (v: unknown): string | null => (typeof v === 'string' && v.trim() ? v : null);
 const list = (v: unknown[]): string => v.join(', ') || 'none';
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+/** A value shown in a line of the log: long ones end in an ellipsis (the whole value is in the entry's details). */
+const clip = (v: string, max = 120): string => (v.length > max ? `${v.slice(0, max - 1)}…` : v);
 
 export function describeAudit(e: AuditEntry): AuditLine {
   const d = e.details ?? {};
@@ -81,8 +83,10 @@ export function describeAudit(e: AuditEntry): AuditLine {
       return { label, what: join(text(d.error)), reason };
     case 'bridge_waiting':
       return { label, what: join(text(d.bridge)), reason };
-    case 'wait_opened':
     case 'wait_answered':
+      // What was answered, not only what became of the answer: "accepted" alone read as if the request had been.
+      return { label, what: join(text(d.name) && `“${d.name as string}”`, text(d.outcome) && `answer ${(d.outcome as string).replace(/_/g, ' ')}`, d.answer !== undefined && clip(JSON.stringify(d.answer))), reason };
+    case 'wait_opened':
     case 'wait_timed_out':
     case 'wait_resumed':
       return { label, what: join(text(d.name) && `“${d.name as string}”`, text(d.bridge), text(d.outcome) && (d.outcome as string).replace(/_/g, ' '), text(d.onTimeout) && `on timeout: ${d.onTimeout as string}`), reason };

@@ -431,7 +431,7 @@ export async function answerWait(input: AnswerInput, actor: Actor): Promise<Answ
       SELECT o.id, o.intent_id, ${JSON.stringify(body)}::jsonb, ${actor.name}, o.outcome FROM outcome o
     ), audit AS (
       INSERT INTO audit_events (intent_id, action, actor, details)
-      SELECT o.intent_id, 'wait_answered', ${actor.name}, jsonb_build_object('waitId', o.id::text, 'name', o.name, 'outcome', o.outcome, 'state', o.state)
+      SELECT o.intent_id, 'wait_answered', ${actor.name}, jsonb_build_object('waitId', o.id::text, 'name', o.name, 'outcome', o.outcome, 'state', o.state, 'answer', ${JSON.stringify(body)}::jsonb)
       FROM outcome o
     )
     SELECT o.outcome, ${WAIT_COLUMNS('o')} FROM outcome o`);
