@@ -246,7 +246,8 @@ test('the shell at 800 px: a compact bar across the top, one main landmark, no s
 
 test('a link whose filter cannot be read says what was not applied, and offers no bulk change of the wider list', async ({ page, context, baseURL }) => {
   await useSessionOf(context, baseURL!, ['operator']);
-  await seedIntent('FAILED', { order: uniqueMarker('IGNORED') });
+  const marker = uniqueMarker('IGNORED');
+  await seedIntent('FAILED', { order: marker });
   await page.goto('/intents?status=BOGUS&stuck=7y');
   const alert = page.getByTestId('ignored-filters');
   await expect(alert).toContainText('Part of this link’s filter was not applied');
@@ -257,4 +258,7 @@ test('a link whose filter cannot be read says what was not applied, and offers n
   await page.goto('/intents?status=failed');
   await expect(page.getByTestId('ignored-filters')).toHaveCount(0);
   await expect(page.getByRole('button', { name: /^Change all/ })).toBeVisible();
+  // The oldest of a final status is not "waiting", and it is read over the whole status, not the search: said so.
+  await page.goto(`/intents?status=FAILED&q=${marker}`);
+  await expect(page.getByTestId('oldest-waiting')).toContainText('Oldest in FAILED, all of it, not only this search:');
 });

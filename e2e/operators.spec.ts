@@ -116,7 +116,7 @@ test('oldest first, the stuck view and the oldest waiting intent, on Intents and
 
   // The oldest waiting intent of the RECEIVED tab: the one unchanged for 400 days.
   await page.goto('/intents?status=RECEIVED&stuck=1h&order=oldest');
-  await expect(page.getByTestId('oldest-waiting')).toContainText(`Oldest waiting in RECEIVED: ${short(older.id)}, RECEIVED since`);
+  await expect(page.getByTestId('oldest-waiting')).toContainText(`Oldest waiting in RECEIVED: ${short(older.id)}, RECEIVED, last changed`);
   await screenshot(page, 'intents-stuck');
 
   // Workers: how long the oldest due intent has waited for a worker (none run in the browser tests).

@@ -53,15 +53,20 @@ export async function IntentsListPanel({ filters, resolved, canBulk, lockTimeout
 export async function WaitingPanel({ filters }: { filters: IntentListFilters }) {
   const oldest = await oldestWaiting(filters.status);
   const view = { ...filters, cursor: null };
+  // The oldest is read over the whole status (one index lookup), not over a search: said so when one narrows the list.
+  const narrowed = Boolean(filters.q || filters.source || filters.from || filters.to || filters.contention);
+  // COMPLETED and FAILED intents wait for nothing (a FAILED one waits for an operator, not for the pipeline).
+  const final = filters.status === 'COMPLETED' || filters.status === 'FAILED';
+  const scope = `${filters.status ? ` in ${filters.status}` : ''}${narrowed ? (filters.status ? `, all of it, not only this search` : ', not only this search') : ''}`;
   return (
     <div className={styles.waitingBar} data-testid="oldest-waiting">
       {oldest ? (
         <span>
-          Oldest waiting{filters.status ? ` in ${filters.status}` : ''}: <Link href={`/intents/${oldest.id}`} className="mono">{shortId(oldest.id)}</Link>, {oldest.status} since{' '}
-          <RelativeTime iso={oldest.since} />
+          {final ? 'Oldest' : 'Oldest waiting'}
+          {scope}: <Link href={`/intents/${oldest.id}`} className="mono">{shortId(oldest.id)}</Link>, {oldest.status}, last changed <RelativeTime iso={oldest.since} />
         </span>
       ) : (
-        <span className="muted">Nothing waiting{filters.status ? ` in ${filters.status}` : ''}.</span>
+        <span className="muted">{final ? `No intent is ${filters.status}.` : `Nothing waiting${filters.status ? ` in ${filters.status}` : ''}.`}</span>
       )}
       <nav aria-label="Stuck intents" className={styles.waitingLinks}>
         <span className="muted">Stuck for more than</span>
