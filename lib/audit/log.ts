@@ -5,6 +5,7 @@ import { ValidationError } from '@/lib/shared/errors';
 import { filterNameSchema } from '@/lib/shared/fields';
 import { parseInput } from '@/lib/shared/validation';
 import { AUDIT_ACTIONS, AUDIT_ACTION_NAMES, type AuditSource } from './actions';
+import { intentRefSchema, resolveIntentFilter } from '@/lib/search/ids';
 
 /**
  * The global audit log: audit_events (intents, bulk batches, Locks actions) and auth_events (sign-ins, users,
@@ -31,7 +32,8 @@ export const timeSchema = z
 export const auditQuerySchema = z.strictObject({
   actor: filterNameSchema.optional(),
   action: z.enum(AUDIT_ACTION_NAMES as [string, ...string[]], { error: 'must be one of the actions the audit log records' }).optional(),
-  intent: z.uuid({ error: 'must be an intent id (a UUID)' }).optional(),
+  // The whole id or the first 8 or more characters the console shows: resolved to the one intent they name.
+  intent: intentRefSchema.optional(),
   from: timeSchema.optional(),
   to: timeSchema.optional(),
   cursor: z.string().regex(/^[A-Za-z0-9_-]{1,200}$/, { error: 'is not a cursor this log issued' }).optional(),
@@ -159,7 +161,8 @@ function newestFirst(a: AuditEntry, b: AuditEntry): number {
 
 /** One page of the audit log, newest first. Bad filters are a 400 naming the field. */
 export async function listAudit(input: unknown): Promise<AuditPage> {
-  const q = parseInput(auditQuerySchema, input ?? {});
+  const parsed = parseInput(auditQuerySchema, input ?? {});
+  const q = parsed.intent ? { ...parsed, intent: await resolveIntentFilter(parsed.intent, 'intent') } : parsed;
   const cursor = q.cursor ? decodeCursor(q.cursor) : null;
   // An intent filter, or an action recorded in only one table, leaves the other table out entirely.
   const source = q.action ? AUDIT_ACTIONS[q.action as keyof typeof AUDIT_ACTIONS].source : null;

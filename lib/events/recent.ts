@@ -4,6 +4,7 @@ import { readDb } from '@/lib/db/read';
 import { ValidationError } from '@/lib/shared/errors';
 import { parseInput } from '@/lib/shared/validation';
 import { ALL_SUBJECTS } from './subjects';
+import { intentRefSchema, resolveIntentFilter } from '@/lib/search/ids';
 
 /**
  * The Events page's browser: the outbox's rows, newest first, one keyset page at a time, optionally of one type, of
@@ -22,7 +23,8 @@ const CURSOR_PATTERN = /^[A-Za-z0-9_-]{1,40}$/;
 export const recentEventsQuerySchema = z.strictObject({
   type: z.enum(ALL_SUBJECTS, { error: `must be one of the event types: ${ALL_SUBJECTS.join(', ')}` }).optional(),
   state: z.enum(EVENT_STATES, { error: 'must be published or waiting' }).optional(),
-  intent: z.uuid({ error: 'must be an intent id (a UUID)' }).optional(),
+  // The whole id or the first 8 or more characters the console shows: resolved to the one intent they name.
+  intent: intentRefSchema.optional(),
   cursor: z.string().regex(CURSOR_PATTERN, { error: 'is not a cursor this list issued' }).optional(),
   limit: z.coerce.number({ error: 'must be a number' }).int({ error: 'must be a whole number' }).min(1, { error: 'must be at least 1' }).max(200, { error: 'must be at most 200' }).default(50),
 });
@@ -100,7 +102,8 @@ function toView(r: Row): OutboxEventView {
 
 /** One page of the outbox, newest first. Bad input is a 400 naming the field. */
 export async function listRecentEvents(input: unknown): Promise<RecentEventsPage> {
-  const q = parseInput(recentEventsQuerySchema, input ?? {});
+  const parsed = parseInput(recentEventsQuerySchema, input ?? {});
+  const q = parsed.intent ? { ...parsed, intent: await resolveIntentFilter(parsed.intent, 'intent') } : parsed;
   const before = q.cursor ? decodeEventCursor(q.cursor) : null;
   const conditions = [
     q.type ? Prisma.sql`subject = ${q.type}` : null,

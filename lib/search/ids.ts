@@ -23,25 +23,42 @@ const CANDIDATES_SHOWN = 5;
 export class AmbiguousIdError extends DomainError {
   readonly code = 'ambiguous_id';
   readonly httpStatus = 400;
-  constructor(prefix: string, candidates: string[]) {
+  constructor(prefix: string, candidates: string[], field = 'id') {
     const more = candidates.length > CANDIDATES_SHOWN;
     super(`Several intents have ids starting with ${prefix}: give more of the id (or the whole of it).`, {
-      fields: [{ field: 'id', message: 'matches several intents' }],
+      fields: [{ field, message: 'matches several intents' }],
       candidates: candidates.slice(0, CANDIDATES_SHOWN),
       more,
     });
   }
 }
 
-/** The whole id `ref` names; NotFoundError when none does, AmbiguousIdError when several do. */
-export async function resolveIntentId(ref: unknown): Promise<string> {
-  const given = parseInput(intentRefSchema, ref, 'id');
+/**
+ * The whole id `ref` names; NotFoundError when none does, AmbiguousIdError when several do. `field` is the input's
+ * name in the refusal: `id` in a path, `intent` or `intentId` where a list is filtered by an intent.
+ */
+export async function resolveIntentId(ref: unknown, field = 'id'): Promise<string> {
+  const given = parseInput(intentRefSchema, ref, field);
   if (isUuid(given)) return given;
   const text = given.toLowerCase();
   const { low, high } = uuidPrefixRange(text);
   const rows = await (await readDb()).$queryRaw<{ id: string }[]>`
     SELECT id::text AS id FROM intents WHERE id BETWEEN ${low}::uuid AND ${high}::uuid ORDER BY id LIMIT ${CANDIDATES_SHOWN + 1}`;
   if (rows.length === 0) throw new NotFoundError(`Intent ${text}…`, { id: text });
-  if (rows.length > 1) throw new AmbiguousIdError(text, rows.map((r) => r.id));
+  if (rows.length > 1) throw new AmbiguousIdError(text, rows.map((r) => r.id), field);
   return rows[0].id;
+}
+
+/**
+ * An intent filter of a list (`field`: `intent`, `intentId`): the whole id it names. A prefix that several intents
+ * share is refused (400 naming the field); one that no intent starts with filters to nothing, as a whole id no intent
+ * has does: it answers the first id of its empty range, which no intent has.
+ */
+export async function resolveIntentFilter(ref: string, field: string): Promise<string> {
+  try {
+    return await resolveIntentId(ref, field);
+  } catch (err) {
+    if (err instanceof NotFoundError) return uuidPrefixRange(ref.trim().toLowerCase()).low;
+    throw err;
+  }
 }

@@ -169,7 +169,7 @@ describe('GET /api/console/events/recent', () => {
   it.each([
     [{ type: 'evt.intent.nope' }, 'type'],
     [{ state: 'sent' }, 'state'],
-    [{ intent: '0b7f7c9e' }, 'intent'],
+    [{ intent: '0b7f7c' }, 'intent'],
     [{ cursor: 'not a cursor!' }, 'cursor'],
     [{ cursor: Buffer.from('o-12').toString('base64url') }, 'cursor'],
     [{ cursor: Buffer.from('o99999999999999999999').toString('base64url') }, 'cursor'],

@@ -70,6 +70,22 @@ describe('global audit log', () => {
     expect((await allPages({ from: '2000-01-01T00:00', actor: 'lee' })).length).toBe(1);
   });
 
+  it('filters by an intent named as the console shows it, its first 8 or more characters', async () => {
+    const intent = await makeIntent('RECEIVED');
+    await updateIntentStatus({ id: intent.id, status: 'NORMALIZED' }, tester);
+    const byPrefix = await listAudit({ intent: intent.id.slice(0, 8).toUpperCase() });
+    expect(byPrefix.items.length).toBeGreaterThan(0);
+    expect(byPrefix.items.every((i) => i.intentId === intent.id)).toBe(true);
+    expect((await listAudit({ intent: intent.id })).items).toEqual(byPrefix.items);
+    // A prefix no intent has filters to nothing, as a whole id no intent has does.
+    const none = intent.id.startsWith('0') ? 'ffffffff' : '00000000';
+    expect(await listAudit({ intent: none })).toEqual({ items: [], nextCursor: null });
+    // One several intents share is refused, naming the filter.
+    await db().$executeRaw`INSERT INTO intents (id, payload, source) VALUES ('abcdef01-0000-4000-8000-000000000001', '{}', 'test'), ('abcdef01-0000-4000-8000-000000000002', '{}', 'test')`;
+    const shared = await listAudit({ intent: 'abcdef01' }).catch((e: unknown) => e);
+    expect(shared).toMatchObject({ code: 'ambiguous_id', httpStatus: 400, details: { fields: [{ field: 'intent', message: 'matches several intents' }] } });
+  });
+
   it('refuses bad filters with a 400 naming the field', async () => {
     for (const [field, value] of [
       ['action', 'drop_table'],

@@ -6,6 +6,7 @@ import { ValidationError } from '@/lib/shared/errors';
 import { parseInput } from '@/lib/shared/validation';
 import type { UnblockImpact } from '../types';
 import type { EpisodeBackend, EpisodeLock, EpisodeTree, EpisodeWaiter } from './fold';
+import { intentRefSchema, resolveIntentFilter } from '@/lib/search/ids';
 
 /**
  * Reading the lock history: episodes newest first in keyset pages, one episode with the tree at each sample, and
@@ -17,7 +18,8 @@ const DIGITS = /^(0|[1-9][0-9]{0,9})$/;
 export const episodesQuerySchema = z.strictObject({
   from: timeSchema.optional(),
   to: timeSchema.optional(),
-  intentId: z.uuid({ error: 'must be an intent id (a UUID)' }).optional(),
+  // The whole id or the first 8 or more characters the console shows: resolved to the one intent they name.
+  intentId: intentRefSchema.optional(),
   application: z.string({ error: 'must be a string' }).trim().min(1, { error: 'must not be empty' }).max(63, { error: 'must be at most 63 characters' }).optional(),
   minDurationMs: z
     .string({ error: 'must be a whole number of milliseconds' })
@@ -138,7 +140,8 @@ function decodeCursor(cursor: string): { at: string; id: string } {
 
 /** `GET /api/locks/episodes`: episodes overlapping [from, to], newest first, filtered; storm minutes in the range. */
 export async function listEpisodes(input: unknown): Promise<EpisodePage> {
-  const q = parseInput(episodesQuerySchema, input);
+  const parsed = parseInput(episodesQuerySchema, input);
+  const q = parsed.intentId ? { ...parsed, intentId: await resolveIntentFilter(parsed.intentId, 'intentId') } : parsed;
   const limit = q.limit ?? 50;
   const cursor = q.cursor ? decodeCursor(q.cursor) : null;
   const conditions: Prisma.Sql[] = [Prisma.sql`true`];
