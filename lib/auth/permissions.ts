@@ -81,7 +81,7 @@ export const PERMISSION_ACTIONS: Record<Permission, string> = {
   'intents.create': 'Creating intents',
   'intents.status': 'Changing an intent’s status',
   'intents.bulk': 'Changing statuses in bulk',
-  'pipeline.run': 'Running the pipeline',
+  'pipeline.run': 'Running the pipeline and controlling its workers (runs, reruns, retries, pausing claiming)',
   'leases.use': 'Taking, refreshing and releasing leases',
   'intents.correct': 'Applying corrections',
   'locks.cancel': 'Cancelling a database backend',
