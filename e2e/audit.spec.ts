@@ -83,7 +83,7 @@ test('the audit page shows security events next to intent actions, pages with Ol
 test('a bad filter in a link says what is wrong instead of failing the page', async ({ page, context, baseURL }) => {
   await useSessionOf(context, baseURL!, ['viewer']);
   await page.goto('/audit?intent=not-an-id');
-  await expect(page.getByRole('alert').filter({ hasText: 'intent must be' })).toContainText('intent must be an intent id (a UUID)');
+  await expect(page.getByRole('alert').filter({ hasText: 'intent must be' })).toContainText('intent must be a UUID or its first 8 or more characters, as the console shows them');
 });
 
 test('screenshot: the audit page with reasons, bulk and Locks actions', async ({ page, context, baseURL }) => {
