@@ -7,6 +7,7 @@ import { editLeaseResource } from '@/lib/leases/edit-names';
 import { CLAIM_FENCE_PREFIX } from '@/lib/leases/schemas';
 import { operationLabel } from '@/lib/contention/series';
 import { formatDuration } from '@/lib/locks/format';
+import { formatUtc } from '@/lib/shared/time';
 import { episodesForIntent, type IntentEpisode } from '@/lib/locks/history/episodes';
 import type { TimelineEntry, TimelineKind } from './types';
 
@@ -70,6 +71,8 @@ const BIGINT_MAX = 2n ** 63n - 1n;
 const IN_WRITE_ORDER = Prisma.sql`ORDER BY coalesce(write_seq, 0), id`;
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+/** A moment recorded in an entry's details, written as everywhere in the console ("2026-11-29 19:30:36 UTC"). */
+const moment = (v: unknown): string => (typeof v === 'string' && Number.isFinite(Date.parse(v)) ? formatUtc(v) : (str(v) ?? '?'));
 const obj = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 const ms = (v: number | null) => `${Math.round(v ?? 0)} ms`;
 
@@ -144,7 +147,7 @@ function auditEntry(r: AuditRow, intentId: string): SourcedEntry {
       // A bridge's wait for an answer from outside (lib/pipeline/waits.ts), told as a step of the pipeline.
       const name = `“${str(d.name) ?? '?'}”`;
       const summary = {
-        wait_opened: `Waits for ${name} until ${str(d.deadline) ?? '?'} (then ${str(d.onTimeout) ?? '?'})`,
+        wait_opened: `Waits for ${name} until ${moment(d.deadline)} (then ${str(d.onTimeout) ?? '?'})`,
         wait_answered: `Answer to ${name}: ${(str(d.outcome) ?? '?').replace(/_/g, ' ')}`,
         wait_timed_out: `Wait for ${name} missed its deadline`,
         wait_resumed: `Run resumed after ${name} (${(str(d.state) ?? '?').replace(/_/g, ' ')})`,

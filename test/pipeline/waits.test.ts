@@ -18,6 +18,7 @@ import { ValidationError } from '@/lib/shared/errors';
 import { FinalBridgeError } from '@/lib/pipeline/errors';
 import type { Bridge } from '@/lib/pipeline/types';
 import { tester } from '../helpers';
+import { getIntentTimeline } from '@/lib/timeline/timeline';
 import { api, namedFields, signInApiCaller } from '../api/route-client';
 
 /**
@@ -89,6 +90,9 @@ describe('a bridge that waits', () => {
     // Nothing claims it while it waits.
     expect(await claimAll()).toEqual([]);
     expect((await listOpenWaits(db())).map((w) => [w.intentId, w.name, w.bridge])).toEqual([[id, 'approval', 'approval']]);
+    // The intent's timeline says until when, written as every time in the console is.
+    const opened = (await getIntentTimeline(id)).items.find((e) => e.summary.startsWith('Waits for'));
+    expect(opened?.summary).toBe(`Waits for “approval” until ${wait.deadline.toISOString().replace('T', ' ').slice(0, 19)} UTC (then fail)`);
 
     // The answer makes it due; the next run replays what finished and resumes at the approval.
     const answered = await answerWait({ id, name: 'approval', body: { approved: true, note: 'fine' } }, tester);
