@@ -55,6 +55,10 @@ export function olderDatabase(suffix: string, options: { before: string; alsoApp
       await release();
       await admin(async (c) => {
         await c.query(`DROP DATABASE IF EXISTS "${copyName(label)}"`);
+        // A template must have no session on it. The engine's pools are closed above; a pool this helper does not
+        // know of (the read pool, the live hub) or an autovacuum worker may still be connected, and PostgreSQL
+        // would refuse the copy after waiting for them. They are ended first: they reconnect when next needed.
+        await c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]);
         await c.query(`CREATE DATABASE "${copyName(label)}" TEMPLATE "${name}"`);
       });
       kept.add(label);
