@@ -25,11 +25,12 @@ export function RerunFailedList({ failed, total, bridges, canRun }: { failed: Fa
   const chosen = shown.filter((f) => selected.has(f.intentId)).map((f) => f.intentId);
   const toggle = (id: string) => setSelected((s) => (s.has(id) ? new Set([...s].filter((x) => x !== id)) : new Set([...s, id])));
   const noRights = canRun ? undefined : 'Needs the operator role';
+  // The list is the newest few; the filter below looks at those, while a rerun of all failed takes every one.
+  const partial = total > failed.length;
   return (
     <section className={styles.section} aria-labelledby="workers-failed">
       <h2 id="workers-failed">Recent failures</h2>
-      {total > failed.length && (
-        // The list is the newest few; the filter below looks at those, while a rerun of all failed takes every one.
+      {partial && (
         <p className={styles.sectionNote} data-testid="failed-shown">
           The {failed.length} most recent of {total} failed intents. “Rerun all failed…” takes every failed intent whose error contains the filter’s
           text, shown here or not; its plan counts them before anything runs.
@@ -56,7 +57,7 @@ export function RerunFailedList({ failed, total, bridges, canRun }: { failed: Fa
         <div className={styles.empty}>
           {failed.length === 0
             ? 'No intent has run out of attempts.'
-            : total > failed.length
+            : partial
               ? `None of the ${failed.length} shown matches the filter; a rerun of all failed looks at all ${total}.`
               : 'No failure matches the filter.'}
         </div>
