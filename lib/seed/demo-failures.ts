@@ -4,6 +4,7 @@ import { BridgeError } from '@/lib/pipeline/errors';
 import { runPipeline } from '@/lib/pipeline/run';
 import type { Bridge } from '@/lib/pipeline/types';
 import type { Actor } from '@/lib/shared/intent-types';
+import { attemptError } from '@/lib/workers/attempts';
 
 /**
  * How the demo's FAILED intents fail: through the pipeline, as a real one does, so a new user opening one finds
@@ -44,20 +45,21 @@ function ledgerBridge(answer: string): Bridge {
  */
 export async function failThroughPipeline(id: string, payload: { reference: string; customer: { id: string } }): Promise<void> {
   const bridges = ['input', 'normalize', DEMO_LEDGER_BRIDGE];
+  let lastError = 'failed';
   try {
     for (const [n, answer] of ANSWERS.entries()) {
       registerBridge(ledgerBridge(answer(payload.reference, payload.customer.id)), { replace: true });
-      await runPipeline({ id, mode: 'FAILFAST' }, DEMO_WORKER, { door: 'worker', bridges, failIntentOnFailure: n === ANSWERS.length - 1 });
+      const { run } = await runPipeline({ id, mode: 'FAILFAST' }, DEMO_WORKER, { door: 'worker', bridges, failIntentOnFailure: n === ANSWERS.length - 1 });
+      lastError = run.error ?? lastError;
     }
   } finally {
     unregisterBridge(DEMO_LEDGER_BRIDGE);
   }
   // A worker's claim statements are what write this row in a real run; the demo ran its attempts without claims, so
-  // it writes what they would have left. A row a running worker took meanwhile is that worker's and is left alone.
+  // it writes what they would have left, in the worker's words. A row a running worker took meanwhile is that
+  // worker's and is left alone.
   await db().$executeRaw`
     UPDATE intent_work SET state = 'failed', attempt = ${ANSWERS.length}::int, max_attempts = ${ANSWERS.length}::int, claimed_by = ${DEMO_WORKER.name},
-                           last_error = format('attempt %s of %s: %s', ${ANSWERS.length}::int, ${ANSWERS.length}::int,
-                                               (SELECT r.error FROM pipeline_runs r WHERE r.intent_id = ${id}::uuid ORDER BY r.started_at DESC LIMIT 1)),
-                           finished_at = now()
+                           last_error = ${attemptError(ANSWERS.length, ANSWERS.length, lastError)}, finished_at = now()
     WHERE intent_id = ${id}::uuid AND state IN ('cancelled', 'failed')`;
 }

@@ -14,6 +14,7 @@ import { WORKER_RUNS } from '@/lib/pipeline/types';
 import { auditReason, claimFence, runPipeline } from '@/lib/pipeline/run';
 import { batchedWriter, batchLoader, type RunClose, type RunWriter } from '@/lib/pipeline/writer';
 import { fireDueWaits, suspendClaim } from '@/lib/pipeline/waits';
+import { attemptError } from './attempts';
 import type { WorkerConfig } from './config';
 import {
   claimDueIntents,
@@ -292,7 +293,7 @@ export class Worker {
         return this.settle({ ...ref, outcome: from === 'COMPLETED' ? 'completed' : 'failed', error: null });
       }
       const message = err instanceof DomainError ? `${err.code}: ${err.message}` : err instanceof Error ? err.message : String(err);
-      const error = `attempt ${claim.attempt} of ${claim.maxAttempts}: ${message}`;
+      const error = attemptError(claim.attempt, claim.maxAttempts, message);
       if (lastAttempt) {
         await this.failIntent(claim, error);
         return this.settle({ ...ref, outcome: 'failed', error });
@@ -307,7 +308,7 @@ export class Worker {
    * the run leaves the intent FAILED (closeRunsAndClaims).
    */
   private claimEnd(claim: Claim, run: RunClose): ClaimEnd {
-    const error = `attempt ${claim.attempt} of ${claim.maxAttempts}: ${run.error ?? 'failed'}`;
+    const error = attemptError(claim.attempt, claim.maxAttempts, run.error ?? 'failed');
     if (run.status === 'interrupted') return { outcome: 'release', delayMs: 0, error: 'released by a stopping worker', failError: error };
     if (run.status === 'failed') return { outcome: 'retry', delayMs: this.retryDelayMs(claim.attempt), error, failError: error };
     return { outcome: 'completed', delayMs: 0, error: null, failError: error };
