@@ -1,6 +1,8 @@
 import { expect, test, type Page } from './support/test';
 import { useSessionOf } from './auth';
 import { seedIntent, short, uniqueMarker } from './intents-fixtures';
+import { editLeaseResource } from '../lib/leases/edit-names';
+import { leaseHistory } from '../lib/leases/events';
 
 /**
  * Reviewers' edit leases: the first reviewer to work in the correction form holds the intent's edit lease; a second
@@ -59,4 +61,30 @@ test('a second reviewer sees “being edited by X until hh:mm”; leaving releas
 
   await firstContext.close();
   await secondContext.close();
+});
+
+test('the same reviewer in a second tab is told the edit is their own, and focusing the form there asks nobody again', async ({ context, baseURL }) => {
+  const intent = await seedIntent('PROCESSED', { marker: uniqueMarker('e2e-lease-tabs'), amount: 10 });
+  await useSessionOf(context, baseURL!, ['reviewer']);
+  const firstTab = await context.newPage();
+  await firstTab.goto(`/intents/${intent.id}`);
+  await form(firstTab).getByLabel('Reason').focus();
+  await expect(form(firstTab).getByTestId('edit-lease')).toContainText('You are editing this intent');
+
+  const secondTab = await context.newPage();
+  await secondTab.goto(`/intents/${intent.id}`);
+  const notice = form(secondTab).getByTestId('edit-lease');
+  await expect(notice).toContainText('You are editing this intent in another tab or window (until');
+  await expect(notice).not.toContainText('Being edited by');
+  // Working in the form while the lease is known to be held elsewhere takes nothing: no refusal per focused field
+  // on the intent's timeline.
+  for (let i = 0; i < 3; i++) {
+    await form(secondTab).getByLabel('Reason').focus();
+    await form(secondTab).getByLabel('Reason').blur();
+  }
+  await firstTab.close();
+  // Renewals of the first tab's lease are left out, as the timeline leaves them out.
+  const events = async () => (await leaseHistory(editLeaseResource(intent.id))).map((e) => e.event).filter((e) => e !== 'refreshed');
+  await expect.poll(events).toContain('released');
+  expect(await events()).toEqual(['acquired', 'released']);
 });

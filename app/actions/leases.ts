@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { actionActor } from '@/lib/http/action-actor';
 import type { ActionResult } from '@/lib/console/action-result';
 import { runAction } from '@/lib/http/action-run';
-import { currentEditLease, releaseEditLease, renewEditLease, takeEditLease, type EditLease } from '@/lib/leases/edit';
+import { currentEditLease, releaseEditLease, renewEditLease, takeEditLease, type EditLease, type HeldEditLease } from '@/lib/leases/edit';
 
 /**
  * The console's doors to reviewers' edit leases (lib/leases/edit.ts): the signed-in user is the lease's owner.
@@ -41,9 +41,9 @@ export async function releaseEditLeaseAction(input: unknown): Promise<ActionResu
   });
 }
 
-export async function currentEditLeaseAction(input: unknown): Promise<ActionResult<{ owner: string; actor: string | null; expiresAt: string } | null>> {
+export async function currentEditLeaseAction(input: unknown): Promise<ActionResult<HeldEditLease | null>> {
   return run('reading an edit lease', async () => {
-    await actionActor('intents.read');
-    return currentEditLease(envelope(input).intentId);
+    const viewer = await actionActor('intents.read');
+    return currentEditLease(envelope(input).intentId, viewer.name);
   });
 }

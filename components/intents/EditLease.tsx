@@ -8,8 +8,11 @@ import { EDIT_LEASE_TTL_MS } from '@/lib/leases/edit-names';
 import styles from './intents.module.css';
 
 type Held = { owner: string; token: number; expiresAt: string };
-/** Someone else's lease: the name it is held under, and the user who took it (the same, unless taken for them). */
-type Other = { owner: string; actor?: string | null; expiresAt: string };
+/**
+ * A lease this form does not hold: the name it is held under, the user who took it (the same, unless taken for them),
+ * and whether it is the signed-in user's own, from another tab or window.
+ */
+type Other = { owner: string; actor?: string | null; expiresAt: string; mine: boolean };
 
 const LOOK_EVERY_MS = 15_000;
 const hhmm = (iso: string) => `${formatUtcTime(iso).slice(0, 5)} UTC`;
@@ -18,6 +21,10 @@ const hhmm = (iso: string) => `${formatUtcTime(iso).slice(0, 5)} UTC`;
  * The reviewer's edit lease on an intent: taken when they start working in the correction form (`take`, on the
  * form's first focus), renewed while the form stays open, released when it closes or the page goes away. While
  * someone else holds it the form says who and until when; it never blocks — the version check protects both.
+ *
+ * While a lease held elsewhere is known to be live, focusing the form does not ask again: each refused take is a
+ * lease event on the intent's timeline, and one per focused field buried everything else. The look every
+ * LOOK_EVERY_MS notices when it is given back, and the next focus takes it.
  */
 export function useEditLease(intentId: string) {
   const [held, setHeld] = useState<Held | null>(null);
@@ -41,8 +48,9 @@ export function useEditLease(intentId: string) {
     };
   }, [intentId]);
 
+  const otherUntil = other ? Date.parse(other.expiresAt) : 0;
   const take = useCallback(async () => {
-    if (taking.current || holding.current) return;
+    if (taking.current || holding.current || otherUntil > Date.now()) return;
     taking.current = true;
     try {
       const result = await takeEditLeaseAction({ intentId });
@@ -52,12 +60,12 @@ export function useEditLease(intentId: string) {
         setHeld(result.data);
         setOther(null);
       } else {
-        setOther({ owner: result.data.owner, expiresAt: result.data.expiresAt });
+        setOther({ owner: result.data.owner, expiresAt: result.data.expiresAt, mine: result.data.mine });
       }
     } finally {
       taking.current = false;
     }
-  }, [intentId]);
+  }, [intentId, otherUntil]);
 
   const token = held?.token;
   const owner = held?.owner;
@@ -90,6 +98,14 @@ export function EditLeaseNotice({ held, other }: { held: Held | null; other: Oth
     return (
       <p className="muted" data-testid="edit-lease" role="status">
         You are editing this intent: others see it until {hhmm(held.expiresAt)}, renewed while this form is open.
+      </p>
+    );
+  }
+  if (other?.mine) {
+    return (
+      <p className={styles.staleNote} data-testid="edit-lease" role="status">
+        You are editing this intent in another tab or window (until {hhmm(other.expiresAt)}). A correction here still works: if the other one lands first, you
+        will see what changed and decide.
       </p>
     );
   }

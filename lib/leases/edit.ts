@@ -13,12 +13,17 @@ import { leaseBackend, leaseCaller, type LeaseActor } from './service';
  */
 export { EDIT_LEASE_TTL_MS, editLeaseResource };
 
-export type EditLease = { held: true; owner: string; token: number; expiresAt: string } | { held: false; owner: string; expiresAt: string };
+/**
+ * A lease someone holds, as another caller sees it. `mine`: held under the caller's own name — the same user editing
+ * in another tab or window, whom the form names as such rather than as somebody else.
+ */
+export type HeldEditLease = { owner: string; actor: string | null; expiresAt: string; mine: boolean };
+export type EditLease = { held: true; owner: string; token: number; expiresAt: string } | { held: false; owner: string; expiresAt: string; mine: boolean };
 
 export async function takeEditLease(intentId: unknown, actor: LeaseActor): Promise<EditLease> {
   const id = parseInput(intentIdSchema, intentId, 'intentId');
   const result = await leaseBackend().acquire(editLeaseResource(id), actor.name, EDIT_LEASE_TTL_MS, leaseCaller(actor));
-  return result.acquired ? { held: true, owner: actor.name, token: result.token, expiresAt: result.expiresAt } : { held: false, owner: result.owner, expiresAt: result.expiresAt };
+  return result.acquired ? { held: true, owner: actor.name, token: result.token, expiresAt: result.expiresAt } : { held: false, owner: result.owner, expiresAt: result.expiresAt, mine: result.owner === actor.name };
 }
 
 export async function renewEditLease(intentId: unknown, token: unknown, actor: LeaseActor): Promise<{ expiresAt: string }> {
@@ -38,9 +43,12 @@ export async function releaseEditLease(intentId: unknown, token: unknown, actor:
   return { released: (await leaseBackend().release(editLeaseResource(id), actor.name, t, leaseCaller(actor))).released };
 }
 
-/** Who edits the intent now, if anyone (for the form of everyone else): the owner, and the user who took it. */
-export async function currentEditLease(intentId: unknown): Promise<{ owner: string; actor: string | null; expiresAt: string } | null> {
+/**
+ * Who edits the intent now, if anyone (for the form of everyone else): the owner, the user who took it, and whether
+ * that is the viewer (`viewer`, their name) in another tab.
+ */
+export async function currentEditLease(intentId: unknown, viewer?: string): Promise<HeldEditLease | null> {
   const id = parseInput(intentIdSchema, intentId, 'intentId');
   const [lease] = await leaseBackend().live(1, editLeaseResource(id));
-  return lease ? { owner: lease.owner, actor: lease.actor, expiresAt: lease.expiresAt } : null;
+  return lease ? { owner: lease.owner, actor: lease.actor, expiresAt: lease.expiresAt, mine: viewer !== undefined && lease.owner === viewer } : null;
 }

@@ -15,8 +15,11 @@ describe('reviewers’ edit leases', () => {
     const intent = await makeIntent('PROCESSED');
     const alice = await takeEditLease(intent.id, session('alice'));
     if (!alice.held) throw new Error('not held');
-    expect(await takeEditLease(intent.id.toUpperCase(), session('bob'))).toEqual({ held: false, owner: 'alice', expiresAt: alice.expiresAt });
-    expect(await currentEditLease(intent.id)).toEqual({ owner: 'alice', actor: 'alice', expiresAt: alice.expiresAt });
+    expect(await takeEditLease(intent.id.toUpperCase(), session('bob'))).toEqual({ held: false, owner: 'alice', expiresAt: alice.expiresAt, mine: false });
+    expect(await currentEditLease(intent.id, 'bob')).toEqual({ owner: 'alice', actor: 'alice', expiresAt: alice.expiresAt, mine: false });
+    // Alice in another tab is told it is hers, not somebody else's.
+    expect(await currentEditLease(intent.id, 'alice')).toMatchObject({ owner: 'alice', mine: true });
+    expect(await takeEditLease(intent.id, { ...session('alice'), credentialId: 'another-tab' })).toEqual({ held: false, owner: 'alice', expiresAt: alice.expiresAt, mine: true });
     // Alice in another browser (another session of the same user) may renew it.
     const renewed = await renewEditLease(intent.id, alice.token, { ...session('alice'), credentialId: 'another-session' });
     expect(Date.parse(renewed.expiresAt)).toBeGreaterThanOrEqual(Date.parse(alice.expiresAt));
@@ -31,6 +34,7 @@ describe('reviewers’ edit leases', () => {
     expect(events.map((e) => [e.event, e.owner, e.actor])).toEqual([
       ['acquired', 'alice', 'alice'],
       ['denied', 'bob', 'bob'],
+      ['denied', 'alice', 'alice'],
       ['refreshed', 'alice', 'alice'],
       ['released', 'alice', 'alice'],
       ['acquired', 'bob', 'bob'],
