@@ -3,6 +3,7 @@
 import { useState } from 'react';
 import { answerWaitAction } from '@/app/actions/pipeline';
 import styles from '@/components/locks/console.module.css';
+import { ConfirmDialog } from '@/components/ui/ConfirmDialog';
 import { formatUtc } from '@/components/ui/time';
 import { useActionMutation } from '@/lib/console/use-action-mutation';
 import { intentKeys } from '@/lib/intents/keys';
@@ -24,11 +25,11 @@ function withoutDialect(schema: JsonObject): JsonObject {
 
 /**
  * What the intent's pipeline waits for, and until when, with the operator's answer (a person's decision): the same
- * function as POST /api/intents/:id/pipeline/answers. An `approval` is answered with Approve or Reject and a note;
+ * function as POST /api/intents/:id/pipeline/answers. An `approval` is answered with Approve or Reject and a note
+ * (ApprovalForm);
  * any other wait with a JSON object (its shape shown when the bridge declared one). Once answered, a worker resumes the run and the panel follows the intent live.
  */
 export function WaitPanel({ id, wait, canAnswer, onDone }: { id: string; wait: WaitView; canAnswer: boolean; onDone: (m: { tone: 'ok' | 'error'; text: string }) => void }) {
-  const [note, setNote] = useState('');
   const [body, setBody] = useState('{}');
   // A parse error of the JSON answer stays here; what the server answered goes to the pipeline panel's banner, which
   // outlives this panel (it goes once the wait is answered).
@@ -50,7 +51,6 @@ export function WaitPanel({ id, wait, canAnswer, onDone }: { id: string; wait: W
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return setMessage({ tone: 'error', text: 'The answer must be a JSON object.' });
     answer.mutate(parsed as JsonObject);
   };
-  const withNote = (approved: boolean): JsonObject => (note.trim() ? { approved, note: note.trim() } : { approved });
   return (
     <section className={own.wait} aria-label="Waiting for an answer" data-testid="pipeline-wait">
       <div className={own.head}>
@@ -75,20 +75,7 @@ export function WaitPanel({ id, wait, canAnswer, onDone }: { id: string; wait: W
         </div>
       )}
       {wait.name === 'approval' ? (
-        <div className={own.form}>
-          <label className={styles.formField}>
-            Note (optional)
-            <input type="text" value={note} maxLength={500} onChange={(e) => setNote(e.target.value)} disabled={!canAnswer || answer.isPending} />
-          </label>
-          <div className={styles.actions}>
-            <button type="button" className="btn btn-sm btn-primary" disabled={!canAnswer || answer.isPending} title={noRights} onClick={() => answer.mutate(withNote(true))}>
-              Approve
-            </button>
-            <button type="button" className="btn btn-sm btn-danger" disabled={!canAnswer || answer.isPending} title={noRights} onClick={() => answer.mutate(withNote(false))}>
-              Reject
-            </button>
-          </div>
-        </div>
+        <ApprovalForm id={id} canAnswer={canAnswer} pending={answer.isPending} onAnswer={(body) => answer.mutate(body)} />
       ) : (
         <div className={own.form}>
           <label className={styles.formField}>
@@ -101,5 +88,50 @@ export function WaitPanel({ id, wait, canAnswer, onDone }: { id: string; wait: W
         </div>
       )}
     </section>
+  );
+}
+
+/**
+ * Approve or reject. Approving lets the run go on, with an optional note. Rejecting fails the intent, so it asks
+ * first and wants the note, which becomes the intent's failure reason ("Rejected by <you>: <note>") and the audit's.
+ */
+function ApprovalForm({ id, canAnswer, pending, onAnswer }: { id: string; canAnswer: boolean; pending: boolean; onAnswer: (body: JsonObject) => void }) {
+  const [note, setNote] = useState('');
+  const [rejecting, setRejecting] = useState(false);
+  const noRights = canAnswer ? undefined : 'Needs the operator role';
+  const withNote = (approved: boolean): JsonObject => (note.trim() ? { approved, note: note.trim() } : { approved });
+  return (
+    <div className={own.form}>
+      <label className={styles.formField}>
+        Note (optional to approve, needed to reject)
+        <input type="text" value={note} maxLength={500} onChange={(e) => setNote(e.target.value)} disabled={!canAnswer || pending} />
+      </label>
+      <div className={styles.actions}>
+        <button type="button" className="btn btn-sm btn-primary" disabled={!canAnswer || pending} title={noRights} onClick={() => onAnswer(withNote(true))}>
+          Approve
+        </button>
+        <button type="button" className="btn btn-sm btn-danger" disabled={!canAnswer || pending} title={noRights} onClick={() => setRejecting(true)}>
+          Reject…
+        </button>
+      </div>
+      <ConfirmDialog
+        open={rejecting}
+        title={`Reject intent ${id.slice(0, 8)}?`}
+        confirmLabel="Reject and fail the intent"
+        pending={pending}
+        confirmDisabled={note.trim().length === 0}
+        onConfirm={() => {
+          setRejecting(false);
+          onAnswer(withNote(false));
+        }}
+        onCancel={() => setRejecting(false)}
+      >
+        <p>The run stops at the approval and the intent becomes FAILED, with your note as the reason. An operator can rerun it from a step later.</p>
+        <label className={styles.formField}>
+          Why (required)
+          <input type="text" value={note} maxLength={500} onChange={(e) => setNote(e.target.value)} placeholder="e.g. amount does not match the signed order" />
+        </label>
+      </ConfirmDialog>
+    </div>
   );
 }

@@ -14,6 +14,7 @@ import { useActionMutation } from '@/lib/console/use-action-mutation';
 import { fetchPipelineRuns, pipelineKeys } from '@/lib/console/workers-client';
 import { intentKeys } from '@/lib/intents/keys';
 import type { PipelineMode, PipelineRun, PipelineRunRecord, PipelineStep } from '@/lib/pipeline/types';
+import type { WaitView } from '@/lib/pipeline/waits';
 import type { ActionError } from '@/lib/console/action-result';
 import { LockHolderLink } from '@/components/locks/LockHolderLink';
 import own from './pipeline.module.css';
@@ -79,7 +80,7 @@ export function PipelineRunsPanel({ id, canRun, bridges = [] }: { id: string; ca
       {runs.data && runs.data.runs.length === 0 && <div className={styles.empty}>The pipeline has not run on this intent.</div>}
       {runs.data?.runs.map((run, i, all) => (
         // Newest first: the run after this one in the list is the one before it, which it resumes if it stopped to wait.
-        <RunCard key={run.id} run={run} resumed={all[i + 1]?.round === run.round && all[i + 1]?.status === 'waiting'} />
+        <RunCard key={run.id} run={run} resumed={all[i + 1]?.round === run.round && all[i + 1]?.status === 'waiting'} wait={run.status === 'waiting' ? waitOf(run, runs.data.waits) : undefined} />
       ))}
     </Panel>
   );
@@ -109,11 +110,43 @@ function PipelineActions(p: { mode: PipelineMode; setMode: (m: PipelineMode) => 
   );
 }
 
-function RunCard({ run, resumed }: { run: PipelineRunRecord; resumed: boolean }) {
+/** The wait a run stopped at: the first one its waiting bridge opened in the run's round from the run's start on. */
+function waitOf(run: PipelineRunRecord, waits: WaitView[]): WaitView | undefined {
+  const bridge = run.steps.find((s) => s.status === 'waiting')?.bridge;
+  return waits
+    .filter((w) => w.round === run.round && w.bridge === bridge && Date.parse(w.createdAt) >= Date.parse(run.startedAt))
+    .sort((a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt))[0];
+}
+
+const DECIDED: Record<Exclude<WaitView['state'], 'waiting'>, string> = {
+  answered: 'answered',
+  timed_out: 'missed its deadline',
+  cancelled: 'cancelled: the intent left the round',
+};
+
+/**
+ * A run that stopped to wait stays `waiting` in its record, since that is how it ended; once the wait is decided the
+ * card says so, and whether a worker has resumed the run yet, instead of reading as if it still waited.
+ */
+function WaitOutcome({ wait }: { wait: WaitView }) {
+  if (wait.state === 'waiting') return null;
+  const answer = wait.state === 'answered' && wait.answer !== null ? `: ${JSON.stringify(wait.answer)}` : '';
+  return (
+    <p className={styles.hint} data-testid="run-wait-outcome">
+      “{wait.name}” {DECIDED[wait.state]}
+      {wait.answeredBy ? ` by ${wait.answeredBy}` : ''}
+      {wait.decidedAt ? ` at ${formatUtc(wait.decidedAt)}` : ''}
+      {answer}. {wait.resumedAt ? `Resumed at ${formatUtc(wait.resumedAt)} (the run above).` : wait.state === 'cancelled' ? '' : 'A worker resumes the run.'}
+    </p>
+  );
+}
+
+function RunCard({ run, resumed, wait }: { run: PipelineRunRecord; resumed: boolean; wait?: WaitView }) {
+  const decided = wait && wait.state !== 'waiting';
   return (
     <div className={own.run} data-testid="pipeline-run">
       <div className={own.runHead}>
-        <span className={`${styles.badge} ${RUN_TONE[run.status]}`}>{run.status.replace(/_/g, ' ')}</span>
+        <span className={`${styles.badge} ${decided ? styles.badgeOk : RUN_TONE[run.status]}`}>{decided ? 'waited' : run.status.replace(/_/g, ' ')}</span>
         <span>
           Attempt {run.attempt} of round {run.round}
           {resumed ? ' (resumed after the wait)' : ''}, {run.mode}, {run.door} by {run.actor}
@@ -135,7 +168,7 @@ function RunCard({ run, resumed }: { run: PipelineRunRecord; resumed: boolean })
               <tr key={i}>
                 <td className={styles.mono}>{s.bridge}</td>
                 <td>
-                  <span className={`${styles.badge} ${STEP_TONE[s.status] ?? ''}`}>{s.status}</span>
+                  <span className={`${styles.badge} ${decided && s.status === 'waiting' ? styles.badgeOk : (STEP_TONE[s.status] ?? '')}`}>{decided && s.status === 'waiting' ? 'waited' : s.status}</span>
                 </td>
                 <td>
                   <StepOutcome step={s} />
@@ -145,6 +178,7 @@ function RunCard({ run, resumed }: { run: PipelineRunRecord; resumed: boolean })
           </tbody>
         </table>
       )}
+      {wait && <WaitOutcome wait={wait} />}
       {run.error && <p className={`${styles.fieldError} ${own.runError}`}>{run.error}</p>}
     </div>
   );
