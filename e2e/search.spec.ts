@@ -66,3 +66,19 @@ test('an operator pastes ids, displayed text, JSON and a source into the search'
   await page.goto('/intents?q=xy');
   await expect(page.getByText(/needs at least 3 characters/).first()).toBeVisible();
 });
+
+test('the time range is typed and shown in UTC, as every time in the console, whatever the browser’s zone', async ({ browser, baseURL }) => {
+  const context = await browser.newContext({ timezoneId: 'Asia/Tokyo' });
+  await useSessionOf(context, baseURL!, ['viewer']);
+  const page = await context.newPage();
+  await page.goto('/intents');
+  await page.getByLabel('Updated from (UTC)').fill('2026-03-01T09:30');
+  await page.getByLabel('to (UTC)').fill('2026-03-01T18:00');
+  await page.getByRole('searchbox', { name: 'Search payload' }).press('Enter');
+  await expect(page).toHaveURL((url) => url.searchParams.get('from') === '2026-03-01T09:30:00.000Z' && url.searchParams.get('to') === '2026-03-01T18:00:00.000Z');
+  // A link with a range fills the boxes with the same UTC times.
+  await page.reload();
+  await expect(page.getByLabel('Updated from (UTC)')).toHaveValue('2026-03-01T09:30');
+  await expect(page.getByLabel('to (UTC)')).toHaveValue('2026-03-01T18:00');
+  await context.close();
+});

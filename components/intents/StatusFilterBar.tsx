@@ -94,18 +94,19 @@ export function StatusFilterBar({ filters, searchKind = null }: { filters: Inten
   );
 }
 
-/** `datetime-local` shows local time without a zone; the URL carries ISO instants. */
-function toLocalInput(iso: string | null): string {
+/**
+ * `datetime-local` has no zone; the console writes every time in UTC, so these boxes are read and filled in UTC
+ * too (an on-call engineer pastes a time from the audit log or the timeline as it is). The URL carries ISO instants.
+ */
+function toUtcInput(iso: string | null): string {
   if (!iso) return '';
   const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return '';
-  const pad = (n: number) => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+  return Number.isNaN(d.getTime()) ? '' : d.toISOString().slice(0, 16);
 }
 
-function fromLocalInput(value: string): string | null {
+function fromUtcInput(value: string): string | null {
   if (!value) return null;
-  const d = new Date(value);
+  const d = new Date(`${value}Z`);
   return Number.isNaN(d.getTime()) ? null : d.toISOString();
 }
 
@@ -130,8 +131,8 @@ function searchHref(filters: IntentListFilters, typed: { text: string; source: s
     status: filters.status,
     q: typed.text.trim(),
     source: typed.source.trim() || null,
-    from: fromLocalInput(typed.from),
-    to: fromLocalInput(typed.to),
+    from: fromUtcInput(typed.from),
+    to: fromUtcInput(typed.to),
     contention: filters.contention,
     contentionOperation: filters.contentionOperation,
     contentionFrom: filters.contentionFrom,
@@ -143,8 +144,8 @@ function SearchBox({ filters, searchKind }: { filters: IntentListFilters; search
   const router = useRouter();
   const [text, setText] = useState(filters.q);
   const [source, setSource] = useState(filters.source ?? '');
-  const [from, setFrom] = useState(toLocalInput(filters.from));
-  const [to, setTo] = useState(toLocalInput(filters.to));
+  const [from, setFrom] = useState(toUtcInput(filters.from));
+  const [to, setTo] = useState(toUtcInput(filters.to));
   const input = useRef<HTMLInputElement>(null);
   useSlashFocuses(input);
   const anyFilter = filters.q || filters.source || filters.from || filters.to;
@@ -178,11 +179,11 @@ function SearchBox({ filters, searchKind }: { filters: IntentListFilters; search
       </label>
       <input id="intent-source" className={`field ${styles.sourceInput}`} placeholder="Source" value={source} maxLength={255} onChange={(e) => setSource(e.target.value)} />
       <label htmlFor="intent-from" className={styles.inlineLabel}>
-        Updated from
+        Updated from (UTC)
       </label>
       <input id="intent-from" type="datetime-local" className="field" value={from} onChange={(e) => setFrom(e.target.value)} />
       <label htmlFor="intent-to" className={styles.inlineLabel}>
-        to
+        to (UTC)
       </label>
       <input id="intent-to" type="datetime-local" className="field" value={to} onChange={(e) => setTo(e.target.value)} aria-invalid={rangeBackwards ? true : undefined} />
       <button type="submit" className="btn" disabled={Boolean(rangeBackwards)} title={rangeBackwards ? 'The range ends before it starts' : undefined}>
