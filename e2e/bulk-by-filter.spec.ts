@@ -42,6 +42,29 @@ test('an operator fails everything matching a search: counts, reason, progress, 
   await expect(page.getByTestId('audit-row').first()).toContainText(`partner outage ${marker}`);
 });
 
+test('a batch that empties its own list still shows how it went', async ({ page, context, baseURL }) => {
+  const marker = uniqueMarker('batch-empties');
+  for (let i = 0; i < 3; i++) await seedIntent('FAILED', { order: marker, i });
+  await useSessionOf(context, baseURL!, ['operator']);
+  // Every FAILED of this search back to RECEIVED: once moved, none of them is in the list any more.
+  await page.goto(`/intents?status=FAILED&q=${marker}`);
+  await expect(page.getByRole('row').filter({ hasText: 'FAILED' })).toHaveCount(3);
+  await page.getByTestId('bulk-by-filter').click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByLabel('Move to').selectOption('RECEIVED');
+  await dialog.getByTestId('batch-reason').fill(`partner is back ${marker}`);
+  await dialog.getByRole('button', { name: 'Move 3 to RECEIVED' }).click();
+
+  await expect(page.getByTestId('no-matches')).toBeVisible();
+  const progress = page.getByTestId('batch-progress');
+  await expect(progress).toHaveAttribute('data-status', 'finished');
+  await expect(progress).toContainText('3 of 3 moved to RECEIVED');
+  // Nothing left to change here: the offer goes, the result stays until dismissed.
+  await expect(page.getByTestId('bulk-by-filter')).toHaveCount(0);
+  await progress.getByRole('button', { name: 'Dismiss' }).click();
+  await expect(progress).toHaveCount(0);
+});
+
 test('shift-click selects a range of rows', async ({ page, context, baseURL }) => {
   const marker = uniqueMarker('range');
   const intents = [];

@@ -21,7 +21,7 @@ import styles from './intents.module.css';
  * server runs in chunks. Progress is followed here; the batch can be cancelled and keeps running if the page
  * closes. Only intents whose status allows the move are moved, so the button is never bound to be refused.
  */
-export function BulkByFilter({ filters }: { filters: IntentListFilters }) {
+export function BulkByFilter({ filters, offer }: { filters: IntentListFilters; offer: boolean }) {
   const [open, setOpen] = useState(false);
   const [to, setTo] = useState<IntentStatus | ''>('');
   const [reason, setReason] = useState('');
@@ -51,11 +51,14 @@ export function BulkByFilter({ filters }: { filters: IntentListFilters }) {
   };
   const described = describeFilter(filters);
 
+  if (!offer && !batch.data && !error) return null;
   return (
-    <>
-      <button type="button" className="btn btn-sm" onClick={() => setOpen(true)} data-testid="bulk-by-filter">
-        Change all {described}…
-      </button>
+    <div className={styles.listToolbar}>
+      {offer && (
+        <button type="button" className="btn btn-sm" onClick={() => setOpen(true)} data-testid="bulk-by-filter">
+          Change all {described}…
+        </button>
+      )}
       {batch.data && <BatchProgress batch={batch.data} onClose={() => setBatchId(null)} />}
       {error && <ActionErrorAlert error={error} />}
       <ConfirmDialog
@@ -70,7 +73,7 @@ export function BulkByFilter({ filters }: { filters: IntentListFilters }) {
       >
         <BatchForm to={to} onTo={setTo} reason={reason} onReason={setReason} preview={preview} />
       </ConfirmDialog>
-    </>
+    </div>
   );
 }
 

@@ -43,12 +43,9 @@ export function IntentsTable({ filters, canBulk, lockTimeoutMs }: { filters: Int
 
   return (
     <div className={styles.listPanel}>
-      {/* Nothing to change when nothing matches: the filter's bulk change is offered only on a list with rows. */}
-      {canBulk && rows.length > 0 && (
-        <div className={styles.listToolbar}>
-          <BulkByFilter filters={filters} />
-        </div>
-      )}
+      {/* Nothing to change when nothing matches: the filter's bulk change is offered only on a list with rows. Its
+          batch's progress and result stay when the batch has emptied the list (every FAILED moved on, say). */}
+      {canBulk && <BulkByFilter filters={filters} offer={rows.length > 0} />}
       {canBulk && <BulkBar intents={selection.selectedNow} onDeselect={selection.deselect} onDone={selection.clear} lockTimeoutMs={lockTimeoutMs} />}
       <div
         id="intent-results"
