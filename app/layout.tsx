@@ -18,7 +18,7 @@ export default async function RootLayout({ children }: { children: ReactNode }) 
       <body>
         <HydrationMark />
         <Providers live={Boolean(user && !user.mustChangePassword)}>
-          <ConsoleShell env={env().BRIDGE_ENV} theme={theme}>
+          <ConsoleShell env={env().BRIDGE_ENV} theme={theme} signedIn={Boolean(user)}>
             {children}
           </ConsoleShell>
         </Providers>

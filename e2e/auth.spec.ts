@@ -10,6 +10,8 @@ import { createE2eUser, signInAs, signInThroughForm, useSessionOf } from './auth
 test('a signed-out visitor is sent to sign in, and a refused sign-in keeps the username', async ({ page }) => {
   await page.goto('/admin/users');
   await expect(page).toHaveURL(/\/sign-in\?next=%2Fadmin%2Fusers$/);
+  // Signed out, the navigation offers only what is open to anyone: the references.
+  await expect(page.getByRole('navigation', { name: 'Main' }).getByRole('link')).toHaveText(['API reference', 'Events reference']);
   await page.getByLabel('Username').fill('nobody-here');
   await page.getByLabel('Password').fill('not the password');
   await page.getByRole('button', { name: 'Sign in' }).click();

@@ -17,7 +17,7 @@ const ENV_NOTE: Record<BridgeEnv, string> = {
  * The console frame around every page: skip link, sidebar navigation, the environment badge (always visible;
  * production adds a red band across the top), the theme switch and the signed-in user.
  */
-export function ConsoleShell({ env, theme, children }: { env: BridgeEnv; theme: Theme; children: ReactNode }) {
+export function ConsoleShell({ env, theme, signedIn, children }: { env: BridgeEnv; theme: Theme; signedIn: boolean; children: ReactNode }) {
   return (
     <div className={`${styles.shell} ${styles[`shell_${env}`]}`}>
       <a href="#main" className={styles.skipLink}>
@@ -40,7 +40,7 @@ export function ConsoleShell({ env, theme, children }: { env: BridgeEnv; theme: 
             <EnvBadge env={env} />
           </div>
           <nav aria-label="Main" className={styles.nav}>
-            <NavLinks />
+            <NavLinks signedIn={signedIn} />
           </nav>
           <div className={styles.sidebarFoot}>
             <ThemeToggle initial={theme} />

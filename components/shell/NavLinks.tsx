@@ -43,12 +43,17 @@ export const NAV_ITEMS: NavItem[] = [
   { href: '/docs/events', label: 'Events reference', icon: 'book', reference: true },
 ];
 
-export function NavLinks() {
+/**
+ * Signed out, only the references are listed: they are open to anyone, and every other section would only lead
+ * back to the sign-in page.
+ */
+export function NavLinks({ signedIn }: { signedIn: boolean }) {
   const pathname = usePathname() ?? '/';
+  const items = signedIn ? NAV_ITEMS : NAV_ITEMS.filter((item) => item.reference);
   return (
     <ul className={styles.navList}>
-      {NAV_ITEMS.map((item, i) => {
-        const firstReference = item.reference && !NAV_ITEMS[i - 1]?.reference;
+      {items.map((item, i) => {
+        const firstReference = signedIn && item.reference && !items[i - 1]?.reference;
         const active = pathname === item.href || pathname.startsWith(`${item.href}/`);
         if (item.coming) {
           return (
