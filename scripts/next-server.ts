@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 
 /**
@@ -39,13 +39,24 @@ export function buildIsStale(): boolean {
   return sources.some((p) => newestMtime(join(root, p)) > built);
 }
 
+/**
+ * Dates the build by when it started, not when it ended: a source saved while `next build` ran may not be in it, and
+ * must leave the build stale for the next run rather than pass as built.
+ */
+export function markBuiltAt(startedMs: number): void {
+  const stamp = join(root, '.next', 'BUILD_ID');
+  if (existsSync(stamp)) utimesSync(stamp, new Date(startedMs), new Date(startedMs));
+}
+
 /** Builds unless the build is fresh (or `skip`); says what it did. */
 export function ensureBuild(say: (line: string) => void, skip = false): void {
   if (skip) return say('skipping the build: using the existing one');
   if (!buildIsStale()) return say('the production build is up to date');
   say('building the console for production (next build)…');
+  const started = Date.now();
   const build = spawnSync(process.execPath, [nextBin, 'build'], { cwd: root, stdio: 'inherit', env: { ...process.env, NEXT_TELEMETRY_DISABLED: '1' } });
   if (build.status !== 0) throw new Error('next build failed');
+  markBuiltAt(started);
 }
 
 export type NextServer = {

@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { migrate } from '../lib/db/migrate';
 import type { EmbeddedDbMessage } from './embedded-db';
-import { buildIsStale, root, serverArgs } from './next-server';
+import { buildIsStale, markBuiltAt, root, serverArgs } from './next-server';
 
 const nextBin = join(root, 'node_modules', 'next', 'dist', 'bin', 'next');
 const say = (line: string) => console.log(`[bridge] ${line}`);
@@ -63,6 +63,7 @@ async function build(): Promise<void> {
   const ticker = setInterval(() => say(`still building… ${minutes(Date.now() - started)} so far`), 30_000);
   const code = await new Promise<number | null>((r) => child.once('exit', r)).finally(() => clearInterval(ticker));
   if (code !== 0) throw new Error('next build failed');
+  markBuiltAt(started);
   const took = Date.now() - started;
   mkdirSync(join(root, '.data'), { recursive: true });
   writeFileSync(stampFile, String(took));
