@@ -53,7 +53,7 @@ async function run(client: pg.Client, databaseUrl: string, natsUrl: string, rela
   const children: ChildProcess[] = [];
   for (let i = 0; i < relays; i++) {
     children.push(
-      spawn(process.execPath, [join(root, 'node_modules', 'tsx', 'dist', 'cli.mjs'), join(root, 'scripts', 'relay.ts')], {
+      spawn(process.execPath, ['--import', 'tsx', join(root, 'scripts', 'relay.ts')], {
         cwd: root,
         stdio: 'ignore',
         env: { ...process.env, DATABASE_URL: databaseUrl, NATS_URL: natsUrl, OUTBOX_POLL_MS: '50' },

@@ -117,7 +117,11 @@ function stopper(running: Running) {
       await new Promise((r) => server.once('exit', r));
     }
     await running.relay?.stop().catch(() => undefined);
+    // Every pool this process opened closes before the database stops: the demo seed's pipeline runs leave
+    // connections in the execution lock's pool, which the database's shutdown would otherwise cut, and say so.
     const { disconnectDb } = await import('../lib/db/client');
+    const { disconnectLockDb } = await import('../lib/pipeline/lock');
+    await disconnectLockDb().catch(() => undefined);
     await disconnectDb().catch(() => undefined);
     if (running.embedded) await stopEmbeddedDb(running.embedded);
     say(code === 0 ? 'stopped' : `stopped (exit code ${code})`);

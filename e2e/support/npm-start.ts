@@ -8,7 +8,7 @@ import { freePort } from '../../lib/db/embedded';
 import { root } from '../../scripts/next-server';
 
 /**
- * `npm start` as a new user runs it: `tsx scripts/start.ts` in its own process group with no DATABASE_URL (so it
+ * `npm start` as a new user runs it: `node --import tsx scripts/start.ts` (package.json) in its own process group with no DATABASE_URL (so it
  * starts the embedded PostgreSQL, seeds the demo data on the first run and runs its default worker), stopped with
  * SIGINT to the whole group, which is what Ctrl-C in a terminal does. Its data folder is a fresh temporary one that
  * outlives a stop, so a second start is a restart. Every line it prints is kept, in order.
@@ -39,7 +39,7 @@ export async function npmStart(dataDir: string, options: { token?: string; env?:
   }
   Object.assign(env, { BRIDGE_DATA_DIR: dataDir, PORT: String(port), CONSOLE_BOOTSTRAP_TOKEN: token, NEXT_TELEMETRY_DISABLED: '1' }, options.env);
 
-  const child: ChildProcess = spawn(join(root, 'node_modules', '.bin', 'tsx'), ['scripts/start.ts'], { cwd: root, env: env as NodeJS.ProcessEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'scripts/start.ts'], { cwd: root, env: env as NodeJS.ProcessEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   // 'close', not 'exit': a process can exit with its last lines still in the pipe, unread.
   const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));

@@ -35,3 +35,18 @@ describe('the production server', () => {
     }
   });
 });
+
+/**
+ * The long-running scripts stop gracefully on a signal only when their own process receives it: tsx's command line
+ * runs a script in a child, relays signals to it and SIGKILLs it when it does not acknowledge within tens of
+ * milliseconds (docs/DEVELOPMENT.md, Scripts).
+ */
+describe('scripts that stop on a signal', () => {
+  it('run in Node itself with tsx as a loader, not under the tsx command line', async () => {
+    const { readFileSync } = await import('node:fs');
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> };
+    for (const name of ['start', 'worker', 'relay', 'serve']) {
+      expect(pkg.scripts[name], name).toMatch(/(^|\s)node (--[\w-]+(=\S+)? )*--import tsx scripts\/\w+\.ts$/);
+    }
+  });
+});

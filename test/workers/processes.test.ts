@@ -15,7 +15,7 @@ import { workersPerTest } from './spawn';
 import { eventually } from '../wait';
 
 /**
- * Workers as separate processes (`tsx scripts/worker.ts`) against one database: K workers over M intents process
+ * Workers as separate processes (`node --import tsx scripts/worker.ts`) against one database: K workers over M intents process
  * each exactly once (checked from the step records), and a worker killed with SIGKILL mid-run has its claim
  * rescued (time moved by SQL, not by sleeping) and finished by another, with no step done twice and the dead
  * worker's token refused.

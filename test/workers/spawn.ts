@@ -6,7 +6,7 @@ const root = join(import.meta.dirname, '..', '..');
 
 export type WorkerProcess = { child: ChildProcess; output: () => string; exited: Promise<number | null> };
 
-/** A real `npm run worker` process (tsx scripts/worker.ts) against the test database. */
+/** A real `npm run worker` process (node --import tsx scripts/worker.ts) against the test database. */
 export function spawnWorker(env: Record<string, string> = {}): WorkerProcess {
   let output = '';
   // tsx as a loader in this very process (not the tsx CLI, which runs the script in a child): a SIGKILL must reach
