@@ -150,6 +150,40 @@ test('server actions: React reference markers in a text body are refused before 
   expect(lax!.body).toContain('invalid_request');
 });
 
+test('server actions: a multipart body React cannot decode is a 400, signed in or not, on any page', async ({ page, baseURL }) => {
+  // The sign-in form's own action id, taken from its own call (which is stopped on its way out).
+  let actionId: string | undefined;
+  await page.route('**/sign-in**', async (route) => {
+    const id = route.request().headers()['next-action'];
+    if (id) {
+      actionId = id;
+      await route.abort();
+    } else await route.continue();
+  });
+  await page.goto('/sign-in');
+  await page.getByLabel('Username').fill('nobody');
+  await page.getByLabel('Password').fill('not the password');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect.poll(() => actionId).toBeTruthy();
+  const host = new URL(baseURL!).host;
+  const multipart = { 'next-action': actionId!, 'content-type': 'multipart/form-data; boundary=zz', origin: `http://${host}` };
+  const bodies = [
+    // A browser's form fields sent as an action call: no arguments in part 0 (React answered "Connection closed.").
+    '--zz\r\nContent-Disposition: form-data; name="username"\r\n\r\nx\r\n--zz--\r\n',
+    // Declared multipart, and not (busboy answered "Unexpected end of form").
+    'username=x&password=y',
+    // A reference to a part the body does not have.
+    '--zz\r\nContent-Disposition: form-data; name="0"\r\n\r\n["$1"]\r\n--zz--\r\n',
+  ];
+  for (const path of ['/sign-in', '/intents']) {
+    for (const body of bodies) {
+      const answer = await raw(baseURL!, { method: 'POST', path, headers: multipart, body });
+      expect({ path, body: body.slice(0, 40), status: answer?.status }).toEqual({ path, body: body.slice(0, 40), status: 400 });
+      expectEnvelope(answer, 400, 'invalid_request');
+    }
+  }
+});
+
 test('the audit page and the API agree on text they cannot search for; Swagger UI assets are a plain 404 beyond its files', async ({ page, context, baseURL }) => {
   await useSessionOf(context, baseURL!, ['viewer']);
   const pageAnswer = await page.goto('/audit?actor=%00');

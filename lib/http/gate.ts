@@ -319,28 +319,26 @@ function resolvesInBody(root: unknown, reference: string): boolean {
   return true;
 }
 
-/** What is wrong with a text action body, or null when React can decode it without another part. */
-export function checkActionArguments(text: string): Refusal | null {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return { status: 400, code: 'invalid_request', message: 'A server action’s arguments must be JSON (React’s encoding of them).', details: { field: 'body' } };
-  }
-  // Walked without recursion: nesting depth is whatever the body says. React also refuses (with a 500) arguments
-  // whose arrays hold more than a million slots, counting the characters of their strings; counted here the same
-  // way, strings outside arrays included, so nothing it would refuse gets through.
+const notJson: Refusal = { status: 400, code: 'invalid_request', message: 'A server action’s arguments must be JSON (React’s encoding of them).', details: { field: 'body' } };
+
+/**
+ * Walks decoded arguments (without recursion: nesting depth is whatever the body says) and refuses a reference
+ * `resolves` does not accept, or more values than React decodes. React refuses (with a 500) arguments whose arrays
+ * hold more than a million slots, counting the characters of their strings; counted here the same way, strings
+ * outside arrays included, so nothing it would refuse gets through. `slots` carries the count across the parts of
+ * one body.
+ */
+function checkDecoded(value: unknown, resolves: (reference: string) => boolean, slots = { n: 0 }): Refusal | null {
   const stack: unknown[] = [value];
-  let slots = 0;
   while (stack.length) {
     const item = stack.pop();
-    if (typeof item === 'string') slots += item.length;
-    else if (Array.isArray(item)) slots += item.length;
-    if (slots > REACT_ARRAY_SLOTS) {
+    if (typeof item === 'string') slots.n += item.length;
+    else if (Array.isArray(item)) slots.n += item.length;
+    if (slots.n > REACT_ARRAY_SLOTS) {
       return { status: 413, code: 'payload_too_large', message: 'A server action’s arguments hold more values than React decodes (a million).', details: { field: 'body' } };
     }
     if (typeof item === 'string') {
-      if (item.startsWith('$') && !INLINE_REFERENCE.test(item) && !resolvesInBody(value, item)) {
+      if (item.startsWith('$') && !INLINE_REFERENCE.test(item) && !resolves(item)) {
         return {
           status: 400,
           code: 'invalid_request',
@@ -356,13 +354,76 @@ export function checkActionArguments(text: string): Refusal | null {
   return null;
 }
 
-/** A server action call whose body is React's text encoding (not multipart): screenActionBody reads it first. */
-export function hasActionTextBody(req: IncomingMessage): boolean {
-  return req.method === 'POST' && header(req, 'next-action') !== undefined && !/^multipart\/form-data/i.test(header(req, 'content-type') ?? '');
+/** What is wrong with a text action body, or null when React can decode it without another part. */
+export function checkActionArguments(text: string): Refusal | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return notJson;
+  }
+  return checkDecoded(value, (reference) => resolvesInBody(value, reference));
 }
 
 /**
- * Reads a text action body (its size was checked against the limit by the gate), screens it, and gives it back to
+ * A reference to another part of a multipart body: `$` and the part's number in hexadecimal, after a letter saying
+ * what the part holds (`$Q1` a Map, `$W1` a Set, `$@1` a promise, `$B1` a file, `$K1` the fields of a FormData, none
+ * for a value), and for a value a path into it (`$1:items:0`). The other kinds React decodes (server references,
+ * streams, iterators, typed arrays) are nothing the console's pages send, and are refused.
+ */
+const PART_REFERENCE = /^\$([QW@BK]?)([0-9a-f]{1,8})((?::[^:]*)*)$/;
+const badMultipart = (why: string): Refusal => ({ status: 400, code: 'invalid_request', message: `A server action’s multipart body ${why}.`, details: { field: 'body' } });
+
+/**
+ * What is wrong with a multipart action body (React's other encoding, which a page uses when an argument is a
+ * FormData or a file), or null when React can decode it: well-formed multipart, its arguments in part 0, and every
+ * reference naming a part the body has. React answers each of those failures with a 500 ("Connection closed.",
+ * "Unexpected end of form").
+ */
+export async function checkActionMultipart(body: Buffer, contentType: string): Promise<Refusal | null> {
+  let form: FormData;
+  try {
+    form = await new Response(new Uint8Array(body), { headers: { 'content-type': contentType } }).formData();
+  } catch {
+    return badMultipart('is not well-formed multipart/form-data (its boundary, headers or end)');
+  }
+  const parts = new Map<string, unknown>();
+  for (const [name, value] of form) {
+    if (!/^[0-9]+$/.test(name) || typeof value !== 'string') continue;
+    try {
+      parts.set(name, JSON.parse(value));
+    } catch {
+      // A part that is not JSON may still be a file's text or a FormData's field: only a value reference decodes it.
+    }
+  }
+  if (typeof form.get('0') !== 'string') return badMultipart('must carry its arguments as JSON in part 0');
+  if (!parts.has('0')) return notJson;
+  const resolves = (reference: string): boolean => {
+    const match = PART_REFERENCE.exec(reference);
+    if (!match) return false;
+    const [, kind, hex, path] = match;
+    const id = String(parseInt(hex, 16));
+    if (kind === 'K') return path === '';
+    if (kind === 'B') return path === '' && form.get(id) instanceof Blob;
+    if (kind !== '' && path !== '') return false;
+    if (!parts.has(id)) return false;
+    return path === '' || resolvesInBody(parts.get(id), `$0${path}`);
+  };
+  const slots = { n: 0 };
+  for (const value of parts.values()) {
+    const refusal = checkDecoded(value, resolves, slots);
+    if (refusal) return refusal;
+  }
+  return null;
+}
+
+/** A server action call (React's text encoding of its arguments, or multipart): screenActionBody reads it first. */
+export function hasActionBody(req: IncomingMessage): boolean {
+  return req.method === 'POST' && header(req, 'next-action') !== undefined;
+}
+
+/**
+ * Reads an action body (its size was checked against the limit by the gate), screens it, and gives it back to
  * the request with Readable.unshift for Next to read as if untouched. Resolves true when the request was answered
  * (refused, or gone before its body arrived). The body is pulled with read() rather than 'data' events so the
  * stream does not end before the bytes are put back.
@@ -379,9 +440,12 @@ export function screenActionBody(req: IncomingMessage, res: ServerResponse): Pro
       req.off('close', failed);
       resolve(answered);
     };
-    const screenBody = () => {
+    const screenBody = async () => {
+      // Every byte is here: the client's end is no longer a stop before the declared length.
+      req.off('end', ended);
       const body = Buffer.concat(chunks);
-      const refusal = checkActionArguments(body.toString('utf8'));
+      const contentType = header(req, 'content-type') ?? '';
+      const refusal = /^multipart\/form-data/i.test(contentType) ? await checkActionMultipart(body, contentType) : checkActionArguments(body.toString('utf8'));
       if (refusal) {
         refuse(req, res, refusal);
         return finish(true);
@@ -395,7 +459,10 @@ export function screenActionBody(req: IncomingMessage, res: ServerResponse): Pro
         chunks.push(chunk);
         received += chunk.length;
       }
-      if (received >= declared) screenBody();
+      if (received >= declared) {
+        req.off('readable', pull);
+        void screenBody();
+      }
     };
     // The client stopped before its declared length: nothing to hand on.
     const ended = () => {
@@ -403,7 +470,7 @@ export function screenActionBody(req: IncomingMessage, res: ServerResponse): Pro
       finish(true);
     };
     const failed = () => finish(true);
-    if (declared === 0) return screenBody();
+    if (declared === 0) return void screenBody();
     req.on('readable', pull);
     req.on('end', ended);
     req.on('error', failed);
@@ -413,7 +480,7 @@ export function screenActionBody(req: IncomingMessage, res: ServerResponse): Pro
 
 /**
  * The console's HTTP server with its front door: every request is screened (with `Expect: 100-continue`, before the
- * go-ahead), a text server action body is read and screened, and what Node would answer bare or not at all (no
+ * go-ahead), a server action's body is read and screened, and what Node would answer bare or not at all (no
  * Host, an unmet expectation, CONNECT, Upgrade, a malformed request) is answered in the envelope. `pass` gets each
  * request let through; `failed` answers what `pass` rejects with.
  */
@@ -426,7 +493,7 @@ export function createGatedServer(
     const run = () => {
       Promise.resolve(pass(req, res)).catch((err: unknown) => failed(req, res, err));
     };
-    if (!hasActionTextBody(req)) return run();
+    if (!hasActionBody(req)) return run();
     screenActionBody(req, res).then(
       (answered) => {
         if (!answered) run();

@@ -215,6 +215,51 @@ describe('the front door', () => {
     expect(reached).toEqual([]);
   });
 
+  it('refuses multipart action bodies React cannot decode: malformed, without part 0, or referring to parts they lack', async () => {
+    const part = (name: string, value: string, file = false) =>
+      `--zz\r\nContent-Disposition: form-data; name="${name}"${file ? '; filename="a.txt"\r\nContent-Type: text/plain' : ''}\r\n\r\n${value}\r\n`;
+    const multipart = { 'next-action': '7f00ff', 'content-type': 'multipart/form-data; boundary=zz' };
+    const hostile = [
+      // A form a browser would post to a page, sent as an action call: no arguments in part 0 (React: "Connection closed.").
+      `${part('username', 'x')}--zz--\r\n`,
+      // Not multipart at all, or cut before its end (busboy: "Unexpected end of form").
+      'username=x',
+      `${part('0', '[]')}`,
+      '--zz\r\nContent-Disposition: form-data; name="0"\r\n\r\n[]',
+      '',
+      // Part 0 is not JSON, or is a file.
+      `${part('0', '{"paused":')}--zz--\r\n`,
+      `${part('0', '[]', true)}--zz--\r\n`,
+      // References to parts the body does not have, or of the wrong kind.
+      `${part('0', '["$1"]')}--zz--\r\n`,
+      `${part('0', '["$Q2"]')}${part('1', '[]')}--zz--\r\n`,
+      `${part('0', '["$B1"]')}${part('1', 'text, not a file')}--zz--\r\n`,
+      `${part('0', '["$a"]')}${part('a', '[]')}--zz--\r\n`,
+      `${part('0', '["$1:x"]')}${part('1', '{"y":1}')}--zz--\r\n`,
+      `${part('0', '["$1"]')}${part('1', '["$2"]')}--zz--\r\n`,
+      `${part('0', '["$K1:x"]')}--zz--\r\n`,
+      // Kinds the console's pages never send: a server reference, a stream, a typed array.
+      `${part('0', '["$h1"]')}${part('1', '{"id":"x","bound":null}')}--zz--\r\n`,
+      `${part('0', '["$R1"]')}${part('1', '[]')}--zz--\r\n`,
+      `${part('0', '["$A1"]')}${part('1', '[]')}--zz--\r\n`,
+    ];
+    for (const body of hostile) {
+      const answer = await send('POST', '/workers', multipart, body);
+      expect({ body: body.slice(0, 60), status: answer.status }).toEqual({ body: body.slice(0, 60), status: 400 });
+      expectRefused(answer, 400, 'invalid_request');
+      expect(JSON.parse(answer.body).error.details).toEqual({ field: 'body' });
+    }
+    expect(reached).toEqual([]);
+    // What React's client writes: parts referred to by their number in hexadecimal, a path into one, a file, a FormData.
+    const fine = [
+      `${part('0', '["$1","$b:k"]')}${part('1', '{"a":1}')}${part('11', '{"k":[2]}')}--zz--\r\n`,
+      `${part('0', '[{"f":"$B1","m":"$Q2"}]')}${part('1', 'hello', true)}${part('2', '[["k","v"]]')}--zz--\r\n`,
+      `${part('0', '["$K1"]')}${part('_1_paused', 'true')}${part('_1_note', 'café ✓')}--zz--\r\n`,
+    ];
+    for (const body of fine) expect((await send('POST', '/workers', multipart, body)).status).toBe(200);
+    expect(bodies).toEqual(fine);
+  });
+
   it('hands a text action body it screened on to Next byte for byte, however it arrived', async () => {
     const action = { 'next-action': '7f00ff', 'content-type': 'text/plain;charset=UTF-8' };
     // What React's client writes for values that need no other part: a "$"-string, undefined, dates, numbers, a BigInt.
@@ -231,7 +276,7 @@ describe('the front door', () => {
         for (let i = 0; i < bytes.length; i += 4096) yield bytes.subarray(i, i + 4096);
       })();
     expect((await send('POST', '/workers', { ...action, 'content-length': String(Buffer.byteLength(big)) }, pieces)).status).toBe(200);
-    // Multipart bodies are React's other encoding, and Next's own: not read here.
+    // Multipart, React's other encoding (a FormData argument: its fields named 1_…), is screened and handed on too.
     const multipart = await send('POST', '/workers', { 'next-action': '7f00ff', 'content-type': 'multipart/form-data; boundary=x' }, '--x\r\nContent-Disposition: form-data; name="0"\r\n\r\n["$K1"]\r\n--x--\r\n');
     expect(multipart.status).toBe(200);
     expect(bodies).toEqual([inline, twice, big, '--x\r\nContent-Disposition: form-data; name="0"\r\n\r\n["$K1"]\r\n--x--\r\n']);
