@@ -9,7 +9,7 @@ import { terminateBackend, unblockImpact } from '@/lib/locks/unblock';
 import { metricsText } from '@/lib/metrics/registry';
 import { actorOf, apiRequest, makeUser, resetAuth, userWithToken } from '../auth-helpers';
 import { closeSession, gate, holdRowLocks as holdRowLocksOnce, session as sessionOnce, started, waitForWaiters, type Session } from '../barriers';
-import { flushOutcomes } from '@/lib/intents/outcomes';
+import { engineEventsWritten } from '@/lib/intents/engine-events';
 import { crossingOrderTransaction } from '@/lib/replay/transactions';
 import { makeIntent, resetDatabase, tester } from '../helpers';
 import { eventually } from '../wait';
@@ -250,7 +250,7 @@ describe('what happened inside an episode', () => {
 
     // A status change of x gives up after its lock timeout while the episode goes on.
     await expect(updateIntentStatus({ id: x.id, status: 'NORMALIZED' }, tester, { lockTimeoutMs: 50 })).rejects.toMatchObject({ code: 'lock_timeout' });
-    await flushOutcomes();
+    await engineEventsWritten();
     expect((await s.tick()).continued).toEqual([id]);
 
     // The first now asks for y: a wait cycle, which Postgres breaks; the victim is retried and both commit.
@@ -262,6 +262,33 @@ describe('what happened inside an episode', () => {
     expect(links.lockTimeouts).toEqual([expect.objectContaining({ intentId: x.id, operation: 'update_status', count: 1 })]);
     expect(links.deadlocks).toHaveLength(1);
     expect([...links.deadlocks[0].intentIds].sort()).toEqual([x.id, y.id].sort());
+  });
+});
+
+describe('lock timeouts belong to the blocking they happened in', () => {
+  it('two blockings of one intent in the same minute each count their own, not the minute’s', async () => {
+    const intent = await makeIntent();
+    const s = sampler();
+    const blocking = async (timeouts: number) => {
+      const holder = await holdRowLocks([intent.id], 'psql');
+      const queued = await queueFor(intent.id, 'psql-waiter');
+      await waitForWaiters(1, { pids: [queued.s.pid] });
+      const [id] = (await s.tick()).opened;
+      expect(id).toBeDefined();
+      for (let i = 0; i < timeouts; i++) {
+        await expect(updateIntentStatus({ id: intent.id, status: 'NORMALIZED' }, tester, { lockTimeoutMs: 50 })).rejects.toMatchObject({ code: 'lock_timeout' });
+      }
+      await engineEventsWritten();
+      await holder.release();
+      await queued.done;
+      expect((await s.tick()).closed).toEqual([id]);
+      return id;
+    };
+    const first = await blocking(1);
+    const second = await blocking(2);
+    const counted = async (id: string) => (await getEpisode({ id }))!.links.lockTimeouts.reduce((n, t) => n + t.count, 0);
+    expect(await counted(first)).toBe(1);
+    expect(await counted(second)).toBe(2);
   });
 });
 

@@ -86,6 +86,18 @@ type Row = Omit<Episode, 'startedAt' | 'endedAt' | 'lastSeenAt' | 'peakAt' | 'li
  */
 const END_MARGIN = Prisma.sql`interval '3 seconds'`;
 
+/**
+ * The lock timeouts of an episode `e`: each one the engine recorded for one of its intents while it lasted, behind
+ * its root or one of its waiters (or with no holder named). Counted per refusal, not from the per-minute counters:
+ * two blockings of one intent in the same minute would each have been given the other's timeouts too.
+ */
+const episodeLockTimeouts = Prisma.sql`
+  (SELECT t.intent_id, t.at, t.operation FROM intent_engine_events t
+    WHERE t.kind = 'lock_timeout' AND t.intent_id = ANY(e.intent_ids)
+      AND t.at BETWEEN e.started_at AND coalesce(e.ended_at, now()) + ${END_MARGIN}
+      AND (t.holder_pid IS NULL OR t.holder_pid = e.root_pid
+           OR t.holder_pid IN (SELECT (w->>'pid')::int FROM jsonb_array_elements(e.waiters) w))) t`;
+
 function selectEpisodes(where: Prisma.Sql, limit: number): Prisma.Sql {
   return Prisma.sql`
     SELECT e.id, e.started_at AS "startedAt", e.ended_at AS "endedAt", e.last_seen_at AS "lastSeenAt", e.samples,
@@ -95,8 +107,8 @@ function selectEpisodes(where: Prisma.Sql, limit: number): Prisma.Sql {
               FROM lock_episode_intents i WHERE i.episode_id = e.id AND i.episode_started_at = e.started_at) AS intents,
            json_build_object(
              'lockTimeouts', (SELECT coalesce(json_agg(json_build_object('intentId', o.intent_id, 'minute', o.minute, 'operation', o.operation, 'count', o.count) ORDER BY o.minute), '[]')
-                FROM (SELECT * FROM intent_outcome_minutes o WHERE o.outcome = 'lock_timeout' AND o.intent_id = ANY(e.intent_ids)
-                        AND o.minute BETWEEN date_trunc('minute', e.started_at) AND coalesce(e.ended_at, now()) LIMIT 50) o),
+                FROM (SELECT t.intent_id, date_trunc('minute', t.at) AS minute, t.operation, count(*)::int AS count
+                        FROM ${episodeLockTimeouts} GROUP BY 1, 2, 3 LIMIT 50) o),
              'deadlocks', (SELECT coalesce(json_agg(json_build_object('id', d.id::text, 'at', d.at, 'operation', d.operation, 'intentIds', d.intent_ids) ORDER BY d.at), '[]')
                 FROM (SELECT * FROM deadlock_events d WHERE d.at BETWEEN e.started_at AND coalesce(e.ended_at, now()) + ${END_MARGIN} AND d.intent_ids && e.intent_ids LIMIT 50) d),
              'unblocks', (SELECT coalesce(json_agg(json_build_object('id', a.id::text, 'at', a.at, 'action', a.action, 'actor', a.actor, 'pid', (a.details->>'pid')::int,
@@ -252,8 +264,7 @@ export async function recentBlockingOf(b: { pid: number; backendStart: string | 
   const rows = await db().$queryRaw<{ id: bigint; inProgress: boolean; lastSeenAt: Date; waitersSeen: number; peakWaiters: number; lockTimeouts: number }[]>`
     SELECT e.id, e.ended_at IS NULL AS "inProgress", e.last_seen_at AS "lastSeenAt", jsonb_array_length(e.waiters) AS "waitersSeen",
            e.peak_waiters AS "peakWaiters",
-           (SELECT coalesce(sum(o.count), 0)::int FROM intent_outcome_minutes o
-             WHERE o.outcome = 'lock_timeout' AND o.intent_id = ANY(e.intent_ids) AND o.minute >= date_trunc('minute', e.started_at)) AS "lockTimeouts"
+           (SELECT count(*)::int FROM ${episodeLockTimeouts}) AS "lockTimeouts"
     FROM lock_episodes e
     WHERE e.root_pid = ${b.pid}::int AND date_trunc('milliseconds', e.root_backend_start) = ${b.backendStart}::timestamptz
       AND date_trunc('milliseconds', e.root_xact_start) = ${b.xactStart}::timestamptz
