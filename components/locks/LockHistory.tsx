@@ -66,8 +66,8 @@ export function LockHistory({ initialIntentId = '', initialEpisodeId = null }: {
     <section className={styles.section} data-testid="lock-history">
       <h2>History</h2>
       <p className={styles.sectionNote}>
-        Blocking episodes kept by the sampler (about once a second while anything waits for a lock; a blocking shorter than that may be missed). Each bar is one root blocker’s
-        transaction: its length the duration, its colour the most sessions that waited behind it.
+        Blocking episodes kept by the sampler (about once a second while anything waits for a lock; a blocking shorter than that may be missed). Each bar is one blocking: a root
+        blocker’s transaction while others waited behind it (its length how long they waited, its colour the most that did; a transaction that blocks again later is a second bar).
       </p>
       <HistoryFilters filters={filters} setFilters={setFilters} draft={draft} setDraft={setDraft} onWindow={() => setAt(null)} />
 

@@ -372,16 +372,20 @@ const eventOutSource: TimelineSource = {
 
 /**
  * A blocking in words an on-call engineer reads at a glance: who held the row (the console's actor and operation, or
- * the application, with its pid to find it on the Locks page), for how long, and who waited behind it.
+ * the application, with its pid to find it on the Locks page), how long others were kept waiting, since when the
+ * holder's transaction was open, and who waited behind it. The episode's length is how long someone waited, not how
+ * long the row was held: a transaction may hold it long before anyone asks for it, and one transaction that blocks
+ * twice is two episodes.
  */
 function episodeSummary(e: IntentEpisode): string {
   const holder = backendWords(e.rootPid, e.rootLabel, e.rootState);
   const length = `${formatDuration(e.durationMs)}${e.endedAt ? '' : ' so far, still going on'}`;
   const waiting = `${e.peakWaiters} waiting at the peak`;
-  if (e.role === 'waiter') return `A session working on it waited ${length} behind ${holder}; ${waiting}`;
+  const since = e.rootXactStart ? `, in a transaction open since ${formatUtc(e.rootXactStart)}` : '';
+  if (e.role === 'waiter') return `A session working on it waited ${length} behind ${holder}${since}; ${waiting}`;
   const shown = e.waitedBy.slice(0, 3).join(', ');
   const more = e.waitedBy.length > 3 ? ` and ${e.waitedBy.length - 3} more` : '';
-  return `Its row was held by ${holder} for ${length}; ${waiting}${shown ? `: ${shown}${more}` : ''}`;
+  return `Others waited ${length} for its row, held by ${holder}${since}; ${waiting}${shown ? `: ${shown}${more}` : ''}`;
 }
 
 /**
@@ -407,6 +411,7 @@ const lockEpisodeSource: TimelineSource = {
             rootPid: e.rootPid,
             rootLabel: e.rootLabel,
             rootState: e.rootState,
+            rootXactStart: e.rootXactStart,
             waitedBy: e.waitedBy,
             durationMs: e.durationMs,
             peakWaiters: e.peakWaiters,

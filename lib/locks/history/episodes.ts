@@ -218,6 +218,8 @@ export type IntentEpisode = {
    */
   rootLabel: string;
   rootState: string | null;
+  /** When the root blocker's transaction began: it may have held the row long before anyone waited for it. */
+  rootXactStart: string | null;
   /** Who waited behind it, each once (`backendLabel`). */
   waitedBy: string[];
   /** `root` when the root blocker held the intent (it may have waited on it too); else `waiter`. */
@@ -237,8 +239,9 @@ export async function episodesForIntent(
   page: { after?: { seq: bigint; id: bigint }; limit?: number } = {},
 ): Promise<IntentEpisode[]> {
   const after = page.after ?? { seq: -1n, id: 0n };
-  const rows = await client.$queryRaw<(Omit<IntentEpisode, 'id' | 'startedAt' | 'endedAt'> & { id: bigint; startedAt: Date; endedAt: Date | null })[]>`
+  const rows = await client.$queryRaw<(Omit<IntentEpisode, 'id' | 'startedAt' | 'endedAt' | 'rootXactStart'> & { id: bigint; startedAt: Date; endedAt: Date | null; rootXactStart: Date | null })[]>`
     SELECT e.id, e.started_at AS "startedAt", e.ended_at AS "endedAt", e.peak_waiters AS "peakWaiters", e.root_pid AS "rootPid",
+           e.root_xact_start AS "rootXactStart",
            round(extract(epoch FROM coalesce(e.ended_at, e.last_seen_at) - e.started_at) * 1000)::int AS "durationMs",
            ${backendLabel(Prisma.sql`e.root`)} AS "rootLabel", e.root ->> 'state' AS "rootState",
            (SELECT coalesce(array_agg(DISTINCT ${backendLabel(Prisma.sql`w`)}), '{}') FROM jsonb_array_elements(e.waiters) w) AS "waitedBy",
@@ -249,7 +252,7 @@ export async function episodesForIntent(
     GROUP BY e.id, e.started_at
     ORDER BY coalesce(e.write_seq, 0), e.id
     LIMIT ${page.limit ?? 1000}`;
-  return rows.map((r) => ({ ...r, id: String(r.id), startedAt: r.startedAt.toISOString(), endedAt: r.endedAt?.toISOString() ?? null }));
+  return rows.map((r) => ({ ...r, id: String(r.id), startedAt: r.startedAt.toISOString(), endedAt: r.endedAt?.toISOString() ?? null, rootXactStart: r.rootXactStart?.toISOString() ?? null }));
 }
 
 /** How long after the last wait it caused a transaction still counts as blocking for the unblock guard. */
