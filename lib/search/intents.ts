@@ -276,7 +276,9 @@ export async function countsUnder(filters: IntentFilters, options: { cap?: numbe
     if (planned === null) return unknown;
     if (planned.estimate > cap * ESTIMATE_ABOVE_CAP_TIMES) return estimatedCounts(planned.estimate, planned.all, cap);
     const counted = await withTimeout(COUNTS_TIMEOUT_MS, countQuery, client);
-    if (counted === TIMED_OUT) return estimatedCounts(planned.estimate, planned.all, cap);
+    // The planner's estimate of a narrow search says little (it answers 1 for a text nothing contains): one it could
+    // not count in time is unknown, not "about 1".
+    if (counted === TIMED_OUT) return planned.estimate > cap ? estimatedCounts(planned.estimate, planned.all, cap) : unknown;
     rows = counted;
   } else {
     rows = await countQuery;

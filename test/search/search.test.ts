@@ -96,6 +96,17 @@ describe('search', () => {
     expect(new SearchTooSlowError('list').httpStatus).toBe(422);
   });
 
+  it('a narrow search it could not count in time is unknown, not the planner’s “about 1”', async () => {
+    // Counted once (nothing matches), which leaves the planner's estimate of it remembered.
+    expect(await countsUnder({ q: 'city: Lima' })).toMatchObject({ exact: true, total: 0 });
+    const client = await rawClient();
+    held.push(client);
+    await client.query('BEGIN');
+    await client.query('LOCK TABLE intents IN ACCESS EXCLUSIVE MODE');
+    expect(await countsUnder({ q: 'city: Lima' })).toMatchObject({ counts: null, total: null, exact: false, estimated: false });
+    await client.query('ROLLBACK');
+  });
+
   it('plans a search once: asked again, it answers from the planner’s estimate without planning on the table', async () => {
     // A cap of 0 makes any match "too many to count", so the answer is the planner's estimate.
     const first = await countsUnder({ q: 'kind: payment' }, { cap: 0 });
