@@ -65,6 +65,8 @@ test('before the page’s code has loaded, a password change is posted to the se
   page.on('request', (request) => sent.push(`${request.method()} ${request.url()}`));
 
   await page.goto('/sign-in');
+  // Without JavaScript, every page says what works without it and what does not.
+  await expect(page.getByRole('alert').filter({ hasText: 'This console needs JavaScript' })).toBeVisible();
   await page.getByLabel('Username').fill(user.username);
   await page.getByLabel('Password').fill(user.password);
   await page.getByRole('button', { name: 'Sign in' }).click();

@@ -21,6 +21,8 @@ test('a page marks itself hydrated with no hydration mismatch, and stays marked 
   expect(served).not.toMatch(/<html[^>]*data-hydrated/);
 
   await page.goto('/audit');
+  // With JavaScript on, the notice for browsers without it is not shown.
+  await expect(page.getByText('This console needs JavaScript')).toHaveCount(0);
   // Read once, not awaited: goto itself returned only after hydration.
   expect(await markOf(page)).toBe('true');
   await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Workers' }).click();

@@ -23,6 +23,12 @@ export function ConsoleShell({ env, theme, signedIn, children }: { env: BridgeEn
       <a href="#main" className={styles.skipLink}>
         Skip to content
       </a>
+      <noscript>
+        <p className={styles.noScript} role="alert">
+          This console needs JavaScript: its lists, live updates and most of its actions run in the browser. Signing in, your password and your API
+          tokens work without it; turn JavaScript on for the rest.
+        </p>
+      </noscript>
       {env === 'production' && (
         <section className={styles.prodBand} aria-label="Environment">
           Production — every action here changes live intents
