@@ -134,11 +134,15 @@ describe('episodes', () => {
         rootPid: holder.session.pid,
         rootLabel: 'psql',
         rootState: 'idle in transaction',
+        rootXactStart: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
         waitedBy: [`${tester.name} (reevaluate)`, `${tester.name} (update_status)`],
         role: 'root',
         writeSeq: expect.stringMatching(/^\d+$/),
       },
     ]);
+    // The holder's transaction began before anyone waited behind it.
+    const [{ rootXactStart }] = await episodesForIntent(intent.id);
+    expect(ms(rootXactStart!)).toBeLessThanOrEqual(ms(episode.startedAt));
   });
 
   it('keeps a chain (A blocks B blocks C) as one episode, and two independent roots as two', async () => {
