@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { wholeNumber } from '@/lib/shared/strict';
 import { Prisma } from '@/generated/prisma/client';
 import { readDb } from '@/lib/db/read';
 import { ValidationError } from '@/lib/shared/errors';
@@ -37,7 +38,7 @@ export const auditQuerySchema = z.strictObject({
   from: timeSchema.optional(),
   to: timeSchema.optional(),
   cursor: z.string().regex(/^[A-Za-z0-9_-]{1,200}$/, { error: 'is not a cursor this log issued' }).optional(),
-  limit: z.coerce.number({ error: 'must be a number' }).int({ error: 'must be a whole number' }).min(1, { error: 'must be at least 1' }).max(200, { error: 'must be at most 200' }).default(50),
+  limit: wholeNumber({ min: 1, max: 200 }).default(50),
 }).refine((q) => !(q.from && q.to && q.to < q.from), { path: ['to'], error: 'must not be before from' });
 export type AuditQueryInput = z.input<typeof auditQuerySchema>;
 export type AuditQuery = z.output<typeof auditQuerySchema>;

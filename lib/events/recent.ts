@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { wholeNumber } from '@/lib/shared/strict';
 import { Prisma } from '@/generated/prisma/client';
 import { readDb } from '@/lib/db/read';
 import { ValidationError } from '@/lib/shared/errors';
@@ -26,7 +27,7 @@ export const recentEventsQuerySchema = z.strictObject({
   // The whole id or the first 8 or more characters the console shows: resolved to the one intent they name.
   intent: intentRefSchema.optional(),
   cursor: z.string().regex(CURSOR_PATTERN, { error: 'is not a cursor this list issued' }).optional(),
-  limit: z.coerce.number({ error: 'must be a number' }).int({ error: 'must be a whole number' }).min(1, { error: 'must be at least 1' }).max(200, { error: 'must be at most 200' }).default(50),
+  limit: wholeNumber({ min: 1, max: 200 }).default(50),
 });
 export type RecentEventsQueryInput = z.input<typeof recentEventsQuerySchema>;
 

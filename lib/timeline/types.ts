@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { wholeNumber } from '@/lib/shared/strict';
 
 /**
  * The intent timeline's wire shapes (GET /api/intents/:id/timeline, the intent page): one list of entries, oldest
@@ -91,11 +92,7 @@ export const TIMELINE_DEFAULT_LIMIT = 200;
 export const TIMELINE_MAX_LIMIT = 500;
 
 export const timelineQuerySchema = z.strictObject({
-  limit: z.coerce
-    .number({ error: 'must be a number' })
-    .int({ error: 'must be a whole number' })
-    .min(1, { error: 'must be at least 1' })
-    .max(TIMELINE_MAX_LIMIT, { error: `must be at most ${TIMELINE_MAX_LIMIT}` })
+  limit: wholeNumber({ min: 1, max: TIMELINE_MAX_LIMIT })
     .default(TIMELINE_DEFAULT_LIMIT)
     .meta({ description: `Entries per page (1–${TIMELINE_MAX_LIMIT}, default ${TIMELINE_DEFAULT_LIMIT}).` }),
   cursor: z

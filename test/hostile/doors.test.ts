@@ -24,6 +24,9 @@ vi.mock('next/navigation', () => import('../next-request').then((m) => m.nextNav
 
 const { GET: listIntents, POST: createIntent } = apiRoute('/api/intents');
 const { GET: getLocks } = apiRoute('/api/locks');
+const { GET: getTimeline } = apiRoute('/api/intents/{id}/timeline');
+const { GET: getAudit } = apiRoute('/api/audit');
+const { GET: getRecentEvents } = apiRoute('/api/console/events/recent');
 const { GET: getCounts } = apiRoute('/api/console/intents/counts');
 const { GET: getHolders } = apiRoute('/api/console/locks/holders');
 const { POST: postStatus } = apiRoute('/api/intents/{id}/status');
@@ -131,6 +134,10 @@ describe('hostile traffic at the doors', () => {
       const body = await expect4xx(await listIntents(apiRequest(`/api/intents?limit=${encodeURIComponent(limit)}`, { token }), undefined), 'invalid_request');
       expect(JSON.stringify(body)).toContain('limit');
       await expect4xx(await getLocks(apiRequest(`/api/locks?limit=${encodeURIComponent(limit)}`, { token }), undefined));
+      const params = { params: Promise.resolve({ id: ID }) };
+      await expect4xx(await getTimeline(apiRequest(`/api/intents/${ID}/timeline?limit=${encodeURIComponent(limit)}`, { token }), params), 'invalid_request');
+      await expect4xx(await getAudit(apiRequest(`/api/audit?limit=${encodeURIComponent(limit)}`, { token }), undefined), 'invalid_request');
+      await expect4xx(await getRecentEvents(apiRequest(`/api/console/events/recent?limit=${encodeURIComponent(limit)}`, { token }), undefined), 'invalid_request');
     }
     expect((await listIntents(apiRequest('/api/intents?limit=5', { token }), undefined)).status).toBe(200);
     await unchanged();
