@@ -419,7 +419,7 @@ describe('retention and masking', () => {
   it('answers bad filters with 400 naming the field, and an unknown episode with 404', async () => {
     const viewer = await userWithToken(['viewer']);
     const headers = { authorization: viewer.authorization };
-    for (const [query, field] of [['minDurationMs=-1', 'minDurationMs'], ['limit=0', 'limit'], ['intentId=x', 'intentId'], ['from=yesterday', 'from'], ['cursor=!!', 'cursor'], ['nope=1', 'nope']] as const) {
+    for (const [query, field] of [['minDurationMs=-1', 'minDurationMs'], ['limit=0', 'limit'], ['intentId=x', 'intentId'], ['from=yesterday', 'from'], ['cursor=!!', 'cursor'], ['nope=1', 'nope'], ['from=2026-11-29T00:00:00Z&to=2026-11-28T00:00:00Z', 'to']] as const) {
       const res = await listRoute(apiRequest(`/api/locks/episodes?${query}`, { headers }), undefined);
       expect(res.status, query).toBe(400);
       expect(JSON.stringify(await res.json())).toContain(field);

@@ -33,7 +33,7 @@ export const episodesQuerySchema = z.strictObject({
     .pipe(z.number().min(1, { error: 'must be at least 1' }).max(200, { error: 'must be at most 200' }))
     .optional(),
   cursor: z.string().regex(/^[A-Za-z0-9_-]{1,200}$/, { error: 'is not a cursor this list issued' }).optional(),
-});
+}).refine((q) => !(q.from && q.to && q.to < q.from), { path: ['to'], error: 'must not be before from' });
 export type EpisodesQueryInput = z.input<typeof episodesQuerySchema>;
 
 export const episodeIdSchema = z.strictObject({
