@@ -35,6 +35,7 @@ import { summarizeRun } from '@/lib/replay/summary';
 import { countsUnder } from '@/lib/search/intents';
 import { resolveIntentId } from '@/lib/search/ids';
 import { getIntentTimeline } from '@/lib/timeline/timeline';
+import { timelineQuerySchema } from '@/lib/timeline/types';
 import { setClaimingPaused, workersPausedSchema } from '@/lib/workers/control';
 import { getWorkersOverview } from '@/lib/workers/queries';
 import { readInput, readJsonBody, readKeyedInput } from './respond';
@@ -93,7 +94,11 @@ const intentHandlers = {
     return json(result, { headers: replayHeaders(result) });
   }) satisfies ApiHandler,
   getIntentAudit: (async (_request, { id }) => json(await getIntentAudit(await resolveIntentId(id)))) satisfies ApiHandler,
-  getIntentTimeline: (async (request, { id }) => json(await getIntentTimeline(id, query(request)))) satisfies ApiHandler,
+  getIntentTimeline: (async (request, { id }) => {
+    // The query is checked before the id is looked up: a bad parameter is a 400 whichever intent it names.
+    const page = parseInput(timelineQuerySchema, query(request));
+    return json(await getIntentTimeline(await resolveIntentId(id), page));
+  }) satisfies ApiHandler,
   /** Runs the BridgeSet on the intent (or reruns it from `fromBridge`): 200 `{ intent, run }`, 423 `lock_timeout` while another execution holds it. */
   runPipeline: (async (request, { id }, actor) => json(await runOrRerunPipeline(await readInput(request, pipelineRequestInputSchema, { id }), actor, { door: 'api' }))) satisfies ApiHandler,
   /** An answer to a bridge's wait: 200 `{ outcome, wait }` (accepted or already applied), 409 when it cannot apply. */

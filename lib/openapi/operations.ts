@@ -422,7 +422,7 @@ export const OPERATIONS: ApiOperation[] = [
     tag: 'intents',
     auth: 'bearer',
     permission: 'intents.read',
-    pathParams: intentIdParams,
+    pathParams: intentRefParams,
     query: timelineQuerySchema,
     success: { status: 200, description: 'One page of the timeline, oldest first.', schema: timelinePageSchema },
     errors: { 400: ['invalid_request'], 404: ['not_found'] },

@@ -259,6 +259,10 @@ describe('GET /api/intents/:id/timeline', () => {
     const body = (await res.json()) as { items: TimelineEntry[]; nextCursor: string | null };
     expect(body.items).toEqual(items);
     expect(body.nextCursor).toBeNull();
+    // By the short id the console shows, as GET /api/intents/:id takes it.
+    const short = await call(`/api/intents/${id.slice(0, 8)}/timeline`, viewer.token);
+    expect(short.status).toBe(200);
+    expect(((await short.json()) as { items: TimelineEntry[] }).items).toEqual(items);
   });
 
   it('401 without credentials, 404 for an unknown intent, 400 for a bad id, limit or cursor', async () => {
