@@ -16,6 +16,13 @@ test('unknown API paths and unsupported methods answer in the API error format',
     expect(res.headers()['content-type']).toMatch(/^application\/json/);
     expect(await res.json()).toMatchObject({ error: { code: 'not_found', details: { path } } });
   }
+  // The API's root, with or without its slash (Next redirects the one to the other): the same, not the console's HTML 404.
+  for (const path of ['/api', '/api/']) {
+    const res = await request.get(path, { headers });
+    expect(res.status(), path).toBe(404);
+    expect(res.headers()['content-type'], path).toMatch(/^application\/json/);
+    expect(await res.json()).toMatchObject({ error: { code: 'not_found', details: { path: '/api' } } });
+  }
 
   const del = await request.delete('/api/intents', { headers });
   expect(del.status()).toBe(405);
