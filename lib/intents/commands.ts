@@ -105,7 +105,7 @@ function describeHolders(holders: LockHolder[]): string {
  * enough already wait for it (docs/LOCKING.md), become LockTimeoutError naming the holder; cancels become
  * OperationCancelledError.
  */
-async function mapLockErrors(err: unknown, operation: string, intentIds: string[], nowait: boolean, lockTimeoutMs: number, actor: string): Promise<never> {
+async function mapLockErrors(err: unknown, operation: string, intentIds: string[], nowait: boolean, lockTimeoutMs: number, actor: string, asked?: JsonObject): Promise<never> {
   const state = sqlState(err);
   if (err instanceof RowHeldRefusal || state === SQLSTATE.rowWaitersFull || state === SQLSTATE.rowBusy) {
     recordOutcome(operation, 'lock_timeout', '', 1, intentIds);
@@ -113,7 +113,7 @@ async function mapLockErrors(err: unknown, operation: string, intentIds: string[
     const what = intentIds.length === 1 ? `intent ${intentIds[0]}` : `${intentIds.length} intents`;
     const already = err instanceof RowHeldRefusal ? 'another command from this console already waits for it' : 'as many commands as may wait on one row already do';
     // On the intent's timeline as a refusal without a wait, like a NOWAIT one.
-    recordLockFailure({ intentIds, operation, actor, nowait: true, lockTimeoutMs, holder: holders[0] });
+    recordLockFailure({ intentIds, operation, actor, nowait: true, lockTimeoutMs, holder: holders[0], asked });
     throw new LockTimeoutError(
       `${what} is locked by another transaction and ${already}, so this one was refused without waiting.${describeHolders(holders)} Try again, or see the Locks page.`,
       { intentIds, nowait, refusedWithoutWaiting: true, holders },
@@ -123,7 +123,7 @@ async function mapLockErrors(err: unknown, operation: string, intentIds: string[
     recordOutcome(operation, 'lock_timeout', '', 1, intentIds);
     if (!nowait) recordLockTimeoutWait(operation, lockTimeoutMs);
     const holders = await lockHolders(intentIds);
-    recordLockFailure({ intentIds, operation, actor, nowait, lockTimeoutMs, holder: holders[0] });
+    recordLockFailure({ intentIds, operation, actor, nowait, lockTimeoutMs, holder: holders[0], asked });
     const who = describeHolders(holders);
     const what = intentIds.length === 1 ? `intent ${intentIds[0]}` : `${intentIds.length} intents`;
     throw new LockTimeoutError(
@@ -297,7 +297,9 @@ export async function updateIntentStatus(input: UpdateStatusInput, actor: Actor,
       if (row.outcome === 'fencing_token_stale') recordFenceRefusal(operation, id, actor.name, fencing!);
       return statusAnswer(call, row);
     } catch (err) {
-      return sqlState(err) || err instanceof RowHeldRefusal || err instanceof TurnTimedOut ? mapLockErrors(err, operation, [id], nowait, lockTimeoutMs, actor.name) : Promise.reject(err);
+      // What was asked, with its reason, stays on the intent's timeline beside the refusal: nothing else keeps it.
+      const asked = { to: target, ...(reason ? { reason } : {}) };
+      return sqlState(err) || err instanceof RowHeldRefusal || err instanceof TurnTimedOut ? mapLockErrors(err, operation, [id], nowait, lockTimeoutMs, actor.name, asked) : Promise.reject(err);
     }
   };
   const replay = (stored: StoredOutcome) => statusAnswer(call, { outcome: stored.outcome as StatusRow['outcome'], intent: rowFromStored(stored.intent) });

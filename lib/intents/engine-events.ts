@@ -55,9 +55,18 @@ async function writeEngineEvent(e: NewEngineEvent): Promise<void> {
 /**
  * A lock wait that ran out (lock_timeout: it waited the whole timeout) or a NOWAIT refusal (it did not wait), with
  * the holder the engine named in its answer: its pid, application and state, so the timeline names it as the
- * refusal did.
+ * refusal did, and what the command asked for (`asked`), which nothing else keeps since nothing was written.
  */
-export function recordLockFailure(a: { intentIds: readonly string[]; operation: string; actor: string | null; nowait: boolean; lockTimeoutMs: number; holder: LockHolder | undefined }): void {
+export function recordLockFailure(a: {
+  intentIds: readonly string[];
+  operation: string;
+  actor: string | null;
+  nowait: boolean;
+  lockTimeoutMs: number;
+  holder: LockHolder | undefined;
+  /** What the refused command asked for (a status change: its target status and reason). */
+  asked?: JsonObject;
+}): void {
   const holder: JsonObject = a.holder ? { holderApplication: a.holder.applicationName, holderState: a.holder.state } : {};
   recordEngineEvent({
     intentIds: a.intentIds,
@@ -67,6 +76,6 @@ export function recordLockFailure(a: { intentIds: readonly string[]; operation: 
     waitedMs: a.nowait ? 0 : a.lockTimeoutMs,
     outcome: a.nowait ? 'refused' : 'timed_out',
     holderPid: a.holder?.pid ?? null,
-    details: { ...(a.nowait ? { nowait: true } : { lockTimeoutMs: a.lockTimeoutMs }), ...holder },
+    details: { ...(a.nowait ? { nowait: true } : { lockTimeoutMs: a.lockTimeoutMs }), ...holder, ...(a.asked ? { asked: a.asked } : {}) },
   });
 }

@@ -270,6 +270,14 @@ function backendWords(pid: number, label: string | null, state: string | null): 
 
 type EngineRow = Base & { kind: string; operation: string; actor: string | null; waitedMs: number | null; outcome: string | null; holderPid: number | null; details: unknown };
 
+/** What a refused status change asked for, as its entry ends: "; it asked for PROCESSED: “partner is back”". */
+function askedWords(asked: Record<string, unknown>): string {
+  const to = str(asked.to);
+  if (!to) return '';
+  const reason = str(asked.reason);
+  return `; it asked for ${to}${reason ? `: “${reason}”` : ''}`;
+}
+
 function engineEntry(r: EngineRow, intentId: string): SourcedEntry {
   const d = obj(r.details);
   const holder = r.holderPid !== null ? ` held by ${backendWords(r.holderPid, str(d.holderApplication), str(d.holderState))}` : '';
@@ -281,9 +289,9 @@ function engineEntry(r: EngineRow, intentId: string): SourcedEntry {
       return sourced(r, {
         kind: 'lock_timeout',
         summary:
-          r.outcome === 'refused'
+          (r.outcome === 'refused'
             ? `${operationLabel(r.operation)} refused at once (NOWAIT): the lock was taken${holder}`
-            : `${operationLabel(r.operation)} gave up after waiting ${ms(r.waitedMs)} for the lock${holder}`,
+            : `${operationLabel(r.operation)} gave up after waiting ${ms(r.waitedMs)} for the lock${holder}`) + askedWords(obj(d.asked)),
         actor: r.actor,
         link: '/locks',
         details: { ...base, ...d },

@@ -217,7 +217,8 @@ describe('the intent timeline', () => {
     const timeout = items.find((e) => e.kind === 'lock_timeout' && d(e).outcome === 'timed_out')!;
     expect(timeout).toMatchObject({ actor: 'bob', details: { operation: 'update_status', waitedMs: 100, holderPid: timeoutHolderPid } });
     // In words, with the operation named as the console names it, and the holder as the refusal named it.
-    expect(timeout.summary).toBe(`Status change gave up after waiting 100 ms for the lock held by backend ${timeoutHolderPid} (bridge-test:holder, idle in transaction)`);
+    // What it asked for, with its reason: nothing else keeps a change refused for its lock.
+    expect(timeout.summary).toBe(`Status change gave up after waiting 100 ms for the lock held by backend ${timeoutHolderPid} (bridge-test:holder, idle in transaction); it asked for FAILED: “give up”`);
     expect(timeout.details).toMatchObject({ holderApplication: 'bridge-test:holder', holderState: 'idle in transaction' });
     expect(wait.summary).toMatch(/^Status change waited \d+ ms for the row lock$/);
     const unblock = items.find((e) => e.kind === 'unblock')!;
