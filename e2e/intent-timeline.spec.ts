@@ -25,7 +25,7 @@ test('the intent page shows one timeline, filterable by kind, each entry linking
   await expect(timeline.locator('[data-kind="status_change"]')).toHaveCount(2);
   await expect(timeline.locator('[data-kind="created"]')).toHaveCount(1);
   await expect(timeline.locator('[data-kind="conflict"]')).toContainText('expected version 0');
-  await expect(timeline.locator('[data-kind="lease"]')).toContainText('Lease granted');
+  await expect(timeline.locator('[data-kind="lease"]')).toContainText('Edit lease granted');
   await expect(timeline.locator('[data-kind="event_out"]')).toHaveCount(4);
 
   // A change made elsewhere appears on its own (the live feed), newest first.

@@ -3,7 +3,7 @@ import { auditActionLabel } from '@/lib/audit/actions';
 import { auditHref } from '@/lib/audit/url';
 import type { Tx } from '@/lib/db/client';
 import { ValidationError } from '@/lib/shared/errors';
-import { editLeaseResource } from '@/lib/leases/edit-names';
+import { editLeaseResource, isEditLeaseResource } from '@/lib/leases/edit-names';
 import { CLAIM_FENCE_PREFIX } from '@/lib/leases/schemas';
 import { operationLabel } from '@/lib/contention/series';
 import { formatDuration } from '@/lib/locks/format';
@@ -332,6 +332,17 @@ export function intentLeaseResources(intentId: string): string[] {
 
 const LEASE_VERBS: Record<string, string> = { acquired: 'granted', denied: 'denied', released: 'released', expired: 'expired' };
 
+/**
+ * A lease event in the words of what the lease is for: the reviewer's edit lease, or the fence of a worker's claim,
+ * rather than its resource's name (the details keep it). A denial names who held it, not a token it was not given.
+ */
+function leaseSummary(r: { resource: string; event: string; holder: string | null; token: string | null }): string {
+  const what = r.resource.startsWith(CLAIM_FENCE_PREFIX) ? 'Worker claim’s fence' : isEditLeaseResource(r.resource) ? 'Edit lease' : `Lease on ${r.resource}`;
+  const verb = LEASE_VERBS[r.event] ?? r.event;
+  if (r.event === 'denied') return `${what} ${verb}${r.holder ? `: held by ${r.holder}` : ''}`;
+  return `${what} ${verb}${r.token !== null ? ` (token ${r.token})` : ''}`;
+}
+
 const leaseSource: TimelineSource = {
   name: 'leases',
   kinds: ['lease'],
@@ -344,7 +355,7 @@ const leaseSource: TimelineSource = {
     return rows.map((r) =>
       sourced(r, {
         kind: 'lease',
-        summary: `Lease ${LEASE_VERBS[r.event] ?? r.event} on ${r.resource}${r.token !== null ? ` (token ${r.token})` : ''}${r.event === 'denied' && r.holder ? `: held by ${r.holder}` : ''}`,
+        summary: leaseSummary(r),
         actor: r.owner,
         link: '/locks#leases-title',
         details: { resource: r.resource, event: r.event, backend: r.backend, owner: r.owner, holder: r.holder, token: r.token === null ? null : Number(r.token), expiresAt: r.expiresAt?.toISOString() ?? null },

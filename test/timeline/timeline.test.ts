@@ -152,6 +152,10 @@ describe('the intent timeline', () => {
     const kinds = new Set(items.map((e) => e.kind));
     for (const kind of TIMELINE_KINDS.filter((k) => k !== 'other')) expect(kinds, kind).toContain(kind);
     expect(items.filter((e) => e.kind === 'lease').map((e) => d(e).event)).toEqual(['acquired', 'denied', 'released', 'acquired', 'expired']);
+    // In the words of what the lease is for, the resource's name kept in the details; a denial names the holder.
+    const leases = items.filter((e) => e.kind === 'lease').map((e) => e.summary);
+    expect(leases[0]).toMatch(/^Edit lease granted \(token \d+\)$/);
+    expect(leases[1]).toBe('Edit lease denied: held by alice');
     expect(items.filter((e) => e.kind === 'fenced_write').map((e) => d(e).accepted)).toEqual([true, false]);
     expect(items.filter((e) => e.kind === 'lock_timeout').map((e) => d(e).outcome)).toEqual(['timed_out', 'refused']);
     for (const e of items) expect(e.link).toMatch(/^\//);
