@@ -67,8 +67,12 @@ test('a rejection asks first and wants a note, which becomes the failed intentâ€
   const operator = await useSessionOf(context, baseURL!, ['operator']);
   const intent = await seedIntent('RECEIVED', { order: uniqueMarker('REJECT') });
   await runPipeline({ id: intent.id }, { name: 'e2e-seed' }, { door: 'console', bridges: SET });
+  // A second run while the wait is open asks again: it resumes nothing, and does not say so.
+  expect((await runPipeline({ id: intent.id }, { name: 'e2e-seed' }, { door: 'console', bridges: SET })).run.status).toBe('waiting');
 
   await page.goto(`/intents/${intent.id}`);
+  await expect(page.getByTestId('pipeline-run')).toHaveCount(2);
+  await expect(page.getByTestId('pipeline-run').first()).not.toContainText('resumed after the wait');
   const panel = page.getByRole('region', { name: 'Waiting for an answer' });
   await panel.getByRole('button', { name: 'Rejectâ€¦' }).click();
   const dialog = page.getByRole('dialog', { name: `Reject intent ${short(intent.id)}?` });
@@ -90,4 +94,8 @@ test('a rejection asks first and wants a note, which becomes the failed intentâ€
   const resumed = await runPipeline({ id: intent.id }, { name: 'e2e-seed' }, { door: 'console', bridges: SET });
   expect(resumed.intent.status).toBe('FAILED');
   expect(resumed.run.error).toContain(`Rejected by ${operator.username}: amount does not match the signed order`);
+  // The run after the decision is the one that resumed.
+  await page.reload();
+  await expect(page.getByTestId('pipeline-run')).toHaveCount(3);
+  await expect(page.getByTestId('pipeline-run').first()).toContainText('(resumed after the wait)');
 });
