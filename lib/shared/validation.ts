@@ -1,4 +1,6 @@
 import type { z } from 'zod';
+// Zod's default messages in the console's words, wherever inputs are checked (lib/shared/messages.ts).
+import './messages';
 import { ValidationError, type FieldIssue } from './errors';
 
 function valueAt(input: unknown, path: PropertyKey[]): unknown {
