@@ -17,6 +17,13 @@ import styles from './intents.module.css';
  * repeats, JetStream acknowledgements): while the page is visible it is read again this often as well.
  */
 const REFRESH_MS = 5_000;
+/**
+ * While a blocking on the page is still going on, its end is looked for every second: the change it delayed commits
+ * (and refreshes the timeline) a moment before the lock history's sampler records that it ended.
+ */
+const REFRESH_BLOCKING_MS = 1_000;
+const blockingGoesOn = (pages: { items: TimelineEntry[] }[] | undefined) =>
+  (pages ?? []).some((p) => p.items.some((e) => e.kind === 'lock_episode' && (e.details as { endedAt?: string | null }).endedAt === null));
 
 /** Kinds that mean something went wrong or waited: drawn in the warning colour. */
 const WARN: ReadonlySet<TimelineKind> = new Set(['conflict', 'lock_wait', 'lock_timeout', 'unblock']);
@@ -33,7 +40,7 @@ export function IntentTimeline({ id }: { id: string }) {
     queryFn: ({ pageParam }) => fetchIntentTimeline(id, pageParam),
     initialPageParam: undefined as string | undefined,
     getNextPageParam: (last) => last.nextCursor ?? undefined,
-    refetchInterval: REFRESH_MS,
+    refetchInterval: (q) => (blockingGoesOn(q.state.data?.pages) ? REFRESH_BLOCKING_MS : REFRESH_MS),
   });
   const [hidden, setHidden] = useState<ReadonlySet<TimelineKind>>(new Set());
   const entries = useMemo(() => (timeline.data?.pages.flatMap((p) => p.items) ?? []).reverse(), [timeline.data]);
