@@ -5,6 +5,8 @@ describe('formatDuration', () => {
   it('picks the unit a person reads fastest', () => {
     expect(formatDuration(null)).toBe('—');
     expect(formatDuration(850.4)).toBe('850 ms');
+    expect(formatDuration(1856)).toBe('1.8 s');
+    expect(formatDuration(5000)).toBe('5.0 s');
     expect(formatDuration(12_999)).toBe('12 s');
     expect(formatDuration(245_000)).toBe('4 min 05 s');
     expect(formatDuration(2 * 3600_000 + 10 * 60_000)).toBe('2 h 10 min');

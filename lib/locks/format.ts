@@ -3,6 +3,8 @@ export function formatDuration(ms: number | null | undefined): string {
   if (ms === null || ms === undefined || !Number.isFinite(ms)) return '—';
   const v = Math.max(0, ms);
   if (v < 1000) return `${Math.round(v)} ms`;
+  // Under ten seconds a tenth tells two waits apart (1.9 s against 2.0 s, where whole seconds said 1 s and 2 s).
+  if (v < 10_000) return `${(Math.floor(v / 100) / 10).toFixed(1)} s`;
   const s = Math.floor(v / 1000);
   if (s < 60) return `${s} s`;
   const m = Math.floor(s / 60);

@@ -74,7 +74,8 @@ const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 /** A moment recorded in an entry's details, written as everywhere in the console ("2026-11-29 19:30:36 UTC"). */
 const moment = (v: unknown): string => (typeof v === 'string' && Number.isFinite(Date.parse(v)) ? formatUtc(v) : (str(v) ?? '?'));
 const obj = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
-const ms = (v: number | null) => `${Math.round(v ?? 0)} ms`;
+/** A wait as every duration of the lock pages is written: "850 ms", "5.0 s", "2 min 05 s". */
+const ms = (v: number | null) => formatDuration(v ?? 0);
 
 // ── audit_events: creation, status changes, pipeline runs and steps, unblocks ────────────────────────────────────
 

@@ -208,7 +208,7 @@ describe('the intent timeline', () => {
     // Who held the row, found on the Locks page by its pid, and who waited behind it: in the words an on-call reads.
     expect(items[episode].summary).toMatch(
       new RegExp(
-        `^Others waited \\d+ (ms|s) for its row, held by backend ${holderPid} \\(bridge-test:holder, idle in transaction\\), in a transaction open since \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d UTC; 1 waiting at the peak: bob \\(update_status\\)$`,
+        `^Others waited [\\d.]+ (ms|s) for its row, held by backend ${holderPid} \\(bridge-test:holder, idle in transaction\\), in a transaction open since \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d UTC; 1 waiting at the peak: bob \\(update_status\\)$`,
       ),
     );
   });
