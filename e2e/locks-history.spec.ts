@@ -41,8 +41,10 @@ test('a past blocking episode is on the strip, opens to its root and waiters, an
     const { id } = (await episode())!;
 
     await useSessionOf(context, baseURL!, ['oncall']);
-    await page.goto(`/locks?intent=${intentId}`);
+    // By the short id the console shows, as the history's own filter takes it.
+    await page.goto(`/locks?intent=${intentId.slice(0, 8)}`);
     const history = page.getByTestId('lock-history');
+    await expect(history.getByLabel('Intent id')).toHaveValue(intentId.slice(0, 8));
     const row = history.locator(`[data-testid="episode-row"][data-episode-id="${id}"]`);
     await expect(row).toContainText(`pid ${holder.pid}`);
     await expect(row.locator(`[data-intent-id="${intentId}"]`)).toBeVisible();

@@ -22,7 +22,8 @@ export default async function LocksPage({ searchParams }: { searchParams: Promis
       canTerminate={can(me, 'locks.terminate')}
       initialPid={pid && /^[1-9][0-9]{0,9}$/.test(pid) ? Number(pid) : null}
       initialEpisodeId={episode && /^[1-9][0-9]{0,17}$/.test(episode) ? episode : null}
-      initialIntentId={intent && /^[0-9a-f-]{36}$/i.test(intent) ? intent : ''}
+      // The whole id or the first 8 or more characters the console shows, as the history's own filter takes it.
+      initialIntentId={intent && /^[0-9a-f][0-9a-f-]{7,35}$/i.test(intent) ? intent : ''}
     />
   );
 }
