@@ -4,6 +4,7 @@ import { OPERATIONS, type ApiOperation } from '@/lib/openapi/operations';
 import { API_HANDLERS, HEAD_HANDLERS, JsonAnswer, type ApiHandler, type OpenHandler, type PathValues } from './api-handlers';
 import { withReadYourWrites } from './read-after';
 import { errorJson, toErrorResponse, unknownEndpoint } from './respond';
+import { ValidationError } from '@/lib/shared/errors';
 
 /**
  * The JSON API's router, driven by the operations table (lib/openapi/operations.ts): every operation's method and
@@ -145,16 +146,27 @@ export class ApiRouter {
     const handler = (head && HEAD_HANDLERS[bound.op.operationId]) || bound.handler;
     let actor: AuthActor | undefined;
     try {
-      if (bound.op.auth !== 'bearer') return await (handler as OpenHandler)(request, params);
+      // An operation that takes no query refuses one (after the caller is known), as one with a query refuses a
+      // parameter it does not know: a misspelt or stray parameter is a 400 naming it, never silently ignored.
+      if (bound.op.auth !== 'bearer') {
+        if (!bound.op.query) refuseQuery(request);
+        return await (handler as OpenHandler)(request, params);
+      }
       // The caller is known and allowed before the body is read, so a refused request touches nothing. The audit
       // log's actor comes from here, never from the request body.
       actor = await requireRequestActor(request, bound.op.permission!);
+      if (!bound.op.query) refuseQuery(request);
       const caller = actor;
       return await withReadYourWrites(request, method, caller, () => handler(request, params, caller, closed));
     } catch (err) {
       return toErrorResponse(err, actor);
     }
   }
+}
+
+function refuseQuery(request: Request): void {
+  const names = [...new Set(new URL(request.url).searchParams.keys())];
+  if (names.length) throw new ValidationError(names.map((name) => ({ field: name, message: 'is not a parameter of this endpoint, which takes none' })));
 }
 
 /** A handler's answer as a Response, for doors that speak Web requests and responses. */

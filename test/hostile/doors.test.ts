@@ -129,6 +129,24 @@ describe('hostile traffic at the doors', () => {
     await unchanged();
   });
 
+  it('a parameter an endpoint does not take is a 400 naming it, on endpoints that take no query as on those that do', async () => {
+    const { GET: getIntent } = apiRoute('/api/intents/{id}');
+    const { GET: replayRuns } = apiRoute('/api/console/replay/runs');
+    const { GET: health } = apiRoute('/api/health');
+    for (const [answer, field] of [
+      [await getIntent(apiRequest(`/api/intents/${ID}?expand=all`, { token }), { params: Promise.resolve({ id: ID }) }), 'expand'],
+      [await replayRuns(apiRequest('/api/console/replay/runs?limit=abc', { token }), undefined), 'limit'],
+      [await health(apiRequest('/api/health?verbose=1'), undefined), 'verbose'],
+      [await listIntents(apiRequest('/api/intents?limt=5', { token }), undefined), 'limt'],
+    ] as const) {
+      const body = await expect4xx(answer, 'invalid_request');
+      expect(JSON.stringify(body)).toContain(field);
+    }
+    // Without credentials, the missing credentials come first.
+    expect((await replayRuns(apiRequest('/api/console/replay/runs?limit=abc'), undefined)).status).toBe(401);
+    await unchanged();
+  });
+
   it('lax numbers: hex, padded, exponent, fractional and huge values are refused, not coerced or rounded', async () => {
     for (const limit of ['0x10', ' 5', '5 ', '1e2', '5.0', '+5', '-1', '0', '99999999999999999999', '', '0b11', 'Infinity', 'NaN', '５']) {
       const body = await expect4xx(await listIntents(apiRequest(`/api/intents?limit=${encodeURIComponent(limit)}`, { token }), undefined), 'invalid_request');
