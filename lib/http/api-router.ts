@@ -149,13 +149,13 @@ export class ApiRouter {
       // An operation that takes no query refuses one (after the caller is known), as one with a query refuses a
       // parameter it does not know: a misspelt or stray parameter is a 400 naming it, never silently ignored.
       if (bound.op.auth !== 'bearer') {
-        if (!bound.op.query) refuseQuery(request);
+        checkQuery(request, bound.op);
         return await (handler as OpenHandler)(request, params);
       }
       // The caller is known and allowed before the body is read, so a refused request touches nothing. The audit
       // log's actor comes from here, never from the request body.
       actor = await requireRequestActor(request, bound.op.permission!);
-      if (!bound.op.query) refuseQuery(request);
+      checkQuery(request, bound.op);
       const caller = actor;
       return await withReadYourWrites(request, method, caller, () => handler(request, params, caller, closed));
     } catch (err) {
@@ -164,9 +164,16 @@ export class ApiRouter {
   }
 }
 
-function refuseQuery(request: Request): void {
-  const names = [...new Set(new URL(request.url).searchParams.keys())];
-  if (names.length) throw new ValidationError(names.map((name) => ({ field: name, message: 'is not a parameter of this endpoint, which takes none' })));
+/**
+ * What every operation's query must be before its own schema reads it: none at all for one that takes none, and each
+ * parameter once (every parameter of the API takes one value: `status=RECEIVED&status=FAILED` was read as FAILED).
+ */
+function checkQuery(request: Request, op: ApiOperation): void {
+  const params = new URL(request.url).searchParams;
+  const names = [...params.keys()];
+  if (!op.query && names.length) throw new ValidationError([...new Set(names)].map((name) => ({ field: name, message: 'is not a parameter of this endpoint, which takes none' })));
+  const repeated = [...new Set(names.filter((name, i) => names.indexOf(name) !== i))];
+  if (repeated.length) throw new ValidationError(repeated.map((name) => ({ field: name, message: 'is given more than once; it takes one value' })));
 }
 
 /** A handler's answer as a Response, for doors that speak Web requests and responses. */

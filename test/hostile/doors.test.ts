@@ -138,6 +138,8 @@ describe('hostile traffic at the doors', () => {
       [await replayRuns(apiRequest('/api/console/replay/runs?limit=abc', { token }), undefined), 'limit'],
       [await health(apiRequest('/api/health?verbose=1'), undefined), 'verbose'],
       [await listIntents(apiRequest('/api/intents?limt=5', { token }), undefined), 'limt'],
+      // One value per parameter: the last of several was taken silently.
+      [await listIntents(apiRequest('/api/intents?status=RECEIVED&status=FAILED', { token }), undefined), 'given more than once'],
     ] as const) {
       const body = await expect4xx(answer, 'invalid_request');
       expect(JSON.stringify(body)).toContain(field);
