@@ -83,7 +83,7 @@ describe('describeAudit', () => {
   });
 
   it('describes security events by subject, and keeps an unknown action as recorded', () => {
-    expect(describeAudit({ ...base, source: 'auth', action: 'user.roles_changed', subject: 'kim', details: { from: ['viewer'], to: ['viewer', 'oncall'] } }).what).toBe('user kim · roles: viewer → viewer, oncall');
+    expect(describeAudit({ ...base, source: 'auth', action: 'user.roles_changed', subject: 'kim', details: { from: ['viewer'], to: ['viewer', 'oncall'] } }).what).toBe('user kim · roles: viewer → viewer, on-call');
     expect(describeAudit({ ...base, source: 'auth', action: 'user.created', subject: 'lee', details: { roles: [] } }).what).toBe('user lee · roles: none');
     expect(describeAudit({ ...base, action: 'something_new' }).label).toBe('something_new');
   });

@@ -1,5 +1,6 @@
 import { auditActionLabel } from './actions';
 import type { AuditEntry } from './log';
+import { roleLabel } from '@/lib/shared/roles';
 
 /**
  * One audit entry in words for the audit page: what happened (beyond the action's name) and the reason given,
@@ -9,6 +10,8 @@ export type AuditLine = { label: string; what: string; reason: string | null; li
 
 const text = (v: unknown): string | null => (typeof v === 'string' && v.trim() ? v : null);
 const list = (v: unknown[]): string => v.join(', ') || 'none';
+/** Roles as the pages name them ("on-call", not "oncall"). */
+const roles = (v: unknown[]): string => list(v.map((r) => roleLabel(String(r))));
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 /** A value shown in a line of the log: long ones end in an ellipsis (the whole value is in the entry's details). */
 const clip = (v: string, max = 120): string => (v.length > max ? `${v.slice(0, max - 1)}…` : v);
@@ -96,7 +99,7 @@ export function describeAudit(e: AuditEntry): AuditLine {
     case 'replay_baseline_unpinned':
       return { ...describeReplay(e.action, d), label, reason };
     default:
-      return { label, what: join(e.subject && e.subject !== e.actor && `user ${e.subject}`, text(d.name) && `“${d.name as string}”`, text(d.prefix) && `${d.prefix as string}…`, Array.isArray(d.roles) && `roles: ${list(d.roles)}`, Array.isArray(d.from) && Array.isArray(d.to) && `roles: ${list(d.from)} → ${list(d.to)}`), reason };
+      return { label, what: join(e.subject && e.subject !== e.actor && `user ${e.subject}`, text(d.name) && `“${d.name as string}”`, text(d.prefix) && `${d.prefix as string}…`, Array.isArray(d.roles) && `roles: ${roles(d.roles)}`, Array.isArray(d.from) && Array.isArray(d.to) && `roles: ${roles(d.from)} → ${roles(d.to)}`), reason };
   }
 }
 

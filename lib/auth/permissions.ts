@@ -2,17 +2,9 @@
  * Roles and what they may do. The table is the single source of truth: route handlers, server actions and pages
  * all ask `can(actor, permission)`; a user holding several roles gets the union.
  */
-export const ROLES = ['viewer', 'operator', 'reviewer', 'oncall', 'admin', 'release'] as const;
-export type Role = (typeof ROLES)[number];
+import { ROLE_LABELS, ROLES, type Role } from '@/lib/shared/roles';
 
-export const ROLE_LABELS: Record<Role, string> = {
-  viewer: 'viewer',
-  operator: 'operator',
-  reviewer: 'reviewer',
-  oncall: 'on-call',
-  admin: 'admin',
-  release: 'release',
-};
+export { ROLE_LABELS, ROLES, type Role } from '@/lib/shared/roles';
 
 export const ROLE_DESCRIPTIONS: Record<Role, string> = {
   viewer: 'reads everything',
