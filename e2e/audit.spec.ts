@@ -67,7 +67,7 @@ test('the audit page shows security events next to intent actions, pages with Ol
     await page.goto(`/audit?actor=${actor}`);
     await expect(page.getByRole('heading', { name: 'Audit', level: 1 })).toBeVisible();
     await expect(page.getByTestId('audit-row').first()).toContainText('User roles changed');
-    await expect(page.getByTestId('audit-row').first()).toContainText('roles: viewer → viewer, oncall');
+    await expect(page.getByTestId('audit-row').first()).toContainText('roles: viewer → viewer, on-call');
     if (role === 'viewer') {
       await expect(page.getByTestId('audit-row')).toHaveCount(50);
       await page.getByRole('link', { name: 'Older →' }).click();
