@@ -1,4 +1,4 @@
-import { expect, test } from './support/test';
+import { expect, test, type Page } from './support/test';
 import { sessionCookieName } from '../lib/auth/cookies';
 import { createSession } from '../lib/auth/sessions';
 import { db } from '../lib/db/client';
@@ -113,25 +113,36 @@ test('Upgrade, CONNECT, no Host and expectations: an answer in the envelope, nev
   expect((await raw(baseURL!, { path: '/api/health' }))!.status).toBe(200);
 });
 
-test('server actions: React reference markers in a text body are refused before React decodes them, and change nothing', async ({ page, context, baseURL }) => {
-  const user = await useSessionOf(context, baseURL!, ['operator']);
-  // The real id of setWorkersPausedAction, taken from the Workers page's own call (which is stopped on its way out).
+/**
+ * The id of the server action a page calls when `act` is done on it, read from the call itself, which is stopped on
+ * its way out (so it changes nothing).
+ */
+async function actionIdOf(page: Page, path: string, act: () => Promise<void>): Promise<string> {
   let actionId: string | undefined;
-  await page.route('**/workers', async (route) => {
+  await page.route(`**${path}**`, async (route) => {
     const id = route.request().headers()['next-action'];
     if (id) {
       actionId = id;
       await route.abort();
     } else await route.continue();
   });
-  await page.goto('/workers');
-  await page.getByRole('button', { name: /^(Pause|Resume) claiming$/ }).click();
-  await page.getByRole('dialog').getByRole('button', { name: /^(Pause|Resume) claiming$/ }).click();
+  await page.goto(path);
+  await act();
   await expect.poll(() => actionId).toBeTruthy();
+  return actionId!;
+}
+
+test('server actions: React reference markers in a text body are refused before React decodes them, and change nothing', async ({ page, context, baseURL }) => {
+  const user = await useSessionOf(context, baseURL!, ['operator']);
+  // The real id of setWorkersPausedAction, taken from the Workers page's own call.
+  const actionId = await actionIdOf(page, '/workers', async () => {
+    await page.getByRole('button', { name: /^(Pause|Resume) claiming$/ }).click();
+    await page.getByRole('dialog').getByRole('button', { name: /^(Pause|Resume) claiming$/ }).click();
+  });
 
   const cookie = (await context.cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
   const host = new URL(baseURL!).host;
-  const bare = { 'next-action': actionId!, 'content-type': 'text/plain;charset=UTF-8' };
+  const bare = { 'next-action': actionId, 'content-type': 'text/plain;charset=UTF-8' };
   const signedIn = { ...bare, cookie, origin: `http://${host}` };
   const bodies = ['[{"paused":"$F1"}]', '[{"paused":"$Q1"}]', '[{"paused":"$B1"}]', '[{"paused":"$1"}]', '["$S"]', '[{"paused":"$O1"}]', '["$@0"]', '["$K1"]', '[{"paused":"$h1"}]', '["$R1"]', '["$n1x"]', '{"paused":', ''];
   for (const body of bodies) {
@@ -151,22 +162,14 @@ test('server actions: React reference markers in a text body are refused before 
 });
 
 test('server actions: a multipart body React cannot decode is a 400, signed in or not, on any page', async ({ page, baseURL }) => {
-  // The sign-in form's own action id, taken from its own call (which is stopped on its way out).
-  let actionId: string | undefined;
-  await page.route('**/sign-in**', async (route) => {
-    const id = route.request().headers()['next-action'];
-    if (id) {
-      actionId = id;
-      await route.abort();
-    } else await route.continue();
+  // The sign-in form's own action id, taken from its own call.
+  const actionId = await actionIdOf(page, '/sign-in', async () => {
+    await page.getByLabel('Username').fill('nobody');
+    await page.getByLabel('Password').fill('not the password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
   });
-  await page.goto('/sign-in');
-  await page.getByLabel('Username').fill('nobody');
-  await page.getByLabel('Password').fill('not the password');
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect.poll(() => actionId).toBeTruthy();
   const host = new URL(baseURL!).host;
-  const multipart = { 'next-action': actionId!, 'content-type': 'multipart/form-data; boundary=zz', origin: `http://${host}` };
+  const multipart = { 'next-action': actionId, 'content-type': 'multipart/form-data; boundary=zz', origin: `http://${host}` };
   const bodies = [
     // A browser's form fields sent as an action call: no arguments in part 0 (React answered "Connection closed.").
     '--zz\r\nContent-Disposition: form-data; name="username"\r\n\r\nx\r\n--zz--\r\n',
