@@ -1,3 +1,4 @@
+import { Prisma } from '@/generated/prisma/client';
 import type { Tx } from '@/lib/db/client';
 import type { IntentStatus } from '@/lib/shared/intent-states';
 import type { JsonObject, JsonValue } from '@/lib/shared/json';
@@ -53,12 +54,20 @@ export async function selectRerunBase(client: Tx, intentId: string, fromBridge: 
   };
 }
 
+/**
+ * The pipeline's failures, written once for the Workers page's count, its list and the rerun of all failed: a work
+ * row (`alias`) the workers ended as failed, with their last attempt's error. An intent failed by another door, or by
+ * an operator's own run of the pipeline, has no such error on its row: its intent page says why, and it is not
+ * counted here, so the count, the list and the rerun's plan always agree.
+ */
+export const pipelineFailure = (alias: string) => Prisma.raw(`${alias}.state = 'failed' AND ${alias}.last_error IS NOT NULL`);
+
 /** Of the Workers page's failed list (intents the workers failed, still FAILED), the ids whose last error contains `text`. */
 export async function selectFailedIntentIds(client: Tx, errorContains: string | null, limit: number): Promise<string[]> {
   const rows = await client.$queryRaw<{ id: string }[]>`
     SELECT w.intent_id::text AS id
     FROM intent_work w JOIN intents i ON i.id = w.intent_id
-    WHERE w.state = 'failed' AND w.last_error IS NOT NULL AND i.status = 'FAILED'
+    WHERE ${pipelineFailure('w')} AND i.status = 'FAILED'
       AND (${errorContains}::text IS NULL OR strpos(lower(w.last_error), lower(${errorContains}::text)) > 0)
     ORDER BY w.finished_at DESC NULLS LAST, w.intent_id
     LIMIT ${limit}`;

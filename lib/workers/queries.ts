@@ -2,6 +2,7 @@ import type { Tx } from '@/lib/db/client';
 import { readDb, replicaStatus } from '@/lib/db/read';
 import type { ReplicaStatus } from '@/lib/db/replicas';
 import { env } from '@/lib/env';
+import { pipelineFailure } from '@/lib/pipeline/rerun-queries';
 import { listOpenWaits, type WaitView } from '@/lib/pipeline/waits';
 
 /** What the Workers page and GET /api/workers show: the registry, the queue by state, claims, retries, throughput. */
@@ -54,7 +55,7 @@ export async function selectQueueDepth(tx: Tx): Promise<QueueDepth> {
            count(*) FILTER (WHERE state IN ('available', 'retryable') AND run_after > now()) AS scheduled,
            count(*) FILTER (WHERE state = 'running') AS running,
            count(*) FILTER (WHERE state = 'waiting') AS waiting,
-           count(*) FILTER (WHERE state = 'failed') AS failed,
+           count(*) FILTER (WHERE ${pipelineFailure('intent_work')}) AS failed,
            count(*) FILTER (WHERE state = 'completed') AS completed,
            count(*) FILTER (WHERE state = 'cancelled') AS cancelled,
            count(*) FILTER (WHERE state = 'running' AND lease_until < now()) AS stale
@@ -105,7 +106,7 @@ async function readOverview(): Promise<Omit<WorkersOverview, 'replicas'>> {
         ORDER BY run_after LIMIT 50`;
       const failed = await tx.$queryRaw<(Omit<FailedView, 'finishedAt'> & { finishedAt: Date | null })[]>`
         SELECT intent_id::text AS "intentId", attempt, max_attempts AS "maxAttempts", finished_at AS "finishedAt", last_error AS "lastError"
-        FROM intent_work WHERE state = 'failed' AND last_error IS NOT NULL ORDER BY finished_at DESC NULLS LAST LIMIT 20`;
+        FROM intent_work WHERE ${pipelineFailure('intent_work')} ORDER BY finished_at DESC NULLS LAST LIMIT 20`;
       const waits = await listOpenWaits(tx);
       const series = await tx.$queryRaw<{ minute: Date; event: string; n: bigint }[]>`
         SELECT minute, event, count AS n FROM worker_stats WHERE minute >= date_trunc('minute', now()) - interval '59 minutes' ORDER BY minute`;

@@ -251,6 +251,19 @@ describe('retries, the maximum, terminal intents', () => {
     expect(overview.failed.map((f) => f.intentId)).not.toContain(id);
   });
 
+  it('the failed count is the failed list’s: an intent failed with its row queued, by another door, is in neither', async () => {
+    const [id] = await newIntents(1);
+    // Back to RECEIVED (queued for its next round), then FAILED again before any worker took it — as an operator's
+    // own run of the pipeline leaves it when it fails.
+    await updateIntentStatus({ id, status: 'FAILED' }, tester);
+    await updateIntentStatus({ id, status: 'RECEIVED' }, tester);
+    await updateIntentStatus({ id, status: 'FAILED', reason: 'input refused the payload' }, tester);
+    expect(await work(id)).toMatchObject({ state: 'failed' });
+    const overview = await getWorkersOverview();
+    expect(overview.failed.map((f) => f.intentId)).not.toContain(id);
+    expect(overview.queue.failed).toBe(overview.failed.length);
+  });
+
   it('an operator’s retry of a FAILED intent queues its next round', async () => {
     const [id] = await newIntents(1);
     await updateIntentStatus({ id, status: 'FAILED' }, tester);
