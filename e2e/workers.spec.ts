@@ -1,4 +1,5 @@
 import { expect, test } from './support/test';
+import { updateIntentStatus } from '../lib/intents/commands';
 import { useSessionOf } from './auth';
 import { screenshot, seedIntent, short, uniqueMarker } from './intents-fixtures';
 import { db } from '../lib/db/client';
@@ -134,6 +135,24 @@ test('an operator reruns a FAILED intent from a chosen bridge: the plan first, t
   const started = page.getByRole('table').getByRole('row').filter({ hasText: 'Pipeline run started' }).filter({ hasText: 'rerun from feedback' });
   await expect(started).toContainText('round 2');
   await expect(started).toContainText('the feedback partner is back');
+});
+
+test('a rerun the intent’s latest change made impossible is not offered, and what was typed stays', async ({ page, context, baseURL }) => {
+  await useSessionOf(context, baseURL!, ['operator']);
+  const intent = await failedAtFeedback(uniqueMarker('RERUN-STALE'));
+  await page.goto(`/intents/${intent.id}`);
+  const panel = page.getByRole('region', { name: 'Pipeline runs' });
+  await panel.getByRole('button', { name: 'Rerun from a step…' }).click();
+  const dialog = page.getByRole('dialog', { name: `Rerun intent ${short(intent.id)} from a step` });
+  await dialog.getByLabel('Start from bridge').selectOption('feedback');
+  await expect(dialog.getByTestId('rerun-plan')).toContainText('Runs as round 2');
+  await dialog.getByLabel('Reason, kept in the audit (required)').fill('the feedback partner is back');
+  // Someone else moves it back to RECEIVED meanwhile: queued for a worker, so no longer rerun.
+  await updateIntentStatus({ id: intent.id, status: 'RECEIVED' }, { name: 'e2e-other-operator' });
+  await expect(dialog.getByText('This rerun cannot be planned')).toBeVisible();
+  await expect(dialog.getByTestId('rerun-plan')).toHaveCount(0);
+  await expect(dialog.getByRole('button', { name: 'Rerun from feedback' })).toBeDisabled();
+  await expect(dialog.getByLabel('Reason, kept in the audit (required)')).toHaveValue('the feedback partner is back');
 });
 
 test('the Workers page reruns every failed intent matching a filter from a chosen bridge, after a summed plan', async ({ page, context, baseURL }) => {

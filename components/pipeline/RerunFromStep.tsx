@@ -12,7 +12,6 @@ import { fetchRerunPlan, rerunKeys } from '@/lib/console/rerun-client';
 import { useActionMutation } from '@/lib/console/use-action-mutation';
 import { intentKeys } from '@/lib/intents/keys';
 import type { ActionError } from '@/lib/console/action-result';
-import { refusalVersion } from '@/lib/console/action-notice';
 import type { IntentStatus } from '@/lib/shared/intent-states';
 import { RerunPlanView } from './RerunPlanView';
 import own from './rerun.module.css';
@@ -31,7 +30,12 @@ export function RerunFromStep({ id, status, bridges, canRun, onDone }: Props & {
   const [open, setOpen] = useState(false);
   const [fromBridge, setFromBridge] = useState(bridges[0] ?? '');
   const [reason, setReason] = useState('');
+  // A refused rerun is said here, in the dialog, with the reason kept: the pipeline card's banner would go at once,
+  // since the refusal is usually that the intent moved on.
+  const [refused, setRefused] = useState<ActionError | null>(null);
   const plan = useQuery({ queryKey: rerunKeys.plan(id, fromBridge), queryFn: () => fetchRerunPlan(id, fromBridge), enabled: open && fromBridge !== '', retry: false });
+  // A plan the intent's latest change made impossible is not offered, even while its last answer is still at hand.
+  const planned = plan.error ? undefined : plan.data;
   const rerun = useActionMutation({
     action: () => rerunPipelineAction({ id, fromBridge, reason, expectedVersion: plan.data?.intent.version }),
     onOk: (data) => {
@@ -39,10 +43,7 @@ export function RerunFromStep({ id, status, bridges, canRun, onDone }: Props & {
       setOpen(false);
       setReason('');
     },
-    onFailure: (error) => {
-      onDone({ tone: 'error', text: error.message, error, atVersion: refusalVersion(error, plan.data?.intent.version ?? 0) });
-      setOpen(false);
-    },
+    onFailure: setRefused,
     invalidate: () => [intentKeys.detail(id)],
   });
   if (!status || status === 'COMPLETED' || bridges.length === 0) return null;
@@ -58,14 +59,25 @@ export function RerunFromStep({ id, status, bridges, canRun, onDone }: Props & {
         confirmLabel={`Rerun from ${fromBridge}`}
         tone="primary"
         pending={rerun.isPending}
-        confirmDisabled={!plan.data || noReason}
-        onCancel={() => setOpen(false)}
-        onConfirm={() => rerun.mutate(undefined)}
+        confirmDisabled={!planned || noReason}
+        onCancel={() => {
+          setOpen(false);
+          setRefused(null);
+        }}
+        onConfirm={() => {
+          setRefused(null);
+          rerun.mutate(undefined);
+        }}
       >
         <BridgePicker bridges={bridges} value={fromBridge} onChange={setFromBridge} testId="rerun-bridge" />
         {plan.isPending && <Skeleton label="Making the plan" lines={3} />}
         {plan.error && <ErrorState title="This rerun cannot be planned" error={plan.error} />}
-        {plan.data && <RerunPlanView plan={plan.data} />}
+        {planned && <RerunPlanView plan={planned} />}
+        {refused && (
+          <div role="alert" className={`${styles.banner} ${styles.bannerError}`} data-testid="rerun-refused">
+            Not rerun: {refused.message}
+          </div>
+        )}
         <p className={styles.hint}>
           To correct the payload first, cancel, apply the correction on this page, and open this again: the plan is made on the payload as it is then. If the intent changes after the plan was made,
           nothing is rerun and you see why.
