@@ -164,8 +164,16 @@ test('the Workers page reruns every failed intent matching a filter from a chose
   await page.goto('/workers');
   await page.getByPlaceholder('error contains…').fill(marker);
   for (const i of intents) await expect(page.getByRole('link', { name: short(i.id) })).toBeVisible();
-  await page.getByRole('button', { name: 'Rerun all failed matching the filter…' }).click();
+  // From the keyboard: Escape closes the dialog and gives the focus back to the button that opened it.
+  const rerunAll = page.getByRole('button', { name: 'Rerun all failed matching the filter…' });
+  await rerunAll.focus();
+  await page.keyboard.press('Enter');
   const dialog = page.getByRole('dialog', { name: 'Rerun failed intents from a step' });
+  await expect(dialog).toBeVisible();
+  await page.keyboard.press('Escape');
+  await expect(dialog).toHaveCount(0);
+  await expect(rerunAll).toBeFocused();
+  await rerunAll.click();
   await dialog.getByLabel('Start from bridge').selectOption('normalize');
   await expect(dialog.getByTestId('rerun-many-plan')).toContainText('2 of 2 intents will be rerun from normalize');
   await expect(dialog.getByRole('row').filter({ hasText: 'input' })).toContainText('2');

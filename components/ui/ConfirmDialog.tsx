@@ -29,15 +29,10 @@ export function ConfirmDialog({
   onConfirm: () => void;
   onCancel: () => void;
 }) {
-  const ref = useRef<HTMLDialogElement>(null);
+  const ref = useModalDialog(open);
   const titleId = useId();
   const bodyId = useId();
-  useEffect(() => {
-    const dialog = ref.current;
-    if (!dialog) return;
-    if (open && !dialog.open) dialog.showModal();
-    if (!open && dialog.open) dialog.close();
-  }, [open]);
+
   return (
     <dialog
       ref={ref}
@@ -75,4 +70,34 @@ export function ConfirmDialog({
       )}
     </dialog>
   );
+}
+
+/**
+ * A native modal <dialog> shown while `open`. Focus goes back to what had it when the dialog opened, also when the
+ * dialog is removed while open (the browser restores it only on close()): otherwise it falls to the page's body and
+ * a keyboard user starts again from the top.
+ */
+function useModalDialog(open: boolean) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const openedFrom = useRef<HTMLElement | null>(null);
+  const giveFocusBack = () => {
+    const before = openedFrom.current;
+    openedFrom.current = null;
+    if (before?.isConnected) before.focus();
+  };
+  useEffect(() => {
+    const dialog = ref.current;
+    if (!dialog) return;
+    if (open && !dialog.open) {
+      openedFrom.current = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+      dialog.showModal();
+    }
+    if (!open && dialog.open) {
+      dialog.close();
+      giveFocusBack();
+    }
+  }, [open]);
+  // Removed while open: after the dialog has left the page, when the rest of it can take focus again.
+  useEffect(() => giveFocusBack, []);
+  return ref;
 }
