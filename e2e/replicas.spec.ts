@@ -60,6 +60,9 @@ async function twoOperatorsOn(browser: Browser, order: string) {
 }
 
 test('the author of a change sees it at once while the replica is paused; another operator sees the replica, and its lag on the Workers page', async ({ browser }) => {
+  // Two people's sessions, a paused replica and a dozen page loads, each step waiting for what it asserts: more than
+  // the default minute when the suites run side by side on two cores (a fresh-clone run took 40 s on its retry).
+  test.slow();
   const { intent, author, other, mine, theirs } = await twoOperatorsOn(browser, 'E2E-R1');
   await mine.goto(`/intents/${intent.id}`);
   await expect(mine.getByTestId('intent-status')).toHaveText('RECEIVED');
