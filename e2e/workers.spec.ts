@@ -1,4 +1,4 @@
-import { expect, test } from './support/test';
+import { expect, test, type Page } from './support/test';
 import { updateIntentStatus } from '../lib/intents/commands';
 import { useSessionOf } from './auth';
 import { screenshot, seedIntent, short, uniqueMarker } from './intents-fixtures';
@@ -105,14 +105,20 @@ async function failedAtFeedback(marker: string) {
   return intent;
 }
 
+/** The intent page's "Rerun from a step…" dialog, opened with `bridge` chosen. */
+async function openRerunFrom(page: Page, intentId: string, bridge: string) {
+  await page.goto(`/intents/${intentId}`);
+  const panel = page.getByRole('region', { name: 'Pipeline runs' });
+  await panel.getByRole('button', { name: 'Rerun from a step…' }).click();
+  const dialog = page.getByRole('dialog', { name: `Rerun intent ${short(intentId)} from a step` });
+  await dialog.getByLabel('Start from bridge').selectOption(bridge);
+  return { panel, dialog };
+}
+
 test('an operator reruns a FAILED intent from a chosen bridge: the plan first, then a new round', async ({ page, context, baseURL }) => {
   await useSessionOf(context, baseURL!, ['operator']);
   const intent = await failedAtFeedback(uniqueMarker('RERUN'));
-  await page.goto(`/intents/${intent.id}`);
-  const panel = page.getByRole('region', { name: 'Pipeline runs' });
-  await panel.getByRole('button', { name: 'Rerun from a step…' }).click();
-  const dialog = page.getByRole('dialog', { name: `Rerun intent ${short(intent.id)} from a step` });
-  await dialog.getByLabel('Start from bridge').selectOption('feedback');
+  const { panel, dialog } = await openRerunFrom(page, intent.id, 'feedback');
   const plan = dialog.getByTestId('rerun-plan');
   await expect(plan.getByTestId('rerun-step-input')).toContainText('reused');
   await expect(plan.getByTestId('rerun-step-normalize')).toContainText('reused');
@@ -140,11 +146,7 @@ test('an operator reruns a FAILED intent from a chosen bridge: the plan first, t
 test('a rerun the intent’s latest change made impossible is not offered, and what was typed stays', async ({ page, context, baseURL }) => {
   await useSessionOf(context, baseURL!, ['operator']);
   const intent = await failedAtFeedback(uniqueMarker('RERUN-STALE'));
-  await page.goto(`/intents/${intent.id}`);
-  const panel = page.getByRole('region', { name: 'Pipeline runs' });
-  await panel.getByRole('button', { name: 'Rerun from a step…' }).click();
-  const dialog = page.getByRole('dialog', { name: `Rerun intent ${short(intent.id)} from a step` });
-  await dialog.getByLabel('Start from bridge').selectOption('feedback');
+  const { dialog } = await openRerunFrom(page, intent.id, 'feedback');
   await expect(dialog.getByTestId('rerun-plan')).toContainText('Runs as round 2');
   await dialog.getByLabel('Reason, kept in the audit (required)').fill('the feedback partner is back');
   // Someone else moves it back to RECEIVED meanwhile: queued for a worker, so no longer rerun.

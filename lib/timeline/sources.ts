@@ -74,8 +74,6 @@ const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 /** A moment recorded in an entry's details, written as everywhere in the console ("2026-11-29 19:30:36 UTC"). */
 const moment = (v: unknown): string => (typeof v === 'string' && Number.isFinite(Date.parse(v)) ? formatUtc(v) : (str(v) ?? '?'));
 const obj = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
-/** A wait as every duration of the lock pages is written: "850 ms", "5.0 s", "2 min 05 s". */
-const ms = (v: number | null) => formatDuration(v ?? 0);
 
 // ── audit_events: creation, status changes, pipeline runs and steps, unblocks ────────────────────────────────────
 
@@ -285,14 +283,14 @@ function engineEntry(r: EngineRow, intentId: string): SourcedEntry {
   const base = { operation: r.operation, waitedMs: r.waitedMs, outcome: r.outcome, holderPid: r.holderPid };
   switch (r.kind) {
     case 'lock_wait':
-      return sourced(r, { kind: 'lock_wait', summary: `${operationLabel(r.operation)} waited ${ms(r.waitedMs)} for the row lock`, actor: r.actor, link: '/contention', details: base });
+      return sourced(r, { kind: 'lock_wait', summary: `${operationLabel(r.operation)} waited ${formatDuration(r.waitedMs ?? 0)} for the row lock`, actor: r.actor, link: '/contention', details: base });
     case 'lock_timeout':
       return sourced(r, {
         kind: 'lock_timeout',
         summary:
           (r.outcome === 'refused'
             ? `${operationLabel(r.operation)} refused at once (NOWAIT): the lock was taken${holder}`
-            : `${operationLabel(r.operation)} gave up after waiting ${ms(r.waitedMs)} for the lock${holder}`) + askedWords(obj(d.asked)),
+            : `${operationLabel(r.operation)} gave up after waiting ${formatDuration(r.waitedMs ?? 0)} for the lock${holder}`) + askedWords(obj(d.asked)),
         actor: r.actor,
         link: '/locks',
         details: { ...base, ...d },
