@@ -7,9 +7,9 @@
 --              BR001 when another transaction holds the row at the write
 --   'adaptive' 'none', unless the intent was contended recently; on a race it records the contention and takes the
 --              row lock at once, inside this call, as 'try'
--- The checks come in one order for every mode: not found → already applied → stale expected version → invalid
--- transition → write, each one WHEN of bridge_status_check; a new guard is one more WHEN before the write. The state
--- machine's rule stays in TypeScript: the caller passes the statuses allowed to move to p_to.
+-- The checks come in one order for every mode: not found → fencing token → already applied → stale expected version
+-- → invalid transition → write, each one WHEN of bridge_status_check; a new guard is one more WHEN before the write.
+-- The state machine's rule stays in TypeScript: the caller passes the statuses allowed to move to p_to.
 -- With an idempotency key the outcome is stored in the key's record by this same call (same transaction).
 
 -- Already at p_to, and (with an expected version) either at it, or one step past it by a status change to p_to:
@@ -30,12 +30,14 @@ CREATE OR REPLACE FUNCTION "bridge_status_check"(
 LANGUAGE sql VOLATILE AS $$
   SELECT CASE
     WHEN cur."id" IS NULL THEN 'not_found'
+    -- A lease-protected write whose token is not its resource's current grant (bridge_fence_accept,
+    -- docs/LEASES.md): superseded (its writer's lease passed on) or never granted; nothing is written. Asked before
+    -- anything else about the intent: a writer whose lease passed on must learn it, also when the intent already
+    -- looks as it asked (an "already applied" would tell a fenced-out writer it still holds the lease).
+    WHEN p_fence_resource IS NOT NULL AND NOT "bridge_fence_accept"(p_fence_resource, p_fence_token) THEN 'fencing_token_stale'
     WHEN "bridge_status_already_applied"(cur, p_to, p_expected_version) THEN 'already_applied'
     WHEN p_expected_version IS NOT NULL AND p_expected_version <> cur."version" THEN 'stale'
     WHEN NOT (cur."status"::text = ANY(p_allowed_from)) THEN 'invalid_transition'
-    -- A lease-protected write whose token is not its resource's current grant (bridge_fence_accept,
-    -- docs/LEASES.md): superseded (its writer's lease passed on) or never granted; nothing is written.
-    WHEN p_fence_resource IS NOT NULL AND NOT "bridge_fence_accept"(p_fence_resource, p_fence_token) THEN 'fencing_token_stale'
   END;
 $$;
 

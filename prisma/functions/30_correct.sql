@@ -1,8 +1,8 @@
 -- A correction, in one call whatever the strategy: deep-merges p_diff into the payload and moves the status as the
 -- state machine says (the caller passes its mapping: p_from[i] becomes p_to[i]; any other status refuses). p_lock
 -- as for bridge_update_status ('try', 'wait', 'none', 'adaptive'; corrections have no NOWAIT). The checks, in this order
--- for every mode: not found → already applied (this correction id exists) → stale expected version → refused
--- status → write, each one WHEN of bridge_correction_check; a new guard is one more WHEN before the write. With an
+-- for every mode: not found → fencing token → already applied (this correction id exists) → stale expected version
+-- → refused status → write, each one WHEN of bridge_correction_check; a new guard is one more WHEN before the write. With an
 -- idempotency key the outcome is stored by this same call.
 
 -- The write: the diff deep-merged into the payload and the status moved to p_to_status, if the intent is still at
@@ -41,13 +41,14 @@ CREATE OR REPLACE FUNCTION "bridge_correction_check"(
 LANGUAGE sql VOLATILE AS $$
   SELECT CASE
     WHEN cur."id" IS NULL THEN 'not_found'
+    -- A lease-protected write whose token is not its resource's current grant (bridge_fence_accept,
+    -- docs/LEASES.md): superseded (its writer's lease passed on) or never granted; nothing is written. Asked first,
+    -- as for a status change: a fenced-out writer is told so, never that its correction is already applied.
+    WHEN p_fence_resource IS NOT NULL AND NOT "bridge_fence_accept"(p_fence_resource, p_fence_token) THEN 'fencing_token_stale'
     WHEN EXISTS (SELECT 1 FROM "corrections" c WHERE c."intent_id" = cur."id" AND c."correction_id" = p_correction_id) THEN 'already_applied'
     -- Told even when the intent moved on to COMPLETED or FAILED: the reviewer needs to see what changed.
     WHEN p_expected_version IS NOT NULL AND p_expected_version <> cur."version" THEN 'stale'
     WHEN array_position(p_from, cur."status"::text) IS NULL THEN 'refused'
-    -- A lease-protected write whose token is not its resource's current grant (bridge_fence_accept,
-    -- docs/LEASES.md): superseded (its writer's lease passed on) or never granted; nothing is written.
-    WHEN p_fence_resource IS NOT NULL AND NOT "bridge_fence_accept"(p_fence_resource, p_fence_token) THEN 'fencing_token_stale'
   END;
 $$;
 

@@ -165,6 +165,33 @@ describe('fenced writes in the engine', () => {
     expect(ok).toMatchObject({ version: 4, alreadyApplied: false });
   });
 
+  it('a fenced-out writer is refused also when the intent already looks as it asks: never "already applied"', async () => {
+    const intent = await makeIntent('RECEIVED', { counter: 0 });
+    const [t1, t2] = await grantTokens('fence:engine', 2);
+    await updateIntentStatus({ id: intent.id, status: 'NORMALIZED', fencing: fencing(t1) }, tester).catch(() => undefined); // refused: t2 is current
+    await updateIntentStatus({ id: intent.id, status: 'NORMALIZED', fencing: fencing(t2) }, tester);
+    await updateIntentStatus({ id: intent.id, status: 'PROCESSED', fencing: fencing(t2) }, tester);
+    await reevaluateIntent({ id: intent.id, diff: { counter: 1 }, source: 't', reason: 'holder', fencing: fencing(t2) }, tester);
+    const before = await intentRow(intent.id);
+    const tries: { token: number; resource?: string }[] = [{ token: t1 }, { token: t2 + 1 }, { token: 99, resource: 'fence:never-granted' }];
+    for (const { token, resource } of tries) {
+      const f = { resource: resource ?? 'fence:engine', token };
+      // The status it asks for is the intent's status, at the version it names: a repeat of the holder's own change.
+      const status = await updateIntentStatus({ id: intent.id, status: 'CORRECTED', expectedVersion: before.version, fencing: f }, tester).catch((e: unknown) => e);
+      expect(status).toBeInstanceOf(FencingTokenStaleError);
+      // The very correction the holder applied.
+      const correction = await reevaluateIntent({ id: intent.id, diff: { counter: 1 }, source: 't', reason: 'late repeat', fencing: f }, tester).catch((e: unknown) => e);
+      expect(correction).toBeInstanceOf(FencingTokenStaleError);
+      // A stale version too: the fence is what it is told first.
+      const both = await updateIntentStatus({ id: intent.id, status: 'COMPLETED', expectedVersion: 0, fencing: f }, tester).catch((e: unknown) => e);
+      expect(both).toBeInstanceOf(FencingTokenStaleError);
+    }
+    expect(await intentRow(intent.id)).toMatchObject({ status: before.status, version: before.version });
+    // The holder's own repeat is still recognised.
+    const repeat = await reevaluateIntent({ id: intent.id, diff: { counter: 1 }, source: 't', reason: 'repeat', fencing: fencing(t2) }, tester);
+    expect(repeat).toMatchObject({ alreadyApplied: true, version: before.version });
+  });
+
   it('writes without fencing are not affected by the fence', async () => {
     const intent = await makeIntent('PROCESSED', { counter: 0 });
     const [t] = await grantTokens('fence:engine', 1);
