@@ -367,7 +367,7 @@ const CORRECTABLE = (() => {
 type CorrectionCall = { id: string; correctionId: string; expectedVersion?: number; fencing?: Fencing };
 
 /** A correction's outcome as the caller sees it: the result, or the typed refusal. Fresh and replayed alike. */
-function correctionAnswer(call: CorrectionCall, row: Pick<CorrectionRow, 'outcome' | 'intent' | 'correctionCount' | 'retries'>): ReevaluateResult {
+function correctionAnswer(call: CorrectionCall, row: Pick<CorrectionRow, 'outcome' | 'intent' | 'correctionCount' | 'retries' | 'correctionId'>): ReevaluateResult {
   const intent = presentIntent(call.id, row.intent);
   switch (row.outcome) {
     case 'applied':
@@ -376,7 +376,7 @@ function correctionAnswer(call: CorrectionCall, row: Pick<CorrectionRow, 'outcom
         intentId: call.id,
         status: intent.status,
         version: intent.version,
-        correctionId: call.correctionId,
+        correctionId: row.correctionId ?? call.correctionId,
         correctionCount: row.correctionCount,
         alreadyApplied: row.outcome === 'already_applied',
         retries: row.retries,
@@ -395,7 +395,9 @@ function correctionAnswer(call: CorrectionCall, row: Pick<CorrectionRow, 'outcom
 /**
  * A correction: deep-merges `diff` into the payload (PROCESSED becomes CORRECTED). Adaptive by default: no row lock
  * while the intent is uncontended, the row lock at once when it is (docs/LOCKING.md). The correction id is derived
- * from the intent and the canonical diff, so the same correction twice is recognised as already applied.
+ * from the intent and the canonical diff, so the same correction twice is recognised as already applied; one the
+ * caller saw applied and then undone, sent again with its expected version, is applied again
+ * (bridge_correction_repeats, prisma/functions/30_correct.sql).
  */
 export async function reevaluateIntent(input: ReevaluateInput, actor: Actor, options: CommandOptions = {}): Promise<ReevaluateResult> {
   const parsed = parseInput(reevaluateInputSchema, input);
@@ -431,7 +433,7 @@ export async function reevaluateIntent(input: ReevaluateInput, actor: Actor, opt
     }
   };
   const replay = (stored: StoredOutcome) =>
-    correctionAnswer(call, { outcome: stored.outcome as CorrectionRow['outcome'], intent: rowFromStored(stored.intent), correctionCount: stored.correctionCount ?? 0, retries: stored.retries ?? 0 });
+    correctionAnswer(call, { outcome: stored.outcome as CorrectionRow['outcome'], intent: rowFromStored(stored.intent), correctionCount: stored.correctionCount ?? 0, retries: stored.retries ?? 0, correctionId: stored.correctionId ?? null });
   return runIdempotent({ key: idempotencyKey, scope: actor.name, operation, intentId: id, request: { id, diff, source, reason, metadata, expectedVersion, fencing } }, work, replay);
 }
 

@@ -28,7 +28,8 @@ export type KeyRef = { scope: string; key: string };
 
 type Outcome<O> = { outcome: O; intent: IntentRow | null; priorStatus: IntentStatus | null; tookLock: boolean; lockWaitMs: number };
 export type StatusRow = Outcome<StatusOutcome>;
-export type CorrectionRow = Outcome<CorrectionOutcome> & { correctionCount: number; retries: number };
+/** `correctionId`: the correction answered with, the one written or the one repeated (bridge_correct). */
+export type CorrectionRow = Outcome<CorrectionOutcome> & { correctionCount: number; retries: number; correctionId: string | null };
 
 /** The intent's columns out of the call's `intent` composite (all null when there is none). */
 const INTENT_OF_R = Prisma.raw(
@@ -122,12 +123,12 @@ function correctionItem(a: CorrectArgs) {
  * answer for corrections.
  */
 export async function correctTogether(list: readonly CorrectArgs[]): Promise<CorrectionRow[]> {
-  const rows = await queryOnPool<Flat & { item: number; correctionCount: number }>(Prisma.sql`
+  const rows = await queryOnPool<Flat & { item: number; correctionCount: number; correctionId: string | null }>(Prisma.sql`
     SELECT r.item, r.outcome, r.prior_status AS "priorStatus", r.took_lock AS "tookLock", r.lock_wait_ms AS "lockWaitMs",
-           r.correction_count::int AS "correctionCount", ${INTENT_OF_R}
+           r.correction_count::int AS "correctionCount", r.correction_id AS "correctionId", ${INTENT_OF_R}
     FROM bridge_correct_together(${JSON.stringify(list.map(correctionItem))}::jsonb, ${[...list[0].from]}::text[], ${[...list[0].to]}::text[]) r
     ORDER BY r.item`);
-  return rows.map(({ item, correctionCount, ...flat }) => ({ ...split<CorrectionOutcome>(flat), correctionCount, retries: list[item - 1].attempt - 1 }));
+  return rows.map(({ item, correctionCount, correctionId, ...flat }) => ({ ...split<CorrectionOutcome>(flat), correctionCount, correctionId, retries: list[item - 1].attempt - 1 }));
 }
 
 export async function correct(a: CorrectArgs): Promise<CorrectionRow> {
@@ -157,7 +158,7 @@ export async function bulkUpdateStatusCall(a: BulkArgs): Promise<BulkRow[]> {
 
 /** A keyed call's stored outcome (the body bridge_complete_key wrote), read back into the shape a call returns. */
 type StoredIntent = { id: string; status: IntentStatus; payload: JsonObject; source: string; version: number; is_replay: boolean; created_at: string; updated_at: string };
-export type StoredOutcome = { outcome: string; intent: StoredIntent | null; priorStatus: IntentStatus | null; correctionCount?: number; retries?: number };
+export type StoredOutcome = { outcome: string; intent: StoredIntent | null; priorStatus: IntentStatus | null; correctionCount?: number; retries?: number; correctionId?: string | null };
 
 export function isStoredOutcome(body: unknown): body is StoredOutcome {
   return typeof body === 'object' && body !== null && typeof (body as { outcome?: unknown }).outcome === 'string';

@@ -384,7 +384,7 @@ export const OPERATIONS: ApiOperation[] = [
     path: '/api/intents/{id}/reeval',
     summary: 'Apply a correction (re-evaluation)',
     description:
-      'Deep-merges `diff` into the payload; PROCESSED becomes CORRECTED. Optimistic with retries, then a locked attempt. Refused on COMPLETED and FAILED intents (409 `invalid_transition`). The correction id is derived from the intent and the canonical diff: the same correction twice answers `alreadyApplied: true`. With `fencing: { resource, token }` the correction is accepted only with the resource’s current grant: a superseded or never-granted token is refused with 409 `fencing_token_stale` and moves nothing. Resources starting with `worker-claim:` are reserved (400).',
+      'Deep-merges `diff` into the payload; PROCESSED becomes CORRECTED. Optimistic with retries, then a locked attempt. Refused on COMPLETED and FAILED intents (409 `invalid_transition`). The correction id is derived from the intent and the canonical diff: the same correction twice answers `alreadyApplied: true`. Sent again with `expectedVersion` after a later change undid it (setting a field back), it is applied as a new correction with the id `<first id>@<version>`. With `fencing: { resource, token }` the correction is accepted only with the resource’s current grant: a superseded or never-granted token is refused with 409 `fencing_token_stale` and moves nothing. Resources starting with `worker-claim:` are reserved (400).',
     tag: 'intents',
     auth: 'bearer',
     permission: 'intents.correct',

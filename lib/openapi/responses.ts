@@ -38,7 +38,7 @@ export const correctionSchema = z
   .object({
     id: z.string(),
     intentId: uuid,
-    correctionId: z.string().meta({ description: 'Derived from the intent and the canonical diff: the same correction twice is already applied.' }),
+    correctionId: z.string().meta({ description: 'Derived from the intent and the canonical diff: the same correction twice is already applied. A correction applied again after a later change undid it has `@<version it was applied to>` added.' }),
     diff: jsonObject,
     source: z.string(),
     reason: z.string(),

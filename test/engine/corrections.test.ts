@@ -70,6 +70,44 @@ describe('a single correction', () => {
     expect(await correctionsOf(intent.id)).toHaveLength(1);
   });
 
+  it('setting a field back to an earlier value: applied again when the caller saw it undone, a repeat otherwise', async () => {
+    const intent = await makeIntent('PROCESSED', { amount: 0 });
+    const to1 = await reevaluateIntent(correct(intent.id, { amount: 1 }, { expectedVersion: intent.version }), tester);
+    const to2 = await reevaluateIntent(correct(intent.id, { amount: 2 }, { expectedVersion: to1.version }), tester);
+    // Without a version the caller cannot be told from a retry of the first: a repeat, nothing written.
+    const blind = await reevaluateIntent(correct(intent.id, { amount: 1 }, { reason: 'no version' }), tester);
+    expect(blind).toMatchObject({ alreadyApplied: true, correctionId: to1.correctionId, version: to2.version });
+    // A retry of the first, from the version it was sent at: a repeat.
+    const retry = await reevaluateIntent(correct(intent.id, { amount: 1 }, { expectedVersion: intent.version }), tester);
+    expect(retry).toMatchObject({ alreadyApplied: true, correctionId: to1.correctionId, version: to2.version });
+    // From the version after the undo: the caller saw amount 1 replaced by 2 and asks for 1 again.
+    const back = await reevaluateIntent(correct(intent.id, { amount: 1 }, { expectedVersion: to2.version, reason: 'back to 1' }), tester);
+    expect(back).toMatchObject({ alreadyApplied: false, version: to2.version + 1, correctionId: `${to1.correctionId}@${to2.version}`, correctionCount: 3 });
+    expect((await intentRow(intent.id)).payload).toMatchObject({ amount: 1 });
+    // Its own retry (the same view) is a repeat of it, and so is any request while the payload shows it.
+    const backAgain = await reevaluateIntent(correct(intent.id, { amount: 1 }, { expectedVersion: to2.version }), tester);
+    expect(backAgain).toMatchObject({ alreadyApplied: true, correctionId: back.correctionId, version: back.version });
+    const shown = await reevaluateIntent(correct(intent.id, { amount: 1 }, { expectedVersion: back.version }), tester);
+    expect(shown).toMatchObject({ alreadyApplied: true, correctionId: back.correctionId, version: back.version });
+    // Undone once more and set back once more: a third row, named by its own version.
+    const to2Again = await reevaluateIntent(correct(intent.id, { amount: 2 }, { expectedVersion: back.version }), tester);
+    expect(to2Again).toMatchObject({ alreadyApplied: false, correctionId: `${to2.correctionId}@${back.version}` });
+    const third = await reevaluateIntent(correct(intent.id, { amount: 1 }, { expectedVersion: to2Again.version }), tester);
+    expect(third).toMatchObject({ alreadyApplied: false, correctionId: `${to1.correctionId}@${to2Again.version}` });
+    expect(await correctionsOf(intent.id)).toHaveLength(5);
+    expect(await expectCompleteHistory(intent.id)).toMatchObject({ version: third.version, corrections: 5 });
+  });
+
+  it('20 concurrent requests to set a field back, all from the same view: one applies, the rest are repeats of it', async () => {
+    const intent = await makeIntent('PROCESSED', { amount: 0 });
+    const to1 = await reevaluateIntent(correct(intent.id, { amount: 1 }), tester);
+    const to2 = await reevaluateIntent(correct(intent.id, { amount: 2 }), tester);
+    const results = await Promise.all(Array.from({ length: 20 }, () => reevaluateIntent(correct(intent.id, { amount: 1 }, { expectedVersion: to2.version }), tester)));
+    expect(results.filter((r) => !r.alreadyApplied)).toHaveLength(1);
+    expect(new Set(results.map((r) => r.correctionId))).toEqual(new Set([`${to1.correctionId}@${to2.version}`]));
+    expect(await expectCompleteHistory(intent.id)).toMatchObject({ version: to2.version + 1, corrections: 3 });
+  });
+
   it('404 for an unknown intent; 400 naming the field for bad input; nothing changed', async () => {
     const intent = await makeIntent('PROCESSED');
     const before = await snapshot();
