@@ -13,7 +13,7 @@ import { fetchIntent } from '@/lib/console/intents-client';
 import { useActionMutation } from '@/lib/console/use-action-mutation';
 import { fetchPipelineRuns, pipelineKeys } from '@/lib/console/workers-client';
 import { intentKeys } from '@/lib/intents/keys';
-import type { PipelineMode, PipelineRun, PipelineRunRecord, PipelineStep } from '@/lib/pipeline/types';
+import type { PipelineHistoryRun, PipelineMode, PipelineRun, PipelineStep } from '@/lib/pipeline/types';
 import type { WaitView } from '@/lib/pipeline/waits';
 import type { ActionError } from '@/lib/console/action-result';
 import { LockHolderLink } from '@/components/locks/LockHolderLink';
@@ -80,7 +80,7 @@ export function PipelineRunsPanel({ id, canRun, bridges = [] }: { id: string; ca
       {runs.data && runs.data.runs.length === 0 && <div className={styles.empty}>The pipeline has not run on this intent.</div>}
       {runs.data?.runs.map((run, i, all) => (
         // Newest first: the run after this one in the list is the one before it, which it resumes if it stopped to wait.
-        <RunCard key={run.id} run={run} resumed={resumes(run, all[i + 1], runs.data.waits)} wait={run.status === 'waiting' ? waitOf(run, runs.data.waits) : undefined} />
+        <RunCard key={run.id} run={run} resumed={resumes(run, all[i + 1])} wait={run.wait} />
       ))}
     </Panel>
   );
@@ -111,25 +111,13 @@ function PipelineActions(p: { mode: PipelineMode; setMode: (m: PipelineMode) => 
 }
 
 /**
- * The wait a run stopped at: its waiting bridge's wait in the run's round that was open when the run ended — the
- * newest one opened by then (an intent waits for one thing at a time). A run may have opened it, or found it open.
- */
-function waitOf(run: PipelineRunRecord, waits: WaitView[]): WaitView | undefined {
-  const bridge = run.steps.find((s) => s.status === 'waiting')?.bridge;
-  const ended = Date.parse(run.finishedAt ?? run.startedAt);
-  return waits
-    .filter((w) => w.round === run.round && w.bridge === bridge && Date.parse(w.createdAt) <= ended)
-    .sort((a, b) => Date.parse(b.createdAt) - Date.parse(a.createdAt))[0];
-}
-
-/**
  * Whether `run` resumed `before` (the run before it): in the same round, after it stopped at a wait that had been
  * decided by the time `run` started. A run started while the wait was still open (an operator's, say) asked again and
  * did not resume anything.
  */
-function resumes(run: PipelineRunRecord, before: PipelineRunRecord | undefined, waits: WaitView[]): boolean {
+function resumes(run: PipelineHistoryRun, before: PipelineHistoryRun | undefined): boolean {
   if (!before || before.round !== run.round || before.status !== 'waiting') return false;
-  const decidedAt = waitOf(before, waits)?.decidedAt;
+  const decidedAt = before.wait?.decidedAt;
   return decidedAt !== null && decidedAt !== undefined && Date.parse(decidedAt) <= Date.parse(run.startedAt);
 }
 
@@ -156,7 +144,7 @@ function WaitOutcome({ wait }: { wait: WaitView }) {
   );
 }
 
-function RunCard({ run, resumed, wait }: { run: PipelineRunRecord; resumed: boolean; wait?: WaitView }) {
+function RunCard({ run, resumed, wait }: { run: PipelineHistoryRun; resumed: boolean; wait?: WaitView }) {
   const decided = wait && wait.state !== 'waiting';
   return (
     <div className={own.run} data-testid="pipeline-run">

@@ -412,6 +412,9 @@ export const pipelineHistorySchema = z
           finishedAt: isoTime.nullable(),
           error: z.string().optional().meta({ description: 'The run’s failures, one per failed bridge (`bridge: error`), or why it was abandoned.' }),
           steps: z.array(pipelineStepSchema),
+          wait: pipelineWaitSchema
+            .optional()
+            .meta({ description: 'On a run whose status is `waiting` (it ended by suspending at a wait, and keeps that status): the wait it stopped at, as it is now — still `waiting`, `answered`, `timed_out`, or `cancelled` because the intent left the round (a run resumed after an answer is a newer run).' }),
         }),
       )
       .meta({ description: 'Newest first.' }),

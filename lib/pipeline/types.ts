@@ -109,5 +109,12 @@ export type PipelineRunRecord = PipelineRun & { attempt: number };
 /** The status change that made the intent FAILED, as its audit event recorded it. */
 export type FailureMark = { at: string; actor: string; from: IntentStatus | null; version: number | null; reason: string | null };
 
+/**
+ * A run in the intent's history. One that ended `waiting` keeps that status (it is how the run ended) and carries the
+ * wait it stopped at as the wait is now: still waiting, answered, past its deadline, or cancelled because the intent
+ * left the round.
+ */
+export type PipelineHistoryRun = PipelineRunRecord & { wait?: WaitView };
+
 /** An intent's pipeline history: its latest runs, while it is FAILED the change that failed it, and its waits (the open one first). */
-export type PipelineHistory = { runs: PipelineRunRecord[]; failure: FailureMark | null; waits: WaitView[] };
+export type PipelineHistory = { runs: PipelineHistoryRun[]; failure: FailureMark | null; waits: WaitView[] };

@@ -6,6 +6,7 @@ import { checkInvariants } from '@/lib/invariants/run';
 import { disconnectLockDb } from '@/lib/pipeline/lock';
 import { z } from 'zod';
 import { approvalAnswerSchema, registerBridge, unregisterBridge } from '@/lib/pipeline/bridges';
+import { pipelineHistory } from '@/lib/pipeline/history';
 import { listPipelineRuns, runPipeline } from '@/lib/pipeline/run';
 import { highestAcceptedToken } from '@/lib/leases/fencing';
 import { AnswerConflictError, answerWait, fireDueWaits, listOpenWaits, suspendClaim, WaitClosedError } from '@/lib/pipeline/waits';
@@ -152,6 +153,9 @@ describe('a bridge that waits', () => {
     expect(await intentStatus(id)).toBe(winnerApproves ? 'COMPLETED' : 'FAILED');
     expect((await stepsOf(id)).filter((s) => s.startsWith('approval:'))).toEqual(['approval:waiting', winnerApproves ? 'approval:completed' : 'approval:failed']);
     expect(await audits(id, 'wait_resumed')).toBe(1);
+    const [resumed, stopped] = (await pipelineHistory(id)).runs;
+    expect(resumed.wait).toBeUndefined();
+    expect(stopped).toMatchObject({ status: 'waiting', wait: { id: wait.id, state: 'answered', answeredBy: `answerer-${won}` } });
     await invariantsHold();
     await holder.end();
   });
@@ -200,6 +204,9 @@ describe('a bridge that waits', () => {
     expect(await intentStatus(id)).toBe('FAILED');
     expect((await work(id)).state).toBe('failed');
     expect(await audits(id, 'wait_resumed')).toBe(1);
+    const [resumed, stopped] = (await pipelineHistory(id)).runs;
+    expect(resumed.wait).toBeUndefined();
+    expect(stopped).toMatchObject({ status: 'waiting', wait: { id: wait.id, state: 'timed_out' } });
     await invariantsHold();
     await holder.end();
   });
@@ -288,6 +295,9 @@ describe('a bridge that waits', () => {
     expect((await waits(id))[0].state).toBe('cancelled');
     expect((await work(id)).state).toBe('failed');
     expect(await answerWait({ id, name: 'approval', body: { approved: true } }, tester).catch((e) => e)).toBeInstanceOf(WaitClosedError);
+    // The run keeps how it ended, and says what became of its wait: the API and the runs panel read it from there.
+    const [run] = (await pipelineHistory(id)).runs;
+    expect(run).toMatchObject({ status: 'waiting', wait: { name: 'approval', state: 'cancelled' } });
     await invariantsHold();
   });
 
