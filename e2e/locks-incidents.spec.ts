@@ -47,7 +47,8 @@ test('an idle-in-transaction blocker: shown where people look, terminated at onc
     await page.goto(`/intents?q=${marker}`);
     await expect(rowOf(page, intent.id).getByTestId('row-lock')).toContainText(`pid ${holder.pid}`);
     await rowOf(page, intent.id).getByTestId('row-lock').click();
-    await expect(page).toHaveURL(new RegExp(`/locks#session-${holder.pid}$`));
+    // The badge opens the holder's unblock panel at once.
+    await expect(page).toHaveURL(new RegExp(`/locks\\?pid=${holder.pid}#session-${holder.pid}$`));
 
     const root = page.getByTestId(`tree-node-${holder.pid}`);
     await expect(root.getByTestId('idle-in-transaction')).toContainText('idle in transaction for');
@@ -56,8 +57,8 @@ test('an idle-in-transaction blocker: shown where people look, terminated at onc
     await expect(session.getByTestId('session-user')).toContainText('@');
     await expect(page.getByTestId(`session-${waiter.pid}`).getByTestId('session-wait')).toContainText('Lock:');
 
-    await root.getByRole('button', { name: 'Unblock…' }).first().click();
     const panel = page.getByTestId(`unblock-panel-${holder.pid}`);
+    await expect(root.getByRole('button', { name: 'Unblock…' }).first()).toHaveAttribute('aria-expanded', 'true');
     await expect(panel.getByTestId('impact-waiting')).toHaveText('1');
     await expect(panel.getByRole('button', { name: 'Cancel its query' })).toHaveCount(0);
     await expect(panel).toContainText('no query to cancel');
@@ -76,6 +77,30 @@ test('an idle-in-transaction blocker: shown where people look, terminated at onc
     await expect(page.getByTestId('audit-row').first()).toContainText(short(intent.id));
   } finally {
     for (const c of [holder, waiter, admin]) await c.end().catch(() => undefined);
+  }
+});
+
+test('a holder nobody waits for right now: the intent page links to its unblock panel, which names the row and lets on-call end it', async ({ page, context, baseURL }) => {
+  const intent = await seedIntent('RECEIVED', { order: uniqueMarker('held') });
+  const admin = await connect('e2e-admin');
+  const holder = await connect('e2e psql (left open)');
+  try {
+    await holder.query('BEGIN');
+    await holder.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [intent.id]);
+    await useSessionOf(context, baseURL!, ['oncall']);
+    await page.goto(`/intents/${intent.id}`);
+    await page.getByTestId('row-lock').click();
+    await expect(page.getByTestId('tree-empty')).toBeVisible();
+    const panel = page.getByTestId(`unblock-panel-${holder.pid}`);
+    await expect(panel.getByTestId('impact-held')).toContainText(short(intent.id));
+    await expect(panel.getByTestId('impact-waiting')).toHaveText('0');
+    await panel.getByLabel(/Reason/).fill('e2e: psql left open, nobody can change the intent');
+    await panel.getByRole('button', { name: 'Terminate session' }).click();
+    await expect(panel.getByTestId('unblock-result')).toContainText('has ended');
+    const audit = await admin.query(`SELECT details FROM audit_events WHERE intent_id = $1 AND action = 'backend_terminate'`, [intent.id]);
+    expect(audit.rows[0].details).toMatchObject({ pid: holder.pid, withoutCancel: true, waitingBehind: 0 });
+  } finally {
+    for (const c of [holder, admin]) await c.end().catch(() => undefined);
   }
 });
 

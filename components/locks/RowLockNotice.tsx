@@ -23,13 +23,16 @@ export function useRowHolders(ids: readonly string[]): Map<string, RowHolder> {
   return new Map((query.data ?? []).map((h) => [h.intentId, h]));
 }
 
-/** "locked by pid 4242 for 2 min 05 s → Locks": links to the holder's row on the Locks page. */
+/**
+ * "locked by pid 4242 for 2 min 05 s → Locks": links to the holder on the Locks page, with its unblock panel open
+ * (`?pid=`), which names the intent rows it holds even while nobody waits for them.
+ */
 export function RowLockBadge({ holder, compact = false }: { holder: RowHolder; compact?: boolean }) {
   const age = holder.transactionAgeMs === null ? null : formatDuration(holder.transactionAgeMs);
   const title = `${holder.applicationName || 'no application name'} · ${holder.state ?? 'unknown state'}${age ? ` · transaction open for ${age}` : ''}`;
   return (
-    <Link href={`/locks#session-${holder.pid}`} className={`${styles.badge} ${styles.badgeWait}`} data-testid="row-lock" data-pid={holder.pid} title={title}>
-      {compact ? `🔒 pid ${holder.pid}${age ? ` · ${age}` : ''}` : `Locked by pid ${holder.pid}${age ? ` for ${age}` : ''} → Locks`}
+    <Link href={`/locks?pid=${holder.pid}#session-${holder.pid}`} className={`${styles.badge} ${styles.badgeWait}`} data-testid="row-lock" data-pid={holder.pid} title={title}>
+      {compact ? `locked · pid ${holder.pid}${age ? ` · ${age}` : ''}` : `Locked by pid ${holder.pid}${age ? ` for ${age}` : ''} → Locks`}
     </Link>
   );
 }

@@ -22,6 +22,15 @@ export function UnblockImpact({ impact }: { impact: Impact }) {
             </div>
           </div>
         )}
+        {impact.heldIntentRows.length > 0 && (
+          <div className={styles.stat} data-testid="impact-held">
+            <div className={styles.statValue}>{impact.heldIntentRows.length}</div>
+            <div className={styles.statLabel}>
+              intent rows its idle transaction holds: every change of them waits for it, then gives up ·{' '}
+              <IntentLinks refs={impact.heldIntentRows.map((id) => ({ id, via: null }))} />
+            </div>
+          </div>
+        )}
         <div className={styles.stat}>
           <div className={styles.statValue} data-testid="impact-age">{formatDuration(impact.transactionAgeMs)}</div>
           <div className={styles.statLabel}>

@@ -104,7 +104,7 @@ export function UnblockPanel({ pid, canTerminate, onClose }: { pid: number; canT
 function nextStep({ gone, cancelUseless, stillBlocks, cancelTried }: { gone: boolean; cancelUseless: boolean; stillBlocks: boolean; cancelTried: boolean }): string {
   if (gone) return 'It has ended.';
   if (cancelUseless && stillBlocks) return 'It is idle in its transaction: there is no query to cancel, and it keeps its locks until its session ends. Terminate (pg_terminate_backend) rolls its transaction back.';
-  if (cancelUseless) return 'It is idle and nobody has waited for its transaction lately: there is nothing to stop it for.';
+  if (cancelUseless) return 'It is idle, holds no intent’s row, and nobody has waited for its transaction lately: there is nothing to stop it for.';
   if (!cancelTried) return 'Cancel first (pg_cancel_backend). Terminate becomes available only if it still blocks afterwards.';
   return stillBlocks ? 'A cancel was tried and it still blocks: terminate (pg_terminate_backend) ends the whole session.' : 'It no longer blocks anyone.';
 }

@@ -240,14 +240,16 @@ export function impactOf(backends: readonly Backend[], pid: number, now: Date): 
     intents: me.intents,
     waiterIntents: [...waiterIntents].sort(),
     recentBlocking: null,
+    heldIntentRows: [],
   };
 }
 
 /**
- * Whether stopping this backend is for something: it blocks someone now, or its transaction made others wait in the
- * last moments (the lock history's episode of it is going on or just ended). The one rule the terminate guard and
- * the unblock panel both apply.
+ * Whether stopping this backend is for something: it blocks someone now, its transaction made others wait in the
+ * last moments (the lock history's episode of it is going on or just ended), or it sits idle holding intent rows,
+ * which every change of those intents must wait for. The one rule the terminate guard and the unblock panel both
+ * apply.
  */
-export function blocksOthers(impact: Pick<UnblockImpact, 'waitingBehind' | 'recentBlocking'>): boolean {
-  return impact.waitingBehind > 0 || impact.recentBlocking !== null;
+export function blocksOthers(impact: Pick<UnblockImpact, 'waitingBehind' | 'recentBlocking' | 'heldIntentRows'>): boolean {
+  return impact.waitingBehind > 0 || impact.recentBlocking !== null || impact.heldIntentRows.length > 0;
 }

@@ -139,4 +139,10 @@ export type UnblockImpact = {
    * moment later leave gaps in which nobody waits this instant; the transaction still holds what they wait for.
    */
   recentBlocking: { episodeId: string; inProgress: boolean; lastSeenAt: string; waitersSeen: number; peakWaiters: number; lockTimeouts: number } | null;
+  /**
+   * Intents whose rows its open transaction has locked or changed (read from the rows themselves), when it sits idle
+   * in that transaction: every change of them waits for it and then gives up, whether or not someone is waiting at
+   * this instant. Also listed in `intents` (via `row-holds`).
+   */
+  heldIntentRows: string[];
 };

@@ -74,13 +74,34 @@ export async function unblockImpact(pid: number): Promise<UnblockImpact> {
       const { backends: all } = await readResolvedBackendsIncluding(tx, pid);
       return impactOf(all, pid, now);
     }
-    return impactOf(backends, pid, now);
+    const found = impactOf(backends, pid, now);
+    if (!found || !isIdleInTransaction(found.state)) return found;
+    const held = await readHeldIntentRows(tx, pid);
+    const known = new Set(found.intents.map((i) => i.id));
+    return { ...found, heldIntentRows: held, intents: [...found.intents, ...held.filter((id) => !known.has(id)).map((id) => ({ id, via: 'row-holds' as const }))] };
   });
   if (!impact) throw new NotFoundError(`Backend ${pid}`, { pid, hint: 'It may have finished already; refresh the Locks page.' });
   // Read apart from the snapshot: the history is the console's own table, not lock state, and a database too busy to
   // answer it leaves the guard with what it sees this instant.
   const recentBlocking = await recentBlockingOf(impact).catch(() => null);
   return { ...impact, recentBlocking };
+}
+
+/**
+ * The intents whose rows a backend's open transaction has locked or changed: their `xmax` is its transaction id. A
+ * granted row lock leaves no trace in pg_locks (only a waiter for it does), so this is the one way to see what an idle
+ * transaction keeps from everyone else when nobody happens to be waiting. It reads the whole table, so it runs only
+ * for one backend that is idle in a transaction holding a lock on `intents`, when someone asks about that backend.
+ */
+async function readHeldIntentRows(tx: Tx, pid: number): Promise<string[]> {
+  const rows = await tx.$queryRaw<{ id: string }[]>`
+    WITH me AS (
+      SELECT a.backend_xid AS xid FROM pg_stat_activity a
+      WHERE a.pid = ${pid}::int AND a.backend_xid IS NOT NULL
+        AND EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.locktype = 'relation' AND l.relation = 'intents'::regclass AND l.granted)
+    )
+    SELECT r.id::text AS id FROM intents r, me WHERE r.xmax = me.xid ORDER BY r.id LIMIT 20`;
+  return rows.map((r) => r.id);
 }
 
 /** One backend that is neither waiting, blocking nor in a transaction (the general read leaves those out). */
@@ -273,7 +294,7 @@ export async function terminateBackend(actor: AuthActor, input: UnblockInput): P
   }
   if (!blocksOthers(impact)) {
     const refusal = new NotBlockingError(
-      `Backend ${pid} blocks nobody, and the lock history saw nobody wait for its transaction in the last ${RECENT_BLOCKING_MS / 1000} seconds, so there is nothing to terminate it for.`,
+      `Backend ${pid} blocks nobody, holds no intent's row, and the lock history saw nobody wait for its transaction in the last ${RECENT_BLOCKING_MS / 1000} seconds, so there is nothing to terminate it for.`,
       { pid },
     );
     return refusedAndAudited('terminate', actor, reason, impact, refusal);

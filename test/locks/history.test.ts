@@ -302,7 +302,9 @@ describe('the unblock guard', () => {
     const oncall = actorOf((await makeUser(['oncall'])).user, 'session');
     const intent = await makeIntent();
     const holder = await holdRowLocks([intent.id], 'psql');
-    const bystander = await holdRowLocks([(await makeIntent()).id], 'psql');
+    // In a transaction that wrote something, but holds no intent's row: it keeps nothing from anyone.
+    const bystander = await holdRowLocks([], 'psql');
+    await bystander.session.query('SELECT txid_current()');
     const queued = await queueFor(intent.id, 'api-retry');
     await waitForWaiters(1, { pids: [queued.s.pid] });
     const s = sampler();

@@ -130,6 +130,24 @@ describe('cancel and terminate', () => {
     expect(audit[0].details).toMatchObject({ pid: holder.pid, reason: 'idle holder; INC-43', signalled: true, waitingBehind: 1, withoutCancel: true, state: 'idle in transaction' });
   });
 
+  it('an idle transaction holding intent rows with nobody waiting this instant: the rows are named, and terminate is allowed', async () => {
+    const [a, b, untouched] = [await makeIntent(), await makeIntent(), await makeIntent()];
+    const holder = await client('psql (forgot to commit)');
+    await holder.query('BEGIN');
+    await holder.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [a.id]);
+    await holder.query(`UPDATE intents SET source = source WHERE id = $1`, [b.id]);
+    const impact = await unblockImpact(holder.pid);
+    expect(impact).toMatchObject({ state: 'idle in transaction', waitingBehind: 0, recentBlocking: null });
+    expect(impact.heldIntentRows).toEqual([a.id, b.id].sort());
+    expect(impact.intents).toEqual(expect.arrayContaining([{ id: a.id, via: 'row-holds' }, { id: b.id, via: 'row-holds' }]));
+    expect(impact.intents.map((i) => i.id)).not.toContain(untouched.id);
+
+    const result = await terminateBackend(oncall, { pid: holder.pid, reason: 'psql left open; INC-44' });
+    expect(result).toMatchObject({ signalled: true, after: { alive: false } });
+    // One audit row per intent it held: each intent's own history says who ended the session, and why.
+    expect((await auditRows('backend_terminate')).map((r) => r.intentId).sort()).toEqual([a.id, b.id].sort());
+  });
+
   it('refuses terminate when the backend, though cancelled before, no longer blocks anyone', async () => {
     const { holder, waiter, waiting } = await blockedRow(false);
     await cancelBackend(oncall, { pid: holder.pid, reason: 'try the gentle way first' });
