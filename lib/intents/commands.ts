@@ -112,8 +112,8 @@ async function mapLockErrors(err: unknown, operation: string, intentIds: string[
     const holders = await lockHolders(intentIds);
     const what = intentIds.length === 1 ? `intent ${intentIds[0]}` : `${intentIds.length} intents`;
     const already = err instanceof RowHeldRefusal ? 'another command from this console already waits for it' : 'as many commands as may wait on one row already do';
-    // On the intent's timeline as a refusal without a wait, like a NOWAIT one.
-    recordLockFailure({ intentIds, operation, actor, nowait: true, lockTimeoutMs, holder: holders[0], asked });
+    // On the intent's timeline as a refusal without a wait, saying why (not as a NOWAIT nobody asked for).
+    recordLockFailure({ intentIds, operation, actor, nowait, refusedWithoutWaiting: true, lockTimeoutMs, holder: holders[0], asked });
     throw new LockTimeoutError(
       `${what} is locked by another transaction and ${already}, so this one was refused without waiting.${describeHolders(holders)} Try again, or see the Locks page.`,
       { intentIds, nowait, refusedWithoutWaiting: true, holders },

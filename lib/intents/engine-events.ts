@@ -62,20 +62,24 @@ export function recordLockFailure(a: {
   operation: string;
   actor: string | null;
   nowait: boolean;
+  /** Refused without waiting because enough commands already wait for the row (docs/LOCKING.md), NOWAIT or not. */
+  refusedWithoutWaiting?: boolean;
   lockTimeoutMs: number;
   holder: LockHolder | undefined;
   /** What the refused command asked for (a status change: its target status and reason). */
   asked?: JsonObject;
 }): void {
   const holder: JsonObject = a.holder ? { holderApplication: a.holder.applicationName, holderState: a.holder.state } : {};
+  const atOnce = a.nowait || a.refusedWithoutWaiting === true;
+  const why: JsonObject = a.refusedWithoutWaiting ? { refusedWithoutWaiting: true } : a.nowait ? { nowait: true } : { lockTimeoutMs: a.lockTimeoutMs };
   recordEngineEvent({
     intentIds: a.intentIds,
     kind: 'lock_timeout',
     operation: a.operation,
     actor: a.actor,
-    waitedMs: a.nowait ? 0 : a.lockTimeoutMs,
-    outcome: a.nowait ? 'refused' : 'timed_out',
+    waitedMs: atOnce ? 0 : a.lockTimeoutMs,
+    outcome: atOnce ? 'refused' : 'timed_out',
     holderPid: a.holder?.pid ?? null,
-    details: { ...(a.nowait ? { nowait: true } : { lockTimeoutMs: a.lockTimeoutMs }), ...holder, ...(a.asked ? { asked: a.asked } : {}) },
+    details: { ...why, ...holder, ...(a.asked ? { asked: a.asked } : {}) },
   });
 }

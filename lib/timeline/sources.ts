@@ -279,7 +279,7 @@ function askedWords(asked: Record<string, unknown>): string {
 
 function engineEntry(r: EngineRow, intentId: string): SourcedEntry {
   const d = obj(r.details);
-  const holder = r.holderPid !== null ? ` held by ${backendWords(r.holderPid, str(d.holderApplication), str(d.holderState))}` : '';
+  const holder = r.holderPid !== null ? ` by ${backendWords(r.holderPid, str(d.holderApplication), str(d.holderState))}` : ' by another transaction';
   const base = { operation: r.operation, waitedMs: r.waitedMs, outcome: r.outcome, holderPid: r.holderPid };
   switch (r.kind) {
     case 'lock_wait':
@@ -288,9 +288,11 @@ function engineEntry(r: EngineRow, intentId: string): SourcedEntry {
       return sourced(r, {
         kind: 'lock_timeout',
         summary:
-          (r.outcome === 'refused'
-            ? `${operationLabel(r.operation)} refused at once (NOWAIT): the lock was taken${holder}`
-            : `${operationLabel(r.operation)} gave up after waiting ${formatDuration(r.waitedMs ?? 0)} for the lock${holder}`) + askedWords(obj(d.asked)),
+          (r.outcome !== 'refused'
+            ? `${operationLabel(r.operation)} gave up after waiting ${formatDuration(r.waitedMs ?? 0)} for the lock held${holder}`
+            : d.refusedWithoutWaiting === true
+              ? `${operationLabel(r.operation)} refused without waiting: the row was held${holder}, and as many commands as may wait for it already did`
+              : `${operationLabel(r.operation)} refused at once (NOWAIT): the row was held${holder}`) + askedWords(obj(d.asked)),
         actor: r.actor,
         link: '/locks',
         details: { ...base, ...d },

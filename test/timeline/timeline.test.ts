@@ -294,3 +294,26 @@ describe('GET /api/intents/:id/timeline', () => {
     }
   });
 });
+
+describe('a change refused without waiting', () => {
+  it('says why it did not wait: not a NOWAIT nobody asked for, and the holder in plain words', async () => {
+    const intent = await createIntent({ payload: { order: 'held-twice' }, source: 'test' }, { name: 'svc' });
+    const holder = await holdRowLocks([intent.id], 'bridge-test:holder');
+    // One change waits for the row; a second from this process is refused at once, since one already waits.
+    const first = updateIntentStatus({ id: intent.id, status: 'FAILED', reason: 'first' }, { name: 'carol' }).catch((e: unknown) => e);
+    await waitForWaiters(1);
+    const second = await updateIntentStatus({ id: intent.id, status: 'FAILED', reason: 'second' }, { name: 'dave' }).catch((e: unknown) => e);
+    expect(second).toBeInstanceOf(LockTimeoutError);
+    expect((second as LockTimeoutError).details).toMatchObject({ nowait: false, refusedWithoutWaiting: true });
+    await holder.release();
+    await first;
+    await engineEventsWritten();
+    const { items } = await getIntentTimeline(intent.id, { limit: 500 });
+    const refused = items.find((e) => e.kind === 'lock_timeout' && e.actor === 'dave')!;
+    expect(refused.details).toMatchObject({ outcome: 'refused', refusedWithoutWaiting: true });
+    expect(refused.details).not.toHaveProperty('nowait');
+    expect(refused.summary).toMatch(
+      /^Status change refused without waiting: the row was held by backend \d+ \(bridge-test:holder, idle in transaction\), and as many commands as may wait for it already did; it asked for FAILED: “second”$/,
+    );
+  });
+});
