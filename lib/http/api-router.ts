@@ -165,13 +165,18 @@ export class ApiRouter {
 }
 
 /**
- * What every operation's query must be before its own schema reads it: none at all for one that takes none, and each
- * parameter once (every parameter of the API takes one value: `status=RECEIVED&status=FAILED` was read as FAILED).
+ * What every operation's query must be before its own schema reads it: only the parameters its document lists (none
+ * at all for one that takes none), and each of them once (every parameter of the API takes one value:
+ * `status=RECEIVED&status=FAILED` was read as FAILED). Checked here for every operation, so that no endpoint quietly
+ * ignores a misspelt parameter because its own schema happens not to be strict.
  */
 function checkQuery(request: Request, op: ApiOperation): void {
   const params = new URL(request.url).searchParams;
   const names = [...params.keys()];
   if (!op.query && names.length) throw new ValidationError([...new Set(names)].map((name) => ({ field: name, message: 'is not a parameter of this endpoint, which takes none' })));
+  const known = Object.keys(op.query?.shape ?? {});
+  const unknown = [...new Set(names.filter((name) => !known.includes(name)))];
+  if (unknown.length) throw new ValidationError(unknown.map((name) => ({ field: name, message: `is not a parameter of this endpoint; it takes ${known.join(', ')}` })));
   const repeated = [...new Set(names.filter((name, i) => names.indexOf(name) !== i))];
   if (repeated.length) throw new ValidationError(repeated.map((name) => ({ field: name, message: 'is given more than once; it takes one value' })));
 }
