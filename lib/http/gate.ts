@@ -150,8 +150,19 @@ function checkHost(req: IncomingMessage): Refusal | null {
 }
 
 /** Answers a refusal in the error envelope, closing the connection when a body may still be on its way. */
+/**
+ * A refusal's JSON body, in the API's error envelope. A 400 names its field as every other 400 of the API does
+ * (`details.fields`, one entry per refused field with its message), so a client reads one shape whichever door
+ * refused it.
+ */
+function refusalBody(refusal: Refusal): string {
+  const { field, ...rest } = (refusal.details ?? {}) as { field?: string };
+  const details = refusal.status === 400 && typeof field === 'string' ? { ...rest, fields: [{ field, message: refusal.message }] } : refusal.details;
+  return JSON.stringify({ error: { code: refusal.code, message: refusal.message, ...(details === undefined ? {} : { details }) } });
+}
+
 export function refuse(req: IncomingMessage, res: ServerResponse, refusal: Refusal): void {
-  const body = JSON.stringify({ error: { code: refusal.code, message: refusal.message, ...(refusal.details === undefined ? {} : { details: refusal.details }) } });
+  const body = refusalBody(refusal);
   const hasBody = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
   res.writeHead(refusal.status, {
     'Content-Type': 'application/json; charset=utf-8',
@@ -211,7 +222,7 @@ export function gate(req: IncomingMessage, res: ServerResponse, options: GateOpt
 
 /** Writes a refusal straight onto a socket (no response object exists there) and closes it. */
 function refuseOnSocket(socket: import('node:stream').Duplex, refusal: Refusal): void {
-  const body = JSON.stringify({ error: { code: refusal.code, message: refusal.message, ...(refusal.details === undefined ? {} : { details: refusal.details }) } });
+  const body = refusalBody(refusal);
   const extra = Object.entries(refusal.headers ?? {}).map(([name, value]) => `${name}: ${value}\r\n`).join('');
   socket.end(
     `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status] ?? ''}\r\n` +

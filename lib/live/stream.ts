@@ -1,5 +1,5 @@
 import { oneLineError } from '@/lib/db/pg-capture';
-import { DomainError } from '@/lib/shared/errors';
+import { DomainError, ValidationError } from '@/lib/shared/errors';
 import { liveHub, type LiveBatch } from './hub';
 import { changesSincePosition, formatPosition, positionSchema, type LiveEvent } from './positions';
 
@@ -63,13 +63,16 @@ export function openStreamCount(): number {
   return n;
 }
 
+/**
+ * Where a stream resumes: the browser's own `Last-Event-ID` when it is a position (a header a proxy mangled is
+ * ignored: the stream then starts from now, and the page refetches), else the `?since=` a caller passed. `since` is
+ * input like any other, so one that is not a position is refused with a 400 naming it, not quietly ignored.
+ */
 export function parseResumePosition(lastEventId: string | null, since: string | null) {
-  for (const candidate of [lastEventId, since]) {
-    if (!candidate) continue;
-    const parsed = positionSchema.safeParse(candidate);
-    if (parsed.success) return parsed.data;
-  }
-  return null;
+  const fromQuery = since === null ? null : positionSchema.safeParse(since);
+  if (fromQuery && !fromQuery.success) throw new ValidationError([{ field: 'since', message: 'must be a position this stream gave out (an event id such as 1234.5678)' }]);
+  const fromHeader = lastEventId ? positionSchema.safeParse(lastEventId) : null;
+  return fromHeader?.success ? fromHeader.data : (fromQuery?.data ?? null);
 }
 
 function message(event: string, data: unknown, id?: string): string {

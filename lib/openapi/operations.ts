@@ -509,7 +509,7 @@ export const OPERATIONS: ApiOperation[] = [
     tag: 'console',
     auth: 'bearer',
     permission: 'intents.read',
-    query: z.object({ since: positionSchema.optional().meta({ description: 'A position to resume from (the `Last-Event-ID` header wins; one that is not a position is ignored).' }) }),
+    query: z.object({ since: positionSchema.optional().meta({ description: 'A position to resume from (an event id this stream gave out). The `Last-Event-ID` header wins; a header that is not a position is ignored, a `since` that is not one is refused with 400.' }) }),
     success: { status: 200, description: 'The stream.', contentType: 'text/event-stream', schema: z.string() },
     errors: { 429: ['too_many_streams'] },
   },
@@ -682,10 +682,10 @@ export function sharedErrors(op: ApiOperation): Partial<Record<number, ErrorCode
     // time: nothing half-applied, repeat it.
     shared[503] = ['database_unavailable', 'db_under_pressure'];
   }
-  if (op.body) {
-    shared[400] = ['invalid_request'];
-    shared[413] = ['payload_too_large'];
-  }
+  // Any request may be refused for its query (a parameter the operation does not list, or one given twice) or for a
+  // path the front door cannot read, whether or not the operation takes a body.
+  shared[400] = ['invalid_request'];
+  if (op.body) shared[413] = ['payload_too_large'];
   return shared;
 }
 

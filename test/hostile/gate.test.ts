@@ -207,7 +207,7 @@ describe('the front door', () => {
         const answer = await send('POST', '/workers', headers, body);
         expect({ body: body.slice(0, 40), status: answer.status }).toEqual({ body: body.slice(0, 40), status: 400 });
         expectRefused(answer, 400, 'invalid_request');
-        expect(JSON.parse(answer.body).error.details).toEqual({ field: 'body' });
+        expect(JSON.parse(answer.body).error.details).toEqual({ fields: [{ field: 'body', message: expect.any(String) }] });
       }
     }
     // More values than React decodes (it counts array slots and the characters of their strings): a 413, not its 500.
@@ -247,7 +247,7 @@ describe('the front door', () => {
       const answer = await send('POST', '/workers', multipart, body);
       expect({ body: body.slice(0, 60), status: answer.status }).toEqual({ body: body.slice(0, 60), status: 400 });
       expectRefused(answer, 400, 'invalid_request');
-      expect(JSON.parse(answer.body).error.details).toEqual({ field: 'body' });
+      expect(JSON.parse(answer.body).error.details).toEqual({ fields: [{ field: 'body', message: expect.any(String) }] });
     }
     expect(reached).toEqual([]);
     // What React's client writes: parts referred to by their number in hexadecimal, a path into one, a file, a FormData.

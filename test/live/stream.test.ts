@@ -187,8 +187,10 @@ describe('the live event stream', () => {
     expect(events).toContainEqual(expect.objectContaining({ intentId: intent.id, action: 'status_change', toStatus: moved.intent.status }));
   });
 
-  it('takes a position from ?since= when the page hands one over, and refuses to trust a malformed one', async () => {
+  it('takes a position from ?since= when the page hands one over, ignores a malformed header and refuses a malformed since', async () => {
     expect(parseResumePosition('not-a-position', null)).toBeNull();
+    expect(() => parseResumePosition(null, 'false')).toThrow(expect.objectContaining({ httpStatus: 400, issues: [expect.objectContaining({ field: 'since' })] }));
+    expect(() => parseResumePosition('7.8', '')).toThrow(expect.objectContaining({ httpStatus: 400 }));
     expect(parseResumePosition(null, '12.345')).toEqual({ maxId: '12', xmin: '345' });
     // Last-Event-ID (the browser's own reconnect) wins over the page's ?since=.
     expect(parseResumePosition('7.8', '12.345')).toEqual({ maxId: '7', xmin: '8' });
