@@ -191,7 +191,13 @@ test('the release role and admin start and cancel runs over the API; every other
       // Cancelling a run that has ended is refused, naming why.
       const late = await request.post(`/api/replay/runs/${run.id}/cancel`, { headers: { authorization } });
       expect(late.status(), role).toBe(409);
-      expect((await late.json()).error.code).toBe('replay_not_running');
+      expect((await late.json()).error).toMatchObject({ code: 'replay_not_running', details: { status: expect.any(String) } });
+      // A run that does not exist is not found; a body this call does not take is refused, naming it.
+      const unknown = await request.post('/api/replay/runs/00000000-0000-4000-8000-000000000000/cancel', { headers: { authorization } });
+      expect(unknown.status(), role).toBe(404);
+      const withBody = await request.post(`/api/replay/runs/${run.id}/cancel`, { headers: { authorization }, data: { reason: 'not a field' } });
+      expect(withBody.status(), role).toBe(400);
+      expect((await withBody.json()).error.details.fields[0].field).toBe('body');
       // Bad input names the field.
       const bad = await request.post('/api/replay/runs', { headers: { authorization }, data: { scenarios: ['no-such-scenario'] } });
       expect(bad.status()).toBe(400);

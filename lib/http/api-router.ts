@@ -156,6 +156,7 @@ export class ApiRouter {
       // log's actor comes from here, never from the request body.
       actor = await requireRequestActor(request, bound.op.permission!);
       checkQuery(request, bound.op);
+      checkNoBody(request, bound.op);
       const caller = actor;
       return await withReadYourWrites(request, method, caller, () => handler(request, params, caller, closed));
     } catch (err) {
@@ -179,6 +180,18 @@ function checkQuery(request: Request, op: ApiOperation): void {
   if (unknown.length) throw new ValidationError(unknown.map((name) => ({ field: name, message: `is not a parameter of this endpoint; it takes ${known.join(', ')}` })));
   const repeated = [...new Set(names.filter((name, i) => names.indexOf(name) !== i))];
   if (repeated.length) throw new ValidationError(repeated.map((name) => ({ field: name, message: 'is given more than once; it takes one value' })));
+}
+
+/**
+ * An operation that takes no body (a cancel, a baseline, a release by path) refuses one, as one with a body refuses a
+ * field it does not know: a caller who sent one meant something by it, and would otherwise not learn that it was
+ * ignored. A body is declared by its length or by chunked transfer; an empty one is no body.
+ */
+function checkNoBody(request: Request, op: ApiOperation): void {
+  if (op.body || op.method === 'get') return;
+  const length = request.headers.get('content-length');
+  const sent = (length !== null && length.trim() !== '0') || request.headers.has('transfer-encoding');
+  if (sent) throw new ValidationError([{ field: 'body', message: 'must be empty: this endpoint takes no body' }]);
 }
 
 /** A handler's answer as a Response, for doors that speak Web requests and responses. */

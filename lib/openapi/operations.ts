@@ -642,7 +642,7 @@ export const OPERATIONS: ApiOperation[] = [
     permission: 'replay.run',
     pathParams: z.object({ id: z.uuid().meta({ description: 'The run id.' }) }),
     success: { status: 200, description: 'The cancel was asked for.', schema: z.object({ runId: z.string() }).meta({ id: 'ReplayCancelRequested' }) },
-    errors: { 400: ['invalid_request'], 409: ['replay_not_running'] },
+    errors: { 400: ['invalid_request'], 404: ['not_found'], 409: ['replay_not_running'] },
   },
   {
     operationId: 'setReplayBaseline',

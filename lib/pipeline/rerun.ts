@@ -122,7 +122,13 @@ function checkEligible(id: string, base: RerunBase): void {
   if (base.isReplay) throw new InvalidTransitionError(`Intent ${id} was made by a contention replay: its pipeline is not rerun.`, { intentId: id, isReplay: true });
   if (base.status === 'COMPLETED') throw new InvalidTransitionError(`Intent ${id} is COMPLETED: a completed intent is not rerun.`, { intentId: id, from: base.status });
   // A bridge waiting for an answer is not stuck either: it resumes once the answer (or its deadline) comes.
-  if (base.status !== 'FAILED' && (base.workState === 'available' || base.workState === 'retryable' || base.workState === 'waiting')) {
+  if (base.status !== 'FAILED' && base.workState === 'waiting') {
+    throw new InvalidTransitionError(
+      `Intent ${id} is ${base.status} and waits for an answer to one of its bridges: it resumes when the answer or the wait's deadline comes. Answer the wait, or fail the intent to rerun it from a step.`,
+      { intentId: id, from: base.status, workState: base.workState },
+    );
+  }
+  if (base.status !== 'FAILED' && (base.workState === 'available' || base.workState === 'retryable')) {
     throw new InvalidTransitionError(`Intent ${id} is ${base.status} and queued for a worker: only a FAILED or stuck intent is rerun from a step.`, { intentId: id, from: base.status, workState: base.workState });
   }
 }

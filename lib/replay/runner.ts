@@ -8,8 +8,9 @@ import { asReplayWork } from '@/lib/intents/outcomes';
 import { parseInput } from '@/lib/shared/validation';
 import type { Actor } from '@/lib/shared/intent-types';
 import { ReplayCancelledError, ReplayDisabledError, ReplayNotRunningError } from './errors';
+import { NotFoundError } from '@/lib/shared/errors';
 import { serverSettings } from './queries';
-import { abandonStaleRuns, finishRun, insertRun, requestCancel, saveProgress, settleDeadlockCounter } from './runs';
+import { abandonStaleRuns, finishRun, getRun, insertRun, requestCancel, saveProgress, settleDeadlockCounter } from './runs';
 import { runScenario, type ScenarioContext } from './scenarios';
 import { resolveTargets } from './targets';
 import { SCENARIO_NAMES, SIZES, STRATEGY_FLAGS, type ReplayRunView, type StrategyFlag, type RunConfig, type RunDoor, type RunProgress, type ScenarioName, type ScenarioResult, type Sizes } from './types';
@@ -216,5 +217,8 @@ export async function cancelReplayForUser(actor: AuthActor, id: unknown): Promis
 
 export async function cancelReplay(id: string, actor: Actor): Promise<void> {
   const runId = parseInput(z.uuid({ error: 'must be a UUID' }), id, 'runId');
-  if (!(await requestCancel(runId, actor.name))) throw new ReplayNotRunningError(`Replay run ${runId} is not running (it finished, or does not exist).`, { runId });
+  if (await requestCancel(runId, actor.name)) return;
+  const run = await getRun(runId);
+  if (!run) throw new NotFoundError(`Replay run ${runId}`, { runId });
+  throw new ReplayNotRunningError(`Replay run ${runId} is not running: it is ${run.status}.`, { runId, status: run.status });
 }

@@ -96,7 +96,7 @@ function likePattern(text: string): string {
 
 function payloadConditions(payload: PayloadSearch): Prisma.Sql[] {
   const short = tooShortPatterns(payload);
-  if (short.length) throw new ValidationError([{ field: 'q', message: `needs at least 3 characters to search the payload (“${short[0]}” is too short)` }]);
+  if (short.length) throw new ValidationError([{ field: 'q', message: `needs at least 3 characters in each word to search the payload (“${short[0]}” is too short)` }]);
   return payload.patterns.map((p) => Prisma.sql`payload::text ILIKE ${likePattern(p)}`);
 }
 
