@@ -32,6 +32,12 @@ describe('replay verdicts', () => {
     expect(verdictOf(slow)).toBe('fail');
     const lowShare = checksFor('throughput', { calls: 1000, succeeded: 1000, throughputPerSec: 5000, baselineRatio: 0.79 }, t);
     expect(lowShare.find((c) => c.id === 'baseline-ratio')).toMatchObject({ pass: false, actual: '79 %' });
+    // Just under the target: shown with the digit that tells it from the target, never as the target itself.
+    const justUnder = checksFor('throughput', { calls: 1000, succeeded: 1000, throughputPerSec: 1999.6, baselineRatio: 0.797 }, t);
+    expect(justUnder.find((c) => c.id === 'baseline-ratio')).toMatchObject({ pass: false, target: '≥ 80 %', actual: '79.7 %' });
+    expect(justUnder.find((c) => c.id === 'throughput')).toMatchObject({ pass: false, target: '≥ 2000 /s', actual: '1999.6 /s' });
+    const justOver = checksFor('throughput', { calls: 1000, succeeded: 1000, throughputPerSec: 2000.4, baselineRatio: 0.8 }, t);
+    expect(justOver.find((c) => c.id === 'throughput')).toMatchObject({ pass: true, actual: '2000 /s' });
     const oneFailed = checksFor('throughput', { calls: 1000, succeeded: 999, throughputPerSec: 5000, baselineRatio: 0.9 }, t);
     expect(verdictOf(oneFailed)).toBe('fail');
   });

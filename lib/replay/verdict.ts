@@ -9,18 +9,33 @@ import type { Check, ReplayRunView, RunConfig, ScenarioName, ScenarioResult, Ver
 
 type Measures = Record<string, number>;
 
-const ms = (v: number) => `${round(v, 2)} ms`;
-const perSec = (v: number) => `${Math.round(v)} /s`;
-const pct = (v: number) => `${Math.round(v * 100)} %`;
+/** A figure in words; `digits`, when given, fixes how many decimals (to tell a figure from its target apart). */
+type Show = (v: number, digits?: number) => string;
+const ms: Show = (v, digits) => `${digits === undefined ? round(v, 2) : v.toFixed(digits)} ms`;
+const perSec: Show = (v, digits) => `${digits === undefined ? Math.round(v) : v.toFixed(digits)} /s`;
+const pct: Show = (v, digits) => `${digits === undefined ? Math.round(v * 100) : (v * 100).toFixed(digits)} %`;
 
 function eq(id: string, label: string, actual: number, expected: number, show: (v: number) => string = String): Check {
   return { id, label, target: `= ${show(expected)}`, actual: show(actual), pass: actual === expected };
 }
-function atMost(id: string, label: string, actual: number, max: number, show: (v: number) => string, strict = true): Check {
-  return { id, label, target: `${strict ? '<' : '≤'} ${show(max)}`, actual: show(actual), pass: Number.isFinite(actual) && (strict ? actual < max : actual <= max) };
+/**
+ * The figure as shown beside its target. Rounded as the target is, a figure on the wrong side of the target can read
+ * as the target itself ("80 %" failing "≥ 80 %"); then it is shown with as many more digits as it takes to tell them
+ * apart ("79.7 %").
+ */
+function shownAgainst(actual: number, target: number, pass: boolean, show: Show): string {
+  if (pass || !Number.isFinite(actual) || show(actual) !== show(target)) return show(actual);
+  for (let digits = 1; digits <= 6; digits++) if (show(actual, digits) !== show(target, digits)) return show(actual, digits);
+  return show(actual);
 }
-function atLeast(id: string, label: string, actual: number, min: number, show: (v: number) => string): Check {
-  return { id, label, target: `≥ ${show(min)}`, actual: show(actual), pass: Number.isFinite(actual) && actual >= min };
+
+function atMost(id: string, label: string, actual: number, max: number, show: Show, strict = true): Check {
+  const pass = Number.isFinite(actual) && (strict ? actual < max : actual <= max);
+  return { id, label, target: `${strict ? '<' : '≤'} ${show(max)}`, actual: shownAgainst(actual, max, pass, show), pass };
+}
+function atLeast(id: string, label: string, actual: number, min: number, show: Show): Check {
+  const pass = Number.isFinite(actual) && actual >= min;
+  return { id, label, target: `≥ ${show(min)}`, actual: shownAgainst(actual, min, pass, show), pass };
 }
 
 /**
