@@ -4,6 +4,7 @@ import { concurrencySettings, type LockStrategy } from '@/lib/env';
 import { announceCommitted } from '@/lib/live/announce';
 import { noteActor } from '@/lib/locks/actors';
 import { findRowLockHolders } from '@/lib/locks/holders';
+import { formatDuration } from '@/lib/locks/format';
 import { backoffDelayMs, sleep } from '@/lib/shared/backoff';
 import { DatabaseUnderPressureError, NotFoundError } from '@/lib/shared/errors';
 import { withDeadlockRetry } from './deadlock';
@@ -74,7 +75,10 @@ const COUNTED: Record<string, Outcome> = {
  * a worker's, a person's psql. Only when the row says nothing (the holder has just finished, or holds it jointly)
  * do the backends labelled as working on these intents stand in.
  */
-async function lockHolders(intentIds: string[]): Promise<LockHolder[]> {
+/** Who holds the rows of these intents, and which of them are held (known only when read from the rows). */
+type HolderLook = { holders: LockHolder[]; heldIntentIds: string[] | null };
+
+async function lockHolders(intentIds: string[]): Promise<HolderLook> {
   // Commands refused together (a burst on one held row) share one look, instead of each taking a connection for it.
   const key = intentIds.join(',');
   let pending = holderLooks.get(key);
@@ -85,19 +89,29 @@ async function lockHolders(intentIds: string[]): Promise<LockHolder[]> {
   return pending;
 }
 
-const holderLooks = new Map<string, Promise<LockHolder[]>>();
+const holderLooks = new Map<string, Promise<HolderLook>>();
 
-async function lookForHolders(intentIds: string[]): Promise<LockHolder[]> {
+async function lookForHolders(intentIds: string[]): Promise<HolderLook> {
   const fromRow = await findRowLockHolders(intentIds);
-  if (fromRow.length) return fromRow.map(({ intentId: _intent, ...h }) => h);
+  if (fromRow.length) {
+    const holders = [...new Map(fromRow.map(({ intentId: _intent, ...h }) => [h.pid, h])).values()];
+    return { holders, heldIntentIds: [...new Set(fromRow.map((h) => h.intentId))] };
+  }
   const rows = await db().$transaction((tx) => selectLabelledBackends(tx, intentIds)).catch(() => []);
-  return rows.map((h) => ({ ...h, transactionStartedAt: h.transactionStartedAt?.toISOString() ?? null, transactionAgeMs: null }));
+  return { holders: rows.map((h) => ({ ...h, transactionStartedAt: h.transactionStartedAt?.toISOString() ?? null, transactionAgeMs: null })), heldIntentIds: null };
 }
 
 function describeHolders(holders: LockHolder[]): string {
   const one = (h: LockHolder) =>
-    `${h.pid} (${h.applicationName || 'no application name'}, ${h.state ?? 'state unknown'}${h.transactionAgeMs !== null ? `, transaction open for ${h.transactionAgeMs} ms` : ''})`;
+    `${h.pid} (${h.applicationName || 'no application name'}, ${h.state ?? 'state unknown'}${h.transactionAgeMs !== null ? `, transaction open for ${formatDuration(h.transactionAgeMs)}` : ''})`;
   return holders.length ? ` It is held by backend ${holders.map(one).join(', ')}.` : '';
+}
+
+/** What a refusal names: the one intent, or of several the ones found held ("intent 201dabe8…, 1 of the 3"). */
+function lockedWhat(intentIds: string[], held: string[] | null): string {
+  if (intentIds.length === 1) return `intent ${intentIds[0]}`;
+  if (held && held.length && held.length < intentIds.length) return `${held.length === 1 ? 'intent' : 'intents'} ${held.join(', ')} (${held.length} of the ${intentIds.length})`;
+  return `${intentIds.length} intents`;
 }
 
 /**
@@ -109,8 +123,8 @@ async function mapLockErrors(err: unknown, operation: string, intentIds: string[
   const state = sqlState(err);
   if (err instanceof RowHeldRefusal || state === SQLSTATE.rowWaitersFull || state === SQLSTATE.rowBusy) {
     recordOutcome(operation, 'lock_timeout', '', 1, intentIds);
-    const holders = await lockHolders(intentIds);
-    const what = intentIds.length === 1 ? `intent ${intentIds[0]}` : `${intentIds.length} intents`;
+    const { holders, heldIntentIds } = await lockHolders(intentIds);
+    const what = lockedWhat(intentIds, heldIntentIds);
     const already = err instanceof RowHeldRefusal ? 'another command from this console already waits for it' : 'as many commands as may wait on one row already do';
     // On the intent's timeline as a refusal without a wait, saying why (not as a NOWAIT nobody asked for).
     recordLockFailure({ intentIds, operation, actor, nowait, refusedWithoutWaiting: true, lockTimeoutMs, holder: holders[0], asked });
@@ -122,14 +136,14 @@ async function mapLockErrors(err: unknown, operation: string, intentIds: string[
   if (state === SQLSTATE.lockNotAvailable || err instanceof TurnTimedOut) {
     recordOutcome(operation, 'lock_timeout', '', 1, intentIds);
     if (!nowait) recordLockTimeoutWait(operation, lockTimeoutMs);
-    const holders = await lockHolders(intentIds);
+    const { holders, heldIntentIds } = await lockHolders(intentIds);
     recordLockFailure({ intentIds, operation, actor, nowait, lockTimeoutMs, holder: holders[0], asked });
     const who = describeHolders(holders);
-    const what = intentIds.length === 1 ? `intent ${intentIds[0]}` : `${intentIds.length} intents`;
+    const what = lockedWhat(intentIds, heldIntentIds);
     throw new LockTimeoutError(
       nowait
         ? `${what} is locked by another transaction and NOWAIT was asked for.${who}`
-        : `Waited ${lockTimeoutMs} ms for the lock on ${what} without getting it.${who} Try again, or see the Locks page.`,
+        : `Waited ${formatDuration(lockTimeoutMs)} for the lock on ${what} without getting it.${who} Try again, or see the Locks page.`,
       { intentIds, nowait, lockTimeoutMs: nowait ? undefined : lockTimeoutMs, holders },
     );
   }
@@ -309,7 +323,7 @@ export async function updateIntentStatus(input: UpdateStatusInput, actor: Actor,
 /** A bulk update's rows as the caller sees them: every intent, or the refusal naming each intent that stopped it. */
 function bulkAnswer(target: IntentStatus, rows: BulkRow[]): BulkStatusResult {
   const missing = rows.filter((r) => r.outcome === 'not_found').map((r) => r.intentId);
-  if (missing.length) throw new NotFoundError(missing.length === 1 ? `Intent ${missing[0]}` : `${missing.length} intents`, { missing });
+  if (missing.length) throw new NotFoundError(missing.length === 1 ? `Intent ${missing[0]}` : `${missing.length} of the ${rows.length} intents`, { missing }, missing.length > 1);
   const refused = rows.filter((r) => r.outcome === 'invalid_transition').map((r) => r.intent!);
   if (refused.length) {
     throw new InvalidTransitionError(`${refused.length} of the intents cannot move to ${target}; nothing was changed.`, {

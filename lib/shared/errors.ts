@@ -41,8 +41,9 @@ export class ValidationError extends DomainError {
 export class NotFoundError extends DomainError {
   readonly code = 'not_found';
   readonly httpStatus = 404;
-  constructor(what: string, details?: unknown) {
-    super(`${what} was not found`, details);
+  /** `what` names it ("Intent 2c4d…"); several at once take "were" ("3 intents were not found"). */
+  constructor(what: string, details?: unknown, several = false) {
+    super(`${what} ${several ? 'were' : 'was'} not found`, details);
   }
 }
 

@@ -136,6 +136,8 @@ describe('all-or-nothing', () => {
     await h.query('ROLLBACK');
     expect(err).toBeInstanceOf(LockTimeoutError);
     expect(err).toMatchObject({ httpStatus: 423, details: { intentIds: ids, nowait: false, lockTimeoutMs: 100 } });
+    // It names the one intent that was held, not all three.
+    expect((err as Error).message).toMatch(new RegExp(`^Waited 100 ms for the lock on intent ${ids[2]} \\(1 of the 3\\) without getting it\\. It is held by backend \\d+ \\(bridge-test:holder`));
     expect(await snapshot()).toEqual(before);
   });
 
