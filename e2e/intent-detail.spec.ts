@@ -239,6 +239,39 @@ test('a status change queued behind another transaction\'s row lock says it is w
   await expect(waitingNotice).toHaveCount(0);
 });
 
+test('a slow answer is not called a lock wait, and a refresh that fails keeps the page, says so, and recovers', async ({ page, context, baseURL }) => {
+  const intent = await seedIntent('RECEIVED', { marker: uniqueMarker('e2e-slow') });
+  await useSessionOf(context, baseURL!, ['operator']);
+  await page.goto(`/intents/${intent.id}`);
+  await expectLive(page);
+  // The server action's request is held back (a slow network): no row is locked, so nothing says it is.
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  await page.route(`**/intents/${intent.id}`, async (route) => {
+    if (route.request().method() === 'POST') await released;
+    await route.continue();
+  });
+  await page.getByRole('group', { name: 'Status actions' }).getByRole('button', { name: 'Move to NORMALIZED' }).click();
+  await expect(page.getByTestId('lock-wait')).toHaveText('Waiting for the server’s answer…');
+  release();
+  await expect(page.getByTestId('intent-status')).toHaveText('NORMALIZED');
+  // The button pressed is gone with the old status: the focus goes to what the change answered, not to the page.
+  await expect
+    .poll(() => page.evaluate(() => document.activeElement?.contains(document.querySelector('[data-testid="status-notice"]')) ?? false))
+    .toBe(true);
+  await page.unroute(`**/intents/${intent.id}`);
+
+  // The intent's own read fails from now on: a change made elsewhere cannot be shown, but the page stays.
+  await page.route(`**/api/intents/${intent.id}`, (route) => route.abort());
+  await page.getByRole('group', { name: 'Status actions' }).getByRole('button', { name: 'Move to PROCESSED' }).click();
+  await expect(page.getByTestId('detail-stale')).toContainText('This intent could not be refreshed');
+  await expect(page.getByRole('group', { name: 'Status actions' })).toBeVisible();
+  await page.unroute(`**/api/intents/${intent.id}`);
+  await page.getByTestId('detail-stale').getByRole('button', { name: 'Try again' }).click();
+  await expect(page.getByTestId('detail-stale')).toHaveCount(0);
+  await expect(page.getByTestId('intent-status')).toHaveText('PROCESSED');
+});
+
 test('an empty correction form follows the intent: the operator\u2019s own status change is no conflict', async ({ page, context, baseURL }) => {
   const intent = await seedIntent('NORMALIZED', { marker: uniqueMarker('e2e-follow'), amount: 5 });
   await useSessionOf(context, baseURL!, ['operator', 'reviewer']);

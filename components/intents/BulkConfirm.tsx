@@ -81,7 +81,7 @@ export function BulkConfirm({ plan, intents, open, pending, reason, onReason, on
         <span>Reason, kept in the audit{reasonRequired(plan.target) ? ' (required)' : ' (optional)'}</span>
         <textarea value={reason} onChange={(e) => onReason(e.target.value)} maxLength={REASON_MAX} rows={2} data-testid="bulk-reason" />
       </label>
-      <LockWaitNotice pending={pending} lockTimeoutMs={lockTimeoutMs} plural={n > 1} />
+      <LockWaitNotice pending={pending} lockTimeoutMs={lockTimeoutMs} plural={n > 1} intentIds={plan.moving.map((m) => m.id)} />
     </ConfirmDialog>
   );
 }

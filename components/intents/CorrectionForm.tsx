@@ -63,7 +63,7 @@ export function CorrectionForm({ intent, lockTimeoutMs }: { intent: IntentWithCo
           {pending ? 'Applying…' : 'Apply correction'}
         </button>
       </div>
-      <LockWaitNotice pending={pending} lockTimeoutMs={lockTimeoutMs} />
+      <LockWaitNotice pending={pending} lockTimeoutMs={lockTimeoutMs} intentIds={[intent.id]} />
       <CorrectionOutcome outcome={outcome} intentId={intent.id} />
     </form>
   );

@@ -7,6 +7,7 @@ import { ErrorState } from '@/components/ui/ErrorState';
 import { LiveIndicator } from '@/components/ui/LiveIndicator';
 import { PageHeader, Panel } from '@/components/ui/PageHeader';
 import { RelativeTime } from '@/components/ui/RelativeTime';
+import { formatUtc } from '@/components/ui/time';
 import { Skeleton } from '@/components/ui/Skeleton';
 import { StatusBadge } from '@/components/ui/StatusBadge';
 import { shortId } from '@/lib/console/ids';
@@ -42,7 +43,7 @@ export function IntentDetail({ id, permissions, aside, lockTimeoutMs, nav }: { i
       </>
     );
   }
-  if (detail.isError) {
+  if (detail.isError && !detail.data) {
     return (
       <>
         {header}
@@ -54,6 +55,16 @@ export function IntentDetail({ id, permissions, aside, lockTimeoutMs, nav }: { i
   return (
     <>
       {header}
+      {/* A refresh that failed keeps what was shown, and what was typed: only this says it may be out of date. */}
+      {detail.isError && (
+        <div className={styles.alert} role="status" data-testid="detail-stale">
+          This intent could not be refreshed ({detail.error instanceof Error ? detail.error.message : 'no answer'}): what you see is from{' '}
+          {formatUtc(new Date(detail.dataUpdatedAt).toISOString())}.{' '}
+          <button type="button" className="btn btn-sm" onClick={() => void detail.refetch()} disabled={detail.isFetching}>
+            {detail.isFetching ? 'Trying…' : 'Try again'}
+          </button>
+        </div>
+      )}
       <div className={styles.detailGrid}>
         <div className={styles.column}>
           <Panel title="Status" id="status">

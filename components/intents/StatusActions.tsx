@@ -1,9 +1,10 @@
 'use client';
 
 import { useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import { changeIntentStatusAction } from '@/app/actions/intents';
 import { ConfirmDialog } from '@/components/ui/ConfirmDialog';
+import { useFocusOutcomeWhenLost } from '@/components/ui/focus';
 import type { ActionError } from '@/lib/console/action-result';
 import { newIdempotencyKey, shortId } from '@/lib/console/ids';
 import { REASON_MAX, reasonProblem, reasonRequired } from '@/lib/console/reasons';
@@ -27,6 +28,8 @@ type Props = { intent: IntentWithCorrections; allowed: boolean; lockTimeoutMs?: 
 export function StatusActions({ intent, allowed, lockTimeoutMs }: Props) {
   const s = useStatusChange(intent);
   const next = allowedNextStatuses(intent.status);
+  const outcome = useRef<HTMLDivElement>(null);
+  useFocusOutcomeWhenLost(outcome, s.notice);
   if (!allowed) return <p className="muted">Your roles let you read this intent; changing its status needs the operator role.</p>;
   const go = (to: IntentStatus) => (STATUS_ACTION[to]?.confirm || reasonProblem(to, s.reason) ? s.setConfirming(to) : s.mutation.mutate(to));
   return (
@@ -39,13 +42,15 @@ export function StatusActions({ intent, allowed, lockTimeoutMs }: Props) {
       )}
       <StatusButtons intent={intent} next={next} disabled={s.mutation.isPending} onGo={go} />
       {/* While the confirm dialog is open (it stays open until the change answers) the notice is in it. */}
-      {!s.confirming && <LockWaitNotice pending={s.mutation.isPending} lockTimeoutMs={lockTimeoutMs} />}
-      {s.notice?.done && (
-        <p className={styles.notice} role="status" style={{ marginTop: '0.6rem' }} data-testid="status-notice">
-          {s.notice.done}
-        </p>
-      )}
-      {s.notice?.error && <ActionErrorAlert error={s.notice.error} signInNext={`/intents/${intent.id}`} style={{ marginTop: '0.6rem' }} />}
+      {!s.confirming && <LockWaitNotice pending={s.mutation.isPending} lockTimeoutMs={lockTimeoutMs} intentIds={[intent.id]} />}
+      <div ref={outcome} tabIndex={-1} className={styles.outcome}>
+        {s.notice?.done && (
+          <p className={styles.notice} role="status" style={{ marginTop: '0.6rem' }} data-testid="status-notice">
+            {s.notice.done}
+          </p>
+        )}
+        {s.notice?.error && <ActionErrorAlert error={s.notice.error} signInNext={`/intents/${intent.id}`} style={{ marginTop: '0.6rem' }} />}
+      </div>
       <StatusConfirm intent={intent} s={s} lockTimeoutMs={lockTimeoutMs} />
     </div>
   );
@@ -112,8 +117,9 @@ function StatusConfirm({ intent, s, lockTimeoutMs }: { intent: IntentWithCorrect
   return (
     <ConfirmDialog
       open={Boolean(confirming)}
-      title={`Move intent ${shortId(intent.id)} to ${confirming}?`}
-      confirmLabel={confirming ? `Move to ${confirming}` : 'Confirm'}
+      // In the button's own words, so the dialog is recognisably the one it opened ("Mark as FAILED").
+      title={confirming === 'FAILED' ? `Mark intent ${shortId(intent.id)} as FAILED?` : `Move intent ${shortId(intent.id)} to ${confirming}?`}
+      confirmLabel={pendingConfirm ? pendingConfirm.label : confirming ? `Move to ${confirming}` : 'Confirm'}
       tone={pendingConfirm?.tone ?? 'primary'}
       pending={mutation.isPending}
       confirmDisabled={Boolean(confirmProblem)}
@@ -129,7 +135,7 @@ function StatusConfirm({ intent, s, lockTimeoutMs }: { intent: IntentWithCorrect
         {confirmProblem && reason.length === 0 && confirming && reasonRequired(confirming) && <span className="muted">Say why, for whoever retries it later.</span>}
       </label>
       <p className="muted">If someone changes it first, nothing is applied and you will see the new version.</p>
-      <LockWaitNotice pending={mutation.isPending} lockTimeoutMs={lockTimeoutMs} />
+      <LockWaitNotice pending={mutation.isPending} lockTimeoutMs={lockTimeoutMs} intentIds={[intent.id]} />
     </ConfirmDialog>
   );
 }

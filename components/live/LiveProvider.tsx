@@ -51,10 +51,18 @@ export function LiveProvider({ enabled, children }: { enabled: boolean; children
   const positionRef = useRef<string | null>(null);
   const pauses = useRef(new Map<string, Pause>());
 
-  const setState = useCallback((patch: Partial<LiveState>) => {
-    stateRef.current = { ...stateRef.current, ...patch };
-    for (const fn of stateListeners.current) fn();
-  }, []);
+  const setState = useCallback(
+    (patch: Partial<LiveState>) => {
+      const was = stateRef.current.connection;
+      stateRef.current = { ...stateRef.current, ...patch };
+      // Back after the server was unreachable: what failed to load meanwhile is asked for again, so a page that showed
+      // "could not be loaded" recovers by itself instead of waiting for a click (what loaded is refreshed by the
+      // changes the stream catches up on).
+      if (was === 'reconnecting' && patch.connection === 'live') void queryClient.refetchQueries({ predicate: (q) => q.state.status === 'error', type: 'active' });
+      for (const fn of stateListeners.current) fn();
+    },
+    [queryClient],
+  );
   const notify = useCallback(() => {
     for (const fn of stateListeners.current) fn();
   }, []);

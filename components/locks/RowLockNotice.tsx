@@ -17,6 +17,8 @@ export function useRowHolders(ids: readonly string[]): Map<string, RowHolder> {
     queryKey: lockKeys.holders(key),
     queryFn: () => fetchRowHolders(key),
     enabled: key.length > 0,
+    // Always read afresh when asked for newly (a change that has started waiting asks whether the row is held now).
+    staleTime: 0,
     refetchInterval: POLL_MS,
     retry: false,
   });

@@ -85,7 +85,7 @@ export function ConflictView({
           Discard my edit
         </button>
       </div>
-      <LockWaitNotice pending={pending} lockTimeoutMs={lockTimeoutMs} />
+      <LockWaitNotice pending={pending} lockTimeoutMs={lockTimeoutMs} intentIds={[current.id]} />
     </section>
   );
 }
