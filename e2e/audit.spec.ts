@@ -18,7 +18,7 @@ test('FAILED needs a reason; the reason shows in the timeline and on the audit p
 
   await page.getByRole('button', { name: 'Mark as FAILED' }).click();
   const dialog = page.getByRole('dialog');
-  const confirm = dialog.getByRole('button', { name: 'Move to FAILED' });
+  const confirm = dialog.getByRole('button', { name: 'Mark as FAILED' });
   await expect(confirm).toBeDisabled();
   await dialog.getByTestId('confirm-reason').fill(`card declined ${marker}`);
   await expect(confirm).toBeEnabled();

@@ -47,6 +47,10 @@ export function AuditFilters({ params, actors, filtered }: { params: Record<stri
         <span>Until (UTC)</span>
         <input type="datetime-local" name="to" className="field" defaultValue={params.to ?? ''} />
       </label>
+      <label className={styles.check}>
+        <input type="checkbox" name="includeReplay" value="true" defaultChecked={params.includeReplay === 'true'} />
+        <span>Include contention-replay intents</span>
+      </label>
       <div className={styles.buttons}>
         <button type="submit" className="btn btn-primary">
           Apply

@@ -1,7 +1,7 @@
 import Link from 'next/link';
 import { PageHeader } from '@/components/ui/PageHeader';
 import { knownActors, listAudit, type AuditPage } from '@/lib/audit/log';
-import { auditHref } from '@/lib/audit/url';
+import { AUDIT_FILTER_KEYS, auditHref } from '@/lib/audit/url';
 import { DomainError } from '@/lib/shared/errors';
 import { AuditFilters } from './AuditFilters';
 import { AuditRow } from './AuditRow';
@@ -21,7 +21,7 @@ export async function AuditLog({ params }: { params: Record<string, string> }) {
     problem = err.message;
   }
   const actors = await knownActors();
-  const filtered = ['actor', 'action', 'intent', 'from', 'to'].some((k) => params[k]);
+  const filtered = AUDIT_FILTER_KEYS.some((k) => params[k]);
   return (
     <div>
       <PageHeader

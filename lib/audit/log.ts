@@ -37,6 +37,9 @@ export const auditQuerySchema = z.strictObject({
   intent: intentRefSchema.optional(),
   from: timeSchema.optional(),
   to: timeSchema.optional(),
+  // A contention replay writes thousands of entries about its own synthetic intents; like the Intents page, the log
+  // leaves them out unless asked (`includeReplay=true`, as on the Intents list), or unless one is asked for by its id.
+  includeReplay: z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),
   cursor: z.string().regex(/^[A-Za-z0-9_-]{1,200}$/, { error: 'is not a cursor this log issued' }).optional(),
   limit: wholeNumber({ min: 1, max: 200 }).default(50),
 }).refine((q) => !(q.from && q.to && q.to < q.from), { path: ['to'], error: 'must not be before from' });
@@ -115,6 +118,7 @@ async function readIntentSide(q: AuditQuery, cursor: Cursor | null, take: number
     q.intent ? Prisma.sql`intent_id = ${q.intent}::uuid` : null,
     q.from ? Prisma.sql`at >= ${q.from}::timestamptz` : null,
     q.to ? Prisma.sql`at < ${q.to}::timestamptz` : null,
+    q.includeReplay !== 'true' && !q.intent ? Prisma.sql`NOT EXISTS (SELECT 1 FROM intents i WHERE i.id = audit_events.intent_id AND i.is_replay)` : null,
     afterCursor('intent', cursor),
   ]);
   return (await readDb()).$queryRaw<IntentRow[]>`

@@ -1,7 +1,7 @@
 import type { AuditQueryInput } from './log';
 
 /** The audit page's URL for a filter combination (and a page cursor): shareable, and parsed by the same schema. */
-export const AUDIT_FILTER_KEYS = ['actor', 'action', 'intent', 'from', 'to'] as const;
+export const AUDIT_FILTER_KEYS = ['actor', 'action', 'intent', 'from', 'to', 'includeReplay'] as const;
 
 export function auditHref(filters: Partial<Record<(typeof AUDIT_FILTER_KEYS)[number] | 'cursor', string | undefined>>): string {
   const params = new URLSearchParams();

@@ -70,6 +70,20 @@ describe('global audit log', () => {
     expect((await allPages({ from: '2000-01-01T00:00', actor: 'lee' })).length).toBe(1);
   });
 
+  it('leaves a contention replay’s intents out unless asked, or unless one of them is asked for by its id', async () => {
+    const real = await makeIntent('RECEIVED');
+    const replayed = await makeIntent('RECEIVED');
+    await db().$executeRaw`UPDATE intents SET is_replay = true WHERE id = ${replayed.id}::uuid`;
+    await updateIntentStatus({ id: real.id, status: 'NORMALIZED' }, { name: 'kim' });
+    await updateIntentStatus({ id: replayed.id, status: 'NORMALIZED' }, { name: 'replay:kim' });
+    await recordAuthEvent({ action: 'auth.sign_in', actor: 'kim', subject: 'kim' });
+    const shown = (entries: AuditEntry[]) => new Set(entries.map((e) => e.intentId));
+    expect(shown(await allPages({}))).toEqual(new Set([real.id, null]));
+    expect(shown(await allPages({ includeReplay: 'true' }))).toEqual(new Set([real.id, replayed.id, null]));
+    expect(shown(await allPages({ intent: replayed.id }))).toEqual(new Set([replayed.id]));
+    await expect(listAudit({ includeReplay: 'yes' })).rejects.toMatchObject({ issues: [{ field: 'includeReplay' }] });
+  });
+
   it('filters by an intent named as the console shows it, its first 8 or more characters', async () => {
     const intent = await makeIntent('RECEIVED');
     await updateIntentStatus({ id: intent.id, status: 'NORMALIZED' }, tester);
