@@ -225,6 +225,9 @@ test('the shell at 800 px: a compact bar across the top, one main landmark, no s
       [page, '/locks'],
       [page, '/contention'],
       [page, '/replay'],
+      [page, '/events'],
+      [page, '/audit'],
+      [page, '/workers'],
       [anonymous, '/sign-in'],
     ] as const) {
       await p.goto(path);
@@ -235,6 +238,9 @@ test('the shell at 800 px: a compact bar across the top, one main landmark, no s
       await expect(nav.getByRole('link', { name: p === anonymous ? 'API reference' : 'Locks' })).toBeVisible();
       const bar = await nav.boundingBox();
       expect(bar!.height, `${path}: the navigation is one row`).toBeLessThan(60);
+      // Every link of it in sight, the last included: none cut off at the edge.
+      const last = await nav.getByRole('link').last().boundingBox();
+      expect(last!.x + last!.width, `${path}: the last link fits`).toBeLessThanOrEqual(800);
       expect((await p.getByRole('complementary').boundingBox())!.height, `${path}: the bar is compact`).toBeLessThan(140);
       await expect(p.getByRole('main'), `${path}: one main landmark`).toHaveCount(1);
       const { scrollWidth, innerWidth } = await p.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth }));

@@ -4,7 +4,8 @@ import Link from 'next/link';
 import { usePathname } from 'next/navigation';
 import styles from './shell.module.css';
 
-type NavItem = { href: string; label: string; icon: keyof typeof ICONS; coming?: boolean; reference?: boolean };
+/** `short`: the words shown in the bar across the top of a narrow window, where the full label would not fit. */
+type NavItem = { href: string; label: string; short?: string; icon: keyof typeof ICONS; coming?: boolean; reference?: boolean };
 
 /** 16px line icons (decorative: the label names the section). */
 const ICONS = {
@@ -39,8 +40,8 @@ export const NAV_ITEMS: NavItem[] = [
   { href: '/events', label: 'Events', icon: 'events' },
   { href: '/audit', label: 'Audit', icon: 'audit' },
   { href: '/workers', label: 'Workers', icon: 'workers' },
-  { href: '/api-docs', label: 'API reference', icon: 'api', reference: true },
-  { href: '/docs/events', label: 'Events reference', icon: 'book', reference: true },
+  { href: '/api-docs', label: 'API reference', short: 'API docs', icon: 'api', reference: true },
+  { href: '/docs/events', label: 'Events reference', short: 'Event docs', icon: 'book', reference: true },
 ];
 
 /**
@@ -70,11 +71,24 @@ export function NavLinks({ signedIn }: { signedIn: boolean }) {
         }
         return (
           <li key={item.href} className={firstReference ? styles.navReference : undefined}>
-            <Link href={item.href} className={`${styles.navLink} ${active ? styles.navActive : ''}`} aria-current={active ? 'page' : undefined}>
+            <Link
+              href={item.href}
+              className={`${styles.navLink} ${active ? styles.navActive : ''}`}
+              aria-current={active ? 'page' : undefined}
+              aria-label={item.short ? item.label : undefined}
+              title={item.short ? item.label : undefined}
+            >
               <span className={styles.navIcon}>
                 <Icon name={item.icon} />
               </span>
-              {item.label}
+              {item.short ? (
+                <>
+                  <span className={styles.navLabelLong}>{item.label}</span>
+                  <span className={styles.navLabelShort}>{item.short}</span>
+                </>
+              ) : (
+                item.label
+              )}
             </Link>
           </li>
         );
