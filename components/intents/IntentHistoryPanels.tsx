@@ -6,6 +6,7 @@ import { ErrorState } from '@/components/ui/ErrorState';
 import { RelativeTime } from '@/components/ui/RelativeTime';
 import { Skeleton } from '@/components/ui/Skeleton';
 import { fetchIntentConflicts } from '@/lib/console/intents-client';
+import { operationLabel } from '@/lib/contention/series';
 import { intentKeys } from '@/lib/intents/keys';
 import styles from './intents.module.css';
 
@@ -37,7 +38,7 @@ export function ConflictsPanel({ id }: { id: string }) {
                   <RelativeTime iso={c.at} />
                 </td>
                 <td>{c.actor}</td>
-                <td>{c.operation}</td>
+                <td>{operationLabel(c.operation)}</td>
                 <td>
                   v{c.expectedVersion} → v{c.currentVersion}
                 </td>

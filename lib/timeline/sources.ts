@@ -137,6 +137,12 @@ function auditEntry(r: AuditRow, intentId: string): SourcedEntry {
       return sourced(r, { kind: 'pipeline_run', summary: `Pipeline run started (${str(d.mode) ?? '?'}, from ${str(d.door) ?? '?'})`, actor: r.actor, link: `/intents/${intentId}#pipeline-runs`, details: { phase: 'started', ...d } });
     case 'pipeline_finished':
       return sourced(r, { kind: 'pipeline_run', summary: `Pipeline run ${(str(d.status) ?? 'finished').replace(/_/g, ' ')}${str(d.error) ? `: ${str(d.error)}` : ''}`, actor: r.actor, link: `/intents/${intentId}#pipeline-runs`, details: { phase: 'finished', ...d } });
+    case 'retry_now':
+    case 'cancel_retry': {
+      // An operator's hand on the intent's place in the workers' queue (the Workers page): part of its pipeline's story.
+      const attempt = typeof d.attempt === 'number' && d.attempt > 0 ? `, after attempt ${d.attempt}` : '';
+      return sourced(r, { kind: 'pipeline_run', summary: `${auditActionLabel(r.action)}${attempt}`, actor: r.actor, link, details: { action: r.action, ...d } });
+    }
     case 'pipeline_released':
       return sourced(r, { kind: 'pipeline_run', summary: 'Pipeline run given back before it started: its worker was stopping', actor: r.actor, link: `/intents/${intentId}#pipeline-runs`, details: { phase: 'released', ...d } });
     case 'wait_opened':

@@ -103,8 +103,14 @@ describe('queue controls', () => {
     const actions = (await getIntentAudit(intent.id)).map((e) => e.action);
     expect(actions).toEqual(expect.arrayContaining(['retry_now', 'cancel_retry']));
     // The intent's timeline tells them in words, as the audit page's action filter offers them.
-    const summaries = (await getIntentTimeline(intent.id)).items.map((e) => e.summary);
-    expect(summaries).toEqual(expect.arrayContaining(['Queued work made due now (Workers)', 'Taken out of the work queue (Workers)']));
+    const entries = (await getIntentTimeline(intent.id)).items.map((e) => [e.kind, e.summary]);
+    // Filed with the pipeline's runs, where its queue's story is told, not under "other".
+    expect(entries).toEqual(
+      expect.arrayContaining([
+        ['pipeline_run', 'Queued work made due now (Workers), after attempt 1'],
+        ['pipeline_run', 'Taken out of the work queue (Workers), after attempt 1'],
+      ]),
+    );
     expect(await cancelScheduledRetry('00000000-0000-4000-8000-000000000000', tester).catch((e) => e)).toBeInstanceOf(NotFoundError);
     expect(await retryNow('nope', tester).catch((e) => e)).toBeInstanceOf(ValidationError);
   });
