@@ -404,9 +404,15 @@ export async function answerWait(input: AnswerInput, actor: Actor): Promise<Answ
   // The wait answered is the latest of that name as read here: its schema checks the body before anything is written,
   // and the statement then decides that very wait (a newer one opened meanwhile is not answered by a body checked
   // against another's schema).
-  const [latest] = await db().$queryRaw<{ id: string; answerSchema: JsonObject | null }[]>(Prisma.sql`
-    SELECT id::text AS id, answer_schema AS "answerSchema" FROM pipeline_waits WHERE intent_id = ${id}::uuid AND name = ${name} ORDER BY id DESC LIMIT 1`);
-  if (!latest) throw new NotFoundError(`A wait named "${name}" on intent ${id}`, { id, name });
+  const [latest] = await db().$queryRaw<{ id: string | null; answerSchema: JsonObject | null }[]>(Prisma.sql`
+    SELECT w.id::text AS id, w.answer_schema AS "answerSchema"
+    FROM intents i LEFT JOIN LATERAL (
+      SELECT id, answer_schema FROM pipeline_waits WHERE intent_id = i.id AND name = ${name} ORDER BY id DESC LIMIT 1
+    ) w ON true
+    WHERE i.id = ${id}::uuid`);
+  // Which of the two is missing, said plainly: a caller with a wrong id learns that, not that the wait is unknown.
+  if (!latest) throw new NotFoundError(`Intent ${id}`, { id });
+  if (!latest.id) throw new NotFoundError(`A wait named "${name}" on intent ${id}`, { id, name });
   checkAnswer(latest.answerSchema, body as JsonObject);
   const [row] = await db().$queryRaw<(WaitRow & { outcome: AnswerOutcome })[]>(Prisma.sql`
     WITH target AS MATERIALIZED (

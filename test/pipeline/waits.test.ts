@@ -489,7 +489,11 @@ describe('POST /api/intents/:id/pipeline/answers', () => {
     expect((await api.answer('not-a-uuid', { name: 'approval', body: {} })).status).toBe(400);
     const none = await api.answer(id, { name: 'callback', body: {} });
     expect(none.status).toBe(404);
-    expect(none.body.error.code).toBe('not_found');
+    expect(none.body.error).toMatchObject({ code: 'not_found', message: `A wait named "callback" on intent ${id} was not found` });
+    // An intent that does not exist is said to be missing, not its wait.
+    const noIntent = await api.answer('00000000-0000-4000-8000-000000000000', { name: 'approval', body: { approved: true } });
+    expect(noIntent.status).toBe(404);
+    expect(noIntent.body.error.message).toBe('Intent 00000000-0000-4000-8000-000000000000 was not found');
 
     const shaped = await api.answer(id, { name: 'approval', body: { approved: 'yes', by: 'me' } });
     expect(shaped.status).toBe(400);
