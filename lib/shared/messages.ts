@@ -12,7 +12,7 @@ const A: Record<string, string> = {
   int: 'a whole number',
   boolean: 'true or false',
   bigint: 'a whole number',
-  object: 'an object',
+  object: 'a JSON object',
   array: 'an array',
   date: 'a date',
   null: 'null',
