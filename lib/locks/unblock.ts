@@ -74,17 +74,19 @@ export async function unblockImpact(pid: number): Promise<UnblockImpact> {
       const { backends: all } = await readResolvedBackendsIncluding(tx, pid);
       return impactOf(all, pid, now);
     }
-    const found = impactOf(backends, pid, now);
-    if (!found || !isIdleInTransaction(found.state)) return found;
-    const held = await readHeldIntentRows(tx, pid);
-    const known = new Set(found.intents.map((i) => i.id));
-    return { ...found, heldIntentRows: held, intents: [...found.intents, ...held.filter((id) => !known.has(id)).map((id) => ({ id, via: 'row-holds' as const }))] };
+    return impactOf(backends, pid, now);
   });
   if (!impact) throw new NotFoundError(`Backend ${pid}`, { pid, hint: 'It may have finished already; refresh the Locks page.' });
   // Read apart from the snapshot: the history is the console's own table, not lock state, and a database too busy to
-  // answer it leaves the guard with what it sees this instant.
-  const recentBlocking = await recentBlockingOf(impact).catch(() => null);
-  return { ...impact, recentBlocking };
+  // answer it leaves the guard with what it sees this instant. The same for the rows an idle transaction holds: that
+  // read scans the intents table, and one that runs out of time must not take the rest of the impact with it.
+  const [recentBlocking, held] = await Promise.all([
+    recentBlockingOf(impact).catch(() => null),
+    isIdleInTransaction(impact.state) ? withSnapshotTransaction((tx) => readHeldIntentRows(tx, pid)).catch(() => []) : Promise.resolve([]),
+  ]);
+  const known = new Set(impact.intents.map((i) => i.id));
+  const intents = [...impact.intents, ...held.filter((id) => !known.has(id)).map((id) => ({ id, via: 'row-holds' as const }))];
+  return { ...impact, recentBlocking, heldIntentRows: held, intents };
 }
 
 /**
