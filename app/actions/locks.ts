@@ -34,21 +34,32 @@ const text = (form: unknown, name: string) => {
   return typeof value === 'string' ? value : '';
 };
 
+const sessions = (n: number) => (n === 1 ? '1 session' : `${n} sessions`);
+
 function describe(result: UnblockResult): string {
   const verb = result.action === 'cancel' ? 'Cancel' : 'Terminate';
   if (!result.signalled) return `${verb} was not delivered: backend ${result.pid} had already gone.`;
   if (!result.after) return `${verb} signal sent to backend ${result.pid}; its effect could not be read back (the database is under pressure).`;
-  if (!result.after.alive) return `Backend ${result.pid} has ended; the ${result.impact.waitingBehind} session(s) behind it can proceed.`;
+  if (!result.after.alive) {
+    const { waitingBehind, heldIntentRows } = result.impact;
+    const freed =
+      waitingBehind > 0
+        ? `the ${waitingBehind === 1 ? 'session' : sessions(waitingBehind)} waiting behind it can go on`
+        : heldIntentRows.length > 0
+          ? `the ${heldIntentRows.length === 1 ? 'intent row' : `${heldIntentRows.length} intent rows`} it held ${heldIntentRows.length === 1 ? 'is' : 'are'} free again`
+          : 'nobody was waiting behind it at that moment';
+    return `Backend ${result.pid} has ended and its transaction was rolled back; ${freed}.`;
+  }
   if (result.after.waitingBehind === 0) {
     return result.action === 'cancel'
       ? `Backend ${result.pid}'s query was cancelled and its transaction rolled back: nobody waits behind it any more.`
       : `Backend ${result.pid} no longer blocks anyone.`;
   }
   return result.action === 'cancel'
-    ? `Cancel sent, but backend ${result.pid} still blocks ${result.after.waitingBehind} session(s)` +
+    ? `Cancel sent, but backend ${result.pid} still blocks ${sessions(result.after.waitingBehind)}` +
         (result.impact.state === 'idle in transaction' ? ' — it is idle in its transaction, so there was no query to cancel.' : '.') +
         ' Terminate is now available.'
-    : `Terminate sent, but backend ${result.pid} still blocks ${result.after.waitingBehind} session(s); refresh in a moment.`;
+    : `Terminate sent, but backend ${result.pid} still blocks ${sessions(result.after.waitingBehind)}; refresh in a moment.`;
 }
 
 export type ImpactAnswer = { impact?: UnblockImpact; cancelTried?: boolean; error?: string; code?: string };
