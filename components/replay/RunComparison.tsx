@@ -5,8 +5,11 @@ import { figure, when } from './format';
 import r from './replay.module.css';
 
 /** Which run this one is compared with, in words: the pinned baseline, the previous comparable run, or the one chosen. */
-function comparedWithText({ previous, comparedWith, baseline }: RunWithComparison): string {
-  if (!previous) return 'No earlier comparable run (finished, the same size, a scenario in common): the next such run will be compared with this one.';
+function comparedWithText({ previous, comparedWith, baseline, candidates }: RunWithComparison): string {
+  if (!previous) {
+    const others = candidates.length > 0 ? ' Earlier runs of another size are offered under “Compare with”: compared with one, the figures measure a different load.' : '';
+    return `No earlier comparable run (finished, the same size, a scenario in common): the next such run will be compared with this one.${others}`;
+  }
   const who = `run ${shortId(previous.id)} of ${when(previous.createdAt)}, by ${previous.requestedBy}, ${previous.verdict ?? 'no verdict'}`;
   if (comparedWith.why === 'pinned') return `Compared with the pinned baseline: ${who}; pinned by ${baseline?.pinnedBy}${baseline?.note ? ` (“${baseline.note}”)` : ''}.`;
   if (comparedWith.why === 'chosen') return `Compared with the run you chose: ${who}.`;
