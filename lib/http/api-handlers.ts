@@ -219,6 +219,9 @@ async function pendingMigrations(): Promise<string[]> {
  * migrations are applied), and the live feed is listening. Says which check failed. With read replicas, each one's
  * lag (ms and bytes of WAL) and whether it is in rotation.
  */
+/** How long a readiness probe waits for the live feed's connection being made. */
+const LIVE_READY_WAIT_MS = 3_000;
+
 async function getReadiness(): Promise<JsonAnswer> {
   const checks: Record<string, Check> = {};
   try {
@@ -230,7 +233,12 @@ async function getReadiness(): Promise<JsonAnswer> {
   }
   try {
     const hub = await liveHub();
-    checks.live = hub.isListening() ? { ok: true, detail: 'listening' } : { ok: false, detail: 'not listening yet (reconnecting to the database)' };
+    // The hub starts on first use, which may be this very probe: give its first connection a moment, so that an
+    // instance that just started is not reported unready for a connection it is making.
+    const listening = hub.isListening() || (await hub.whenListening(LIVE_READY_WAIT_MS));
+    checks.live = listening
+      ? { ok: true, detail: 'listening' }
+      : { ok: false, detail: hub.hasListened() ? 'not listening (reconnecting to the database)' : 'not listening yet (connecting to the database)' };
   } catch {
     checks.live = { ok: false, detail: 'could not start' };
   }

@@ -57,6 +57,7 @@ export class LiveHub {
   private client: pg.Client | null = null;
   private snapshot: Snapshot | null = null;
   private listening = false;
+  private everListened = false;
   private stopped = false;
   private attempt = 0;
   private roundRunning = false;
@@ -125,9 +126,33 @@ export class LiveHub {
     }
   }
 
+  /** Whether this hub has listened at all yet (a first connection still on its way is not a reconnection). */
+  hasListened(): boolean {
+    return this.everListened;
+  }
+
+  /** Resolves once the hub listens, or after `withinMs` (false) if it does not by then. */
+  whenListening(withinMs: number): Promise<boolean> {
+    if (this.listening) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        hubSignals.off('listening', on);
+        resolve(false);
+      }, withinMs);
+      const on = (listening: boolean) => {
+        if (!listening) return;
+        clearTimeout(timer);
+        hubSignals.off('listening', on);
+        resolve(true);
+      };
+      hubSignals.on('listening', on);
+    });
+  }
+
   private setListening(listening: boolean) {
     if (this.listening === listening) return;
     this.listening = listening;
+    if (listening) this.everListened = true;
     this.broadcast({ kind: 'status', listening });
     hubSignals.emit('listening', listening);
   }
