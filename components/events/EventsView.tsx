@@ -54,10 +54,11 @@ export function EventsView({ children }: { children?: ReactNode }) {
       {query.isPending && <Skeleton label="Loading the outbox" lines={3} height={180} />}
       {s && (
         <>
-          {!s.relayConfigured && (
+          {/* Off only when nobody relays: this instance without NATS_URL, and no relay of another process connected. */}
+          {!s.relayConfigured && s.relays.length === 0 && (
             <div role="status" className={`${styles.banner} ${styles.bannerInfo}`}>
-              The relay is off: <code>NATS_URL</code> is not set, so nothing is published and events wait in the outbox. Set it for the console and
-              the workers (each runs a relay) to publish them, oldest first.
+              No relay is connected and this console has no <code>NATS_URL</code>, so nothing is published and events wait in the outbox. Set it for
+              the console and the workers (each runs a relay), or run <code>npm run relay</code>, to publish them, oldest first.
             </div>
           )}
           <OutboxTiles s={s} />
