@@ -154,6 +154,8 @@ export class OutboxRelay {
         await this.ensureNats();
         await this.rebalance();
         const published = await this.round();
+        // Said once, so that a log whose last line is the pause does not read as stuck.
+        if (this.stats.lastError !== null) this.opts.log(`publishing resumed after ${failures} failed attempt${failures === 1 ? '' : 's'}`);
         failures = 0;
         this.stats.lastError = null;
         if (published >= this.opts.batchSize) continue;

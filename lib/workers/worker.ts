@@ -66,6 +66,8 @@ export class Worker {
   private ahead: Claim[] = [];
   private readonly counts = new Map<WorkerEvent, number>();
   private state: 'idle' | 'running' | 'stopping' | 'stopped' = 'idle';
+  /** Claims that failed in a row (the database unreachable): counted so the log says when claiming works again. */
+  private claimFailures = 0;
   /** Set by a wake-up that came while the claim loop was busy: its next wait returns at once. */
   private nudged = false;
   private wake: (() => void) | undefined;
@@ -169,8 +171,13 @@ export class Worker {
         claims = await claimDueIntents(queryOnPool, { workerName: this.name, limit: room, leaseMs: this.config.leaseMs, maxAttempts: this.config.maxAttempts, open });
         // The console shows a claimed intent's run as running from its claim (selectRuns).
         if (open && claims.length) announceCommitted();
+        // Said once, so that a log whose last line is a failure does not read as stuck.
+        if (this.claimFailures > 0) this.log(`claiming works again, after ${this.claimFailures} failed attempt${this.claimFailures === 1 ? '' : 's'}`);
+        this.claimFailures = 0;
       } catch (err) {
-        this.log(`claiming failed (will try again): ${oneLineError(err)}`);
+        this.claimFailures++;
+        // The first failure of a run of them, then every tenth: a database down for minutes does not flood the log.
+        if (this.claimFailures === 1 || this.claimFailures % 10 === 0) this.log(`claiming failed (will try again): ${oneLineError(err)}`);
       }
       if (claims.length) this.count('claimed', claims.length);
       this.ahead.push(...claims);

@@ -148,8 +148,9 @@ describe.skipIf(!natsMode)('the outbox relay and NATS JetStream', () => {
     expectExactlyOnceInOrder(await streamMessages(), await outboxIds());
   });
 
-  it.skipIf(natsMode !== 'binary')('keeps the backlog while NATS is down and drains it when NATS is back, losing nothing', async () => {
-    const r = relay();
+  it.skipIf(natsMode !== 'binary')('keeps the backlog while NATS is down and drains it when NATS is back, losing nothing; its log says both', async () => {
+    const logged: string[] = [];
+    const r = relay({ log: (line: string) => logged.push(line) });
     await churn(2);
     await eventually('the first changes to be published', async () => (await backlog()) === 0);
 
@@ -166,6 +167,11 @@ describe.skipIf(!natsMode)('the outbox relay and NATS JetStream', () => {
     await nats.start();
     await eventually('the backlog to drain', async () => (await backlog()) === 0);
     expectExactlyOnceInOrder(await streamMessages(), await outboxIds());
+    // A log read later shows the pause and then the recovery, not a pause as its last word.
+    const paused = logged.findIndex((l) => l.startsWith('publishing paused'));
+    const resumed = logged.findIndex((l) => l.startsWith('publishing resumed after'));
+    expect(paused).toBeGreaterThanOrEqual(0);
+    expect(resumed).toBeGreaterThan(paused);
   });
 });
 
