@@ -43,7 +43,8 @@ function useReplayRuns(initialRunId: string | null, initialAgainst: string | nul
   const runs = useQuery({
     queryKey: replayKeys.runs(),
     queryFn: fetchReplayRuns,
-    refetchInterval: (q) => (q.state.data?.runs.some((x) => x.status === 'running') ? 2000 : 15_000),
+    // Idle, it still looks every few seconds: a run started from another tab or by a colleague shows here while it runs.
+    refetchInterval: (q) => (q.state.data?.runs.some((x) => x.status === 'running') ? 2000 : 4000),
   });
   const running = runs.data?.runs.find((x) => x.status === 'running') ?? null;
   const shownId = selected ?? running?.id ?? runs.data?.runs[0]?.id ?? null;

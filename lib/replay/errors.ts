@@ -1,3 +1,4 @@
+import { formatUtc } from '@/lib/shared/time';
 import { DomainError } from '@/lib/shared/errors';
 
 /** The replay's refusals, with the status codes the doors answer with. */
@@ -18,7 +19,7 @@ export class ReplayInProgressError extends DomainError {
   constructor(running: { id: string; requestedBy: string; createdAt: string; door: string } | null) {
     super(
       running
-        ? `A replay run is already in progress (started by ${running.requestedBy} from the ${running.door} at ${running.createdAt}); one run at a time keeps the measurements honest. Wait for it or cancel it.`
+        ? `A replay run is already in progress: run ${running.id.slice(0, 8)}, started by ${running.requestedBy} from the ${running.door === 'api' ? 'API' : running.door} at ${formatUtc(running.createdAt)}. One run at a time keeps the figures honest: wait for it, or cancel it.`
         : 'A replay run is already in progress; one run at a time keeps the measurements honest.',
       running ? { runId: running.id, requestedBy: running.requestedBy, createdAt: running.createdAt } : undefined,
     );

@@ -218,7 +218,12 @@ describe('contention replay', () => {
 
   it('allows one run at a time across the database, and a dead runner does not block forever', async () => {
     const running = await startReplay({ scenarios: ['lock-latency'], size: 'small' }, 'console', releaseEngineer, { environment: 'development' });
-    await expect(startReplay({ scenarios: ['lock-latency'] }, 'cli', { name: 'someone-else' }, { environment: 'development' })).rejects.toBeInstanceOf(ReplayInProgressError);
+    const refused = await startReplay({ scenarios: ['lock-latency'] }, 'cli', { name: 'someone-else' }, { environment: 'development' }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ReplayInProgressError);
+    // Which run, by whom, when: in the words and time format of the rest of the console.
+    expect((refused as Error).message).toMatch(
+      new RegExp(`^A replay run is already in progress: run ${running.id.slice(0, 8)}, started by ${releaseEngineer.name} from the console at \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d UTC\\.`),
+    );
     // Concurrent starts: the partial unique index lets exactly one through.
     await db().$executeRaw`UPDATE replay_runs SET status = 'finished', finished_at = now() WHERE id = ${running.id}::uuid`;
     const attempts = await Promise.allSettled(
