@@ -290,3 +290,11 @@ test('without the release or admin role the button is disabled and says why, for
 
 // Not a React hook (a Playwright helper that plants a session cookie): named so the hooks lint rule lets a loop call it.
 const signIn = useSessionOf;
+
+test('a link to a run that is not there says so, instead of quietly showing another run', async ({ page, context, baseURL }) => {
+  await useSessionOf(context, baseURL!, ['viewer']);
+  await page.goto('/replay?run=deadbeef');
+  await expect(page.getByTestId('replay-link-problem')).toHaveText('The link’s run “deadbeef” is not shown: no replay run has that id. The latest run is shown instead.');
+  await page.goto('/replay?run=not-an-id');
+  await expect(page.getByTestId('replay-link-problem')).toContainText('it is not a run id');
+});

@@ -30,6 +30,8 @@ export type ReplayViewProps = {
   initialRunId: string | null;
   /** The earlier run the shown run is compared with, when the engineer chose one (else the default). */
   initialAgainst: string | null;
+  /** Why the run the link named is not the one shown (unknown, ambiguous or not an id). */
+  linkProblem?: string | null;
 };
 
 /**
@@ -96,6 +98,11 @@ export function ReplayView(props: ReplayViewProps) {
 
       <section className={styles.section} data-testid="replay-run">
         <h2>Run</h2>
+        {props.linkProblem && (
+          <div className={`${styles.banner} ${styles.bannerWarn}`} role="status" data-testid="replay-link-problem">
+            {props.linkProblem} The latest run is shown instead.
+          </div>
+        )}
         {!shownId && runs.isSuccess && <div className={styles.empty}>No replay has run against this database yet.</div>}
         {shownId && run.isPending && <Skeleton lines={6} label="Loading the run" />}
         {shownId && run.isError && !run.data && <ErrorState title="The run could not be loaded" error={run.error} onRetry={() => void run.refetch()} retrying={run.isFetching} />}

@@ -2,6 +2,7 @@ import { Prisma } from '@/generated/prisma/client';
 import { recordAuditEvent } from '@/lib/audit/record';
 import { db, type Tx } from '@/lib/db/client';
 import { SQLSTATE, sqlState } from '@/lib/db/sqlstate';
+import { isUuid, looksLikeIdPrefix, uuidPrefixRange } from '@/lib/search/parse';
 import { ReplayInProgressError } from './errors';
 import type { Verdict, ReplayRunView, RunConfig, RunDoor, RunProgress, RunStatus, ScenarioName, ScenarioResult } from './types';
 import { failedChecks, unjudgedChecks } from './verdict';
@@ -171,6 +172,19 @@ export async function requestCancel(id: string, by: string): Promise<boolean> {
   const n = await db().$executeRaw`
     UPDATE replay_runs SET cancel_requested = true, cancelled_by = ${by} WHERE id = ${id}::uuid AND status = 'running'`;
   return n > 0;
+}
+
+/**
+ * The run a link names: its whole id, or the first 8 or more characters the page shows of it. `missing` when no
+ * run has it, `several` when more than one starts so, `invalid` when it is neither.
+ */
+export async function resolveRunRef(ref: string): Promise<{ id: string } | { problem: 'missing' | 'several' | 'invalid' }> {
+  const text = ref.trim().toLowerCase();
+  if (!looksLikeIdPrefix(text)) return { problem: 'invalid' };
+  if (isUuid(text)) return (await getRun(text)) ? { id: text } : { problem: 'missing' };
+  const { low, high } = uuidPrefixRange(text);
+  const rows = await db().$queryRaw<{ id: string }[]>`SELECT id::text AS id FROM replay_runs WHERE id BETWEEN ${low}::uuid AND ${high}::uuid ORDER BY id LIMIT 2`;
+  return rows.length === 1 ? { id: rows[0].id } : { problem: rows.length ? 'several' : 'missing' };
 }
 
 export async function getRun(id: string): Promise<ReplayRunView | null> {
