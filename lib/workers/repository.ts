@@ -151,7 +151,11 @@ export async function claimDueIntents(
       FOR UPDATE SKIP LOCKED
     ), due_status AS MATERIALIZED (
       -- One index lookup per due row, whatever the planner estimates: a join may hash the whole intents table.
-      SELECT d.*, (SELECT i.status::text FROM intents i WHERE i.id = d.intent_id) AS intent_status FROM due d
+      -- The intent's row is read FOR KEY SHARE SKIP LOCKED: a row someone holds FOR UPDATE (a person's psql session,
+      -- a transaction left open) reads as NULL, so its intent is neither claimed nor settled and stays due for a later
+      -- claim. Without it, the run this claim records (its foreign key takes the same KEY SHARE lock) waited for that
+      -- holder, and with it every other intent of the claim and the worker's whole claim loop.
+      SELECT d.*, (SELECT i.status::text FROM intents i WHERE i.id = d.intent_id FOR KEY SHARE SKIP LOCKED) AS intent_status FROM due d
     ), claimed AS MATERIALIZED (
       UPDATE intent_work w SET
         state = 'running',

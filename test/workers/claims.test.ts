@@ -116,6 +116,27 @@ describe('the claim statement under every interleaving of two sessions', () => {
     await s1.query('COMMIT');
   });
 
+  it('an intent whose row someone holds FOR UPDATE is left for a later claim; the others are claimed at once, their runs recorded', async () => {
+    const ids = await newIntents(3);
+    const [s1, s2] = sessions;
+    // A person's psql session, left open on one of them.
+    await s2.query('BEGIN');
+    await s2.query('SELECT id FROM intents WHERE id = $1 FOR UPDATE', [ids[0]]);
+    await s1.query('BEGIN');
+    // Were the claim to wait for that row, this says so (55P03) instead of hanging the test.
+    await s1.query(`SET LOCAL lock_timeout = '5s'`);
+    const open = { mode: 'FAILFAST', door: 'worker', actor: 'worker:w1', bridge: 'input', accepts: ['RECEIVED'], record: true } as const;
+    const claims = await claimDueIntents(onSession(s1), { ...claimArgs('w1'), open });
+    await s1.query('COMMIT');
+    expect(claims.map((c) => c.intentId).sort()).toEqual(ids.slice(1));
+    const runs = await db().$queryRaw<{ intentId: string }[]>`SELECT intent_id::text AS "intentId" FROM pipeline_runs ORDER BY intent_id`;
+    expect(runs.map((r) => r.intentId)).toEqual(ids.slice(1));
+    expect((await work(ids[0])).state).toBe('available');
+    // Let go, it is claimed like any other.
+    await s2.query('COMMIT');
+    expect((await claimDueIntents(db(), claimArgs('w2'))).map((c) => c.intentId)).toEqual([ids[0]]);
+  });
+
   it('claim1 rollback1 claim2: a claim that rolls back leaves its rows to the next', async () => {
     const ids = await newIntents(3);
     const [s1, s2] = sessions;
