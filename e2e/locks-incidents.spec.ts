@@ -94,6 +94,11 @@ test('a holder nobody waits for right now: the intent page links to its unblock 
     const panel = page.getByTestId(`unblock-panel-${holder.pid}`);
     await expect(panel.getByTestId('impact-held')).toContainText(short(intent.id));
     await expect(panel.getByTestId('impact-waiting')).toHaveText('0');
+    // Opened on Locks directly: the session's own row offers the same panel.
+    await page.goto('/locks');
+    await expect(page.getByTestId('tree-empty')).toBeVisible();
+    await page.getByTestId(`session-${holder.pid}`).getByRole('button', { name: 'Unblock…' }).click();
+    await expect(panel.getByTestId('impact-held')).toContainText(short(intent.id));
     await panel.getByLabel(/Reason/).fill('e2e: psql left open, nobody can change the intent');
     await panel.getByRole('button', { name: 'Terminate session' }).click();
     await expect(panel.getByTestId('unblock-result')).toContainText('has ended');

@@ -81,7 +81,7 @@ export function LocksView({
         <>
           {initialPid !== null && <NamedBackendNote pid={initialPid} snap={snap} />}
           <BlockingTreeSection snap={snap} canCancel={canCancel} canTerminate={canTerminate} selected={selected} onSelect={setSelected} named={initialPid} />
-          <SessionsSection snap={snap} named={initialPid} />
+          <SessionsSection snap={snap} named={initialPid} onUnblock={canCancel ? (pid) => setSelected(pid) : null} />
           <LocksSection snap={snap} />
           <p className={styles.hint}>
             Snapshot taken {formatUtcTime(snap.takenAt)} in {snap.tookMs} ms (lock_timeout 100 ms, statement_timeout 1 s).
@@ -267,7 +267,11 @@ function BlockingTreeSection({ snap, ...ctx }: { snap: LocksSnapshot } & TreeCtx
   );
 }
 
-function SessionsSection({ snap, named }: { snap: LocksSnapshot; named: number | null }) {
+/**
+ * `onUnblock`: for on-call, opens the unblock panel of a session idle in its transaction, which may hold intent rows
+ * that nobody happens to wait for right now (the blocking tree lists only sessions someone waits behind).
+ */
+function SessionsSection({ snap, named, onUnblock }: { snap: LocksSnapshot; named: number | null; onUnblock: ((pid: number) => void) | null }) {
   return (
     <section className={styles.section}>
       <h2>Sessions</h2>
@@ -295,7 +299,7 @@ function SessionsSection({ snap, named }: { snap: LocksSnapshot; named: number |
             </thead>
             <tbody>
               {snap.backends.map((b) => (
-                <SessionRow key={b.pid} b={b} named={named} takenAt={snap.takenAt} />
+                <SessionRow key={b.pid} b={b} named={named} takenAt={snap.takenAt} onUnblock={onUnblock} />
               ))}
               {snap.backendsHidden > 0 && (
                 <tr className={styles.summaryRow}>
@@ -311,7 +315,8 @@ function SessionsSection({ snap, named }: { snap: LocksSnapshot; named: number |
 }
 
 /** One session: who it is, what it is about, what it waits on, who blocks it, and its query. */
-function SessionRow({ b, named, takenAt }: { b: Backend; named: number | null; takenAt: string }) {
+function SessionRow({ b, named, takenAt, onUnblock }: { b: Backend; named: number | null; takenAt: string; onUnblock: ((pid: number) => void) | null }) {
+  const idleInTransaction = b.state === 'idle in transaction' || b.state === 'idle in transaction (aborted)';
   return (
     <tr
       id={`session-${b.pid}`}
@@ -341,6 +346,22 @@ function SessionRow({ b, named, takenAt }: { b: Backend; named: number | null; t
       <td data-testid="session-state">
         {b.state ?? '—'}
         {b.stateChange && <span className={styles.hint}> · {ageAt(b.stateChange, takenAt)}</span>}
+        {onUnblock && idleInTransaction && (
+          <>
+            {' '}
+            <button
+              type="button"
+              className="btn btn-sm"
+              onClick={() => {
+                onUnblock(b.pid);
+                // The panel opens at the top of the page, above the tree.
+                requestAnimationFrame(() => document.querySelector(`[data-testid="unblock-panel-${b.pid}"]`)?.scrollIntoView({ block: 'start' }));
+              }}
+            >
+              Unblock…
+            </button>
+          </>
+        )}
       </td>
       <td className={styles.wrap} data-testid="session-wait">
         {b.waitEventType ? `${b.waitEventType}: ${b.waitEvent ?? '?'}` : '—'}
