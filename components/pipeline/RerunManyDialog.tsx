@@ -23,11 +23,19 @@ async function loadPlan(targets: RerunTargets, fromBridge: string): Promise<Reru
   return result.data;
 }
 
+/** How a rerun ended, in the words of the runs panel: by where its run stopped, not only whether it completed. */
+const ENDED: Record<string, string> = { succeeded: 'ran through', waiting: 'waiting for an answer', failed: 'failed again', finished_with_errors: 'finished with errors', interrupted: 'interrupted' };
+
 function outcome(results: RerunManyResult['results']): string {
-  const ok = results.filter((r) => r.ok);
-  const completed = ok.filter((r) => r.ok && r.intentStatus === 'COMPLETED').length;
-  const refused = results.length - ok.length;
-  return `Rerun ${ok.length} intent${ok.length === 1 ? '' : 's'}: ${completed} completed, ${ok.length - completed} did not${refused ? `; ${refused} refused (${results.flatMap((r) => (r.ok ? [] : [`${shortId(r.intentId)}: ${r.code}`])).join(', ')})` : ''}.`;
+  const ok = results.flatMap((r) => (r.ok ? [r] : []));
+  const byEnd = new Map<string, number>();
+  for (const r of ok) {
+    const end = r.intentStatus === 'COMPLETED' ? 'completed' : (ENDED[r.runStatus] ?? r.runStatus.replace(/_/g, ' '));
+    byEnd.set(end, (byEnd.get(end) ?? 0) + 1);
+  }
+  const ends = [...byEnd].map(([end, n]) => `${n} ${end}`).join(', ');
+  const refused = results.flatMap((r) => (r.ok ? [] : [`${shortId(r.intentId)}: ${r.code}`]));
+  return `Reran ${ok.length} intent${ok.length === 1 ? '' : 's'}${ends ? `: ${ends}` : ''}${refused.length ? `; ${refused.length} refused (${refused.join(', ')})` : ''}.`;
 }
 
 /** The summed plan of a rerun of several failed intents from one bridge, confirmed with a reason. */
