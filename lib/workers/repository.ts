@@ -151,11 +151,13 @@ export async function claimDueIntents(
       FOR UPDATE SKIP LOCKED
     ), due_status AS MATERIALIZED (
       -- One index lookup per due row, whatever the planner estimates: a join may hash the whole intents table.
-      -- The intent's row is read FOR KEY SHARE SKIP LOCKED: a row someone holds FOR UPDATE (a person's psql session,
-      -- a transaction left open) reads as NULL, so its intent is neither claimed nor settled and stays due for a later
-      -- claim. Without it, the run this claim records (its foreign key takes the same KEY SHARE lock) waited for that
-      -- holder, and with it every other intent of the claim and the worker's whole claim loop.
-      SELECT d.*, (SELECT i.status::text FROM intents i WHERE i.id = d.intent_id FOR KEY SHARE SKIP LOCKED) AS intent_status FROM due d
+      -- A claim that records its runs reads the intent's row FOR KEY SHARE SKIP LOCKED: a row someone holds FOR
+      -- UPDATE (a person's psql session, a transaction left open) reads as NULL, so its intent is neither claimed nor
+      -- settled and stays due for a later claim. Without it, the run the claim records (its foreign key takes the same
+      -- KEY SHARE lock) waited for that holder, and with it every other intent of the claim and the worker's whole
+      -- claim loop. A claim that records nothing takes no such lock and waits for nothing: the lock is a write to the
+      -- intent's row, paid on every run.
+      SELECT d.*, (SELECT i.status::text FROM intents i WHERE i.id = d.intent_id ${args.open?.record ? Prisma.sql`FOR KEY SHARE SKIP LOCKED` : Prisma.empty}) AS intent_status FROM due d
     ), claimed AS MATERIALIZED (
       UPDATE intent_work w SET
         state = 'running',
