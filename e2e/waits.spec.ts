@@ -39,6 +39,10 @@ test('an operator sees what the pipeline waits for and answers it from the inten
   await panel.getByLabel('Note (optional to approve').fill('checked by hand');
   await panel.getByRole('button', { name: 'Approve' }).click();
   await expect(page.getByRole('status').filter({ hasText: 'Answer recorded: a worker resumes the run.' })).toBeVisible();
+  // The form answered is gone with its wait: the focus is on what the answer did, not back at the top of the page.
+  await expect
+    .poll(() => page.evaluate(() => document.activeElement?.textContent?.includes('Answer recorded') ?? false))
+    .toBe(true);
   await expect(page.getByRole('region', { name: 'Waiting for an answer' })).toHaveCount(0);
 
   const [decided] = await db().$queryRaw<{ state: string; answer: unknown; answeredBy: string; work: string }[]>`

@@ -1,10 +1,11 @@
 'use client';
 
 import { useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import { retryPipelineAction, runPipelineAction } from '@/app/actions/pipeline';
 import styles from '@/components/locks/console.module.css';
 import { ErrorState } from '@/components/ui/ErrorState';
+import { useFocusOutcomeWhenLost } from '@/components/ui/focus';
 import { Panel } from '@/components/ui/PageHeader';
 import { Skeleton } from '@/components/ui/Skeleton';
 import { formatUtc } from '@/components/ui/time';
@@ -47,6 +48,9 @@ export function PipelineRunsPanel({ id, canRun, bridges = [] }: { id: string; ca
   const [mode, setMode] = useState<PipelineMode>('FAILFAST');
   const version = intent.data?.version;
   const { notice, show } = useActionNotice<Notice>(version);
+  // An answer, a run or a rerun removes the control that started it (the wait's form, a closed dialog's opener).
+  const outcome = useRef<HTMLDivElement>(null);
+  useFocusOutcomeWhenLost(outcome, notice);
 
   const pipeline = useActionMutation({
     action: (again: boolean) => (again ? retryPipelineAction({ id, mode, expectedVersion: version }) : runPipelineAction({ id, mode })),
@@ -69,7 +73,7 @@ export function PipelineRunsPanel({ id, canRun, bridges = [] }: { id: string; ca
       }
     >
       {notice && (
-        <div role="status" className={`${styles.banner} ${notice.tone === 'ok' ? styles.bannerOk : styles.bannerError}`}>
+        <div ref={outcome} tabIndex={-1} role="status" className={`${styles.banner} ${notice.tone === 'ok' ? styles.bannerOk : styles.bannerError}`}>
           {notice.text}
           {notice.error && <LockHolderLink error={notice.error} />}
         </div>

@@ -1,8 +1,10 @@
 'use client';
 
 import { useQuery } from '@tanstack/react-query';
+import { useRef } from 'react';
 import styles from '@/components/locks/console.module.css';
 import { ErrorState } from '@/components/ui/ErrorState';
+import { useFocusOutcomeWhenLost } from '@/components/ui/focus';
 import { PageHeader } from '@/components/ui/PageHeader';
 import { Skeleton } from '@/components/ui/Skeleton';
 import { formatUtc } from '@/components/ui/time';
@@ -33,6 +35,9 @@ type Props = {
 export function WorkersView({ canControl, bridgeSet, bridges, settings }: Props) {
   const overview = useQuery({ queryKey: workerKeys.overview(), queryFn: fetchWorkersOverview, refetchInterval: 2000 });
   const controls = useWorkerControls();
+  // A confirmed retry or cancel takes its row (and its button) out of the list: the focus goes to what it answered.
+  const outcome = useRef<HTMLDivElement>(null);
+  useFocusOutcomeWhenLost(outcome, controls.message);
   const data = overview.data;
   const paused = data?.paused.paused ?? false;
   const noRights = canControl ? undefined : 'Needs the operator role';
@@ -52,7 +57,7 @@ export function WorkersView({ canControl, bridgeSet, bridges, settings }: Props)
         }
       />
       {controls.message && (
-        <div role="status" className={`${styles.banner} ${controls.message.tone === 'ok' ? styles.bannerOk : styles.bannerError}`}>
+        <div ref={outcome} tabIndex={-1} role="status" className={`${styles.banner} ${controls.message.tone === 'ok' ? styles.bannerOk : styles.bannerError}`}>
           {controls.message.text}
         </div>
       )}
