@@ -316,7 +316,6 @@ function SessionsSection({ snap, named, onUnblock }: { snap: LocksSnapshot; name
 
 /** One session: who it is, what it is about, what it waits on, who blocks it, and its query. */
 function SessionRow({ b, named, takenAt, onUnblock }: { b: Backend; named: number | null; takenAt: string; onUnblock: ((pid: number) => void) | null }) {
-  const idleInTransaction = b.state === 'idle in transaction' || b.state === 'idle in transaction (aborted)';
   return (
     <tr
       id={`session-${b.pid}`}
@@ -346,7 +345,7 @@ function SessionRow({ b, named, takenAt, onUnblock }: { b: Backend; named: numbe
       <td data-testid="session-state">
         {b.state ?? '—'}
         {b.stateChange && <span className={styles.hint}> · {ageAt(b.stateChange, takenAt)}</span>}
-        {onUnblock && idleInTransaction && (
+        {onUnblock && isIdleInTransaction(b.state) && (
           <>
             {' '}
             <button
